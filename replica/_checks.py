@@ -1,0 +1,93 @@
+"""Argument checks shared by ``replica`` and ``validation``.
+
+Every public function validates its input with these helpers, so a bad value
+raises a ``ValueError`` that names the argument, the value and the valid range.
+The command-line interfaces turn that error into one line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "check_kappa",
+    "check_real",
+    "check_int",
+    "check_choice",
+    "as_float_array",
+]
+
+
+def _describe(value) -> str:
+    try:
+        return repr(value) if not isinstance(value, np.ndarray) else f"array(shape={value.shape})"
+    except Exception:  # pragma: no cover - repr of exotic objects
+        return object.__repr__(value)
+
+
+def as_float_array(value, name: str) -> np.ndarray:
+    """Convert ``value`` to a float64 array or raise ``ValueError`` naming ``name``."""
+    if isinstance(value, (str, bytes)) or value is None:
+        raise ValueError(f"{name} must be a real number, got {_describe(value)}")
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number, got {_describe(value)}") from None
+    if arr.dtype.kind not in "f":  # pragma: no cover - asarray(float64) guarantees this
+        raise ValueError(f"{name} must be a real number, got {_describe(value)}")
+    return arr
+
+
+def check_kappa(kappa, name: str = "kappa") -> np.ndarray:
+    """Return ``kappa`` as a float64 array, checking 0 < kappa <= 1 and finiteness."""
+    arr = as_float_array(kappa, name)
+    bad = ~np.isfinite(arr) | (arr <= 0.0) | (arr > 1.0)
+    if np.any(bad):
+        first = arr[bad].flat[0] if arr.ndim else arr.item()
+        raise ValueError(f"{name} must lie in (0, 1], got {first!r}")
+    return arr
+
+
+def check_real(value, name: str, *, low=None, high=None, low_open=False, high_open=False,
+               allow_inf=False) -> float:
+    """Check a scalar real number against an interval and return it as float."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise ValueError(f"{name} must be a real number, got {_describe(value)}")
+    x = float(value)
+    lo_s = "-inf" if low is None else repr(low)
+    hi_s = "inf" if high is None else repr(high)
+    rng = f"{'(' if low_open or low is None else '['}{lo_s}, {hi_s}{')' if high_open or high is None else ']'}"
+    if math.isnan(x) or (math.isinf(x) and not allow_inf):
+        raise ValueError(f"{name} must be a finite number in {rng}, got {x!r}")
+    if low is not None and (x < low or (low_open and x == low)):
+        raise ValueError(f"{name} must lie in {rng}, got {x!r}")
+    if high is not None and (x > high or (high_open and x == high)):
+        raise ValueError(f"{name} must lie in {rng}, got {x!r}")
+    return x
+
+
+def check_int(value, name: str, *, low=None, high=None) -> int:
+    """Check an integer (bool rejected; integral floats such as 64.0 accepted)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if isinstance(value, (numbers.Integral, np.integer)):
+        n = int(value)
+    elif isinstance(value, (numbers.Real, np.floating)) and math.isfinite(float(value)) \
+            and float(value) == int(value):
+        n = int(value)
+    else:
+        raise ValueError(f"{name} must be an integer, got {_describe(value)}")
+    rng = f"[{low if low is not None else '-inf'}, {high if high is not None else 'inf'}]"
+    if (low is not None and n < low) or (high is not None and n > high):
+        raise ValueError(f"{name} must be an integer in {rng}, got {n}")
+    return n
+
+
+def check_choice(value, name: str, choices) -> str:
+    """Check that ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value

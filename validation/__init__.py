@@ -1,0 +1,46 @@
+"""Simulations of linear associative memories: instances, solvers, measurements.
+
+``make_instance`` builds a random memory problem (original or decoupled), and
+``solve`` runs one of the solvers (``hebbian``, ``optimal``, ``lp``, ``adam``) on it.
+"""
+
+from __future__ import annotations
+
+import os as _os
+import tempfile as _tempfile
+
+
+def _configure_numba_cache() -> None:
+    """Point numba's on-disk cache at a writable folder when the package folder is not."""
+    if "NUMBA_CACHE_DIR" in _os.environ:
+        return
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    if _os.access(here, _os.W_OK):
+        return
+    fallback = _os.path.join(_os.path.expanduser("~"), ".cache", "linear-memory-numba")
+    try:
+        _os.makedirs(fallback, exist_ok=True)
+    except OSError:
+        fallback = _os.path.join(_tempfile.gettempdir(), "linear-memory-numba")
+        _os.makedirs(fallback, exist_ok=True)
+    _os.environ["NUMBA_CACHE_DIR"] = fallback
+
+
+_configure_numba_cache()
+
+_LAZY = {
+    "make_instance": "validation.ensembles",
+    "Instance": "validation.ensembles",
+    "solve": "validation.solvers",
+    "Solution": "validation.solvers",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'validation' has no attribute {name!r}")

@@ -1,0 +1,513 @@
+"""Measured storage capacity: P(stored) on an adaptive grid of p and the p_c where it is 1/2.
+
+For given (d, problem, solver, kappa, ensemble) every point of a grid of p gets
+``trials`` independent instances (seeds from ``SeedSequence(seed, spawn_key=(p, trial))``,
+see :func:`validation.sweep.task_seed`).  The grid starts around the theory's
+finite-size p_c and is refined where the transition is: a logistic model in ln p,
+
+    P(stored | p) = 1 / (1 + exp(slope * (ln p - ln p_c))),
+
+is fitted to the binomial counts by maximum likelihood, and new points go to the
+fitted p_c and to the fitted 20 % and 80 % points.  The 95 % interval of p_c is the
+profile-likelihood interval of ln p_c (slope profiled out; deviance <= 3.84).
+``undecided`` trials (a solver that stopped without deciding) and ``error`` trials are
+counted and reported, never counted as stored or not stored.
+
+alpha = p_c ln p_c / d^2 (natural log).
+
+See ``notes/capacity_estimation.md`` for the design and its justification.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from replica._checks import check_choice, check_int, check_kappa, check_real
+
+from .sweep import Task, run_tasks, task_seed
+
+__all__ = ["CurvePoint", "CapacityEstimate", "LogisticFit", "estimate_capacity", "fit_logistic",
+           "theory_capacity", "storage_trial", "load", "PROBLEMS", "SOLVERS", "ENSEMBLES"]
+
+PROBLEMS = ("op", "dp")
+SOLVERS = ("hebbian", "optimal", "lp", "adam")
+ENSEMBLES = ("gaussian", "sphere")
+_CHI2_95 = float(stats.chi2.ppf(0.95, 1))  # 3.841...
+_MAX_SLOPE = 400.0
+
+
+def load(p, d):
+    """alpha = p ln p / d^2 (natural log)."""
+    return p * math.log(p) / d ** 2
+
+
+def _p_from_load(alpha, d):
+    """Inverse of :func:`load` on p >= e^{-1}: solve p ln p = alpha d^2 (Lambert W)."""
+    x = alpha * d * d
+    return float(x / special.lambertw(x).real)
+
+
+# ---------------------------------------------------------------------------------
+# Theory
+# ---------------------------------------------------------------------------------
+def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "gaussian") -> dict:
+    """Finite-size theory prediction matching a measurement.
+
+    ``replica.capacity(d, kappa)`` for ``optimal``/``lp``/``adam`` and
+    ``replica.hebbian_capacity(d, ensemble=...)`` for ``hebbian`` (the Hebbian one is
+    also given ``kappa`` when it accepts it).
+
+    Returns
+    -------
+    dict
+        ``p_c``, ``alpha``, ``alpha_c`` (the d -> infinity value) and ``source`` (the
+        function used).  If the theory function is unavailable, ``p_c`` and ``alpha``
+        are ``nan`` and ``source`` says why.
+    """
+    import replica
+
+    try:
+        if solver == "hebbian":
+            func = replica.hebbian_capacity
+            try:
+                res = func(d, kappa=kappa, ensemble=ensemble) if kappa != 1.0 else func(d, ensemble=ensemble)
+            except TypeError:
+                if kappa != 1.0:
+                    raise
+                res = func(d, ensemble=ensemble)
+            source = "replica.hebbian_capacity"
+        else:
+            res = replica.capacity(d, kappa)
+            source = "replica.capacity"
+    except (AttributeError, ImportError) as exc:
+        return {"p_c": math.nan, "alpha": math.nan, "alpha_c": math.nan,
+                "source": f"unavailable ({type(exc).__name__}: {exc})"}
+    get = (lambda name: res.get(name)) if isinstance(res, dict) else (lambda name: getattr(res, name, None))
+    out = {"p_c": float(get("p_c")), "alpha": float(get("alpha")),
+           "alpha_c": float(get("alpha_c")) if get("alpha_c") is not None else math.nan,
+           "source": source}
+    stderr = get("stderr")
+    if stderr is not None:
+        out["stderr"] = float(stderr)
+    return out
+
+
+def _asymptotic_alpha(solver: str, kappa: float) -> float:
+    """alpha_c(kappa) = F(kappa)/2 (optimal) or F(kappa)/8 (Hebbian); a fallback grid centre."""
+    theta = optimize.brentq(lambda th: 1.0 - (2 * th + math.sin(2 * th)) / math.pi - kappa, 0.0, math.pi / 2)
+    big_f = 1.0 - (2 * theta - math.sin(4 * theta) / 2) / math.pi
+    return big_f / (8.0 if solver == "hebbian" else 2.0)
+
+
+# ---------------------------------------------------------------------------------
+# Logistic fit and profile-likelihood interval
+# ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LogisticFit:
+    """Maximum-likelihood logistic fit of P(stored) in ln p.
+
+    Attributes
+    ----------
+    log_p_c, slope : float
+        ``P = 1 / (1 + exp(slope (ln p - log_p_c)))``.
+    log_p_c_low, log_p_c_high : float
+        95 % profile-likelihood interval of ``log_p_c``.
+    bracketed : bool
+        The data contain points on both sides of P = 1/2 (both ends of the interval
+        were found inside the search range).
+    loglik : float
+    status : str
+        ``"ok"``, ``"separated"`` (the counts jump from all-stored to none-stored:
+        slope at its cap, p_c known to lie in the gap) or ``"unbracketed"``.
+    """
+
+    log_p_c: float
+    slope: float
+    log_p_c_low: float
+    log_p_c_high: float
+    bracketed: bool
+    loglik: float
+    status: str
+
+    def probability(self, p):
+        return special.expit(-self.slope * (np.log(p) - self.log_p_c))
+
+    def quantile(self, prob):
+        """p where the fitted P(stored) equals ``prob``."""
+        return float(math.exp(self.log_p_c - special.logit(prob) / self.slope))
+
+
+def _loglik(log_p_c, slope, x, k, n):
+    z = slope * (log_p_c - x)
+    return float(np.sum(k * special.log_expit(z) + (n - k) * special.log_expit(-z)))
+
+
+def _profile(log_p_c, x, k, n):
+    """max over the slope (log-spaced search in [1e-2, _MAX_SLOPE]) of the log-likelihood."""
+    res = optimize.minimize_scalar(lambda ls: -_loglik(log_p_c, math.exp(ls), x, k, n),
+                                   bounds=(math.log(1e-2), math.log(_MAX_SLOPE)), method="bounded",
+                                   options={"xatol": 1e-6})
+    # the bounded search can stop short of the cap under separation: check the cap itself
+    at_cap = _loglik(log_p_c, _MAX_SLOPE, x, k, n)
+    if at_cap > -res.fun:
+        return at_cap, _MAX_SLOPE
+    return -res.fun, math.exp(res.x)
+
+
+def fit_logistic(p, stored, decided) -> LogisticFit:
+    """Fit the logistic model to counts and return the profile-likelihood interval.
+
+    Parameters
+    ----------
+    p : array of int
+        Grid points.
+    stored, decided : array of int
+        Stored count and decided trials (stored + not stored) at each point.
+
+    Returns
+    -------
+    LogisticFit
+
+    Raises
+    ------
+    ValueError
+        If there are no decided trials.
+    """
+    x = np.log(np.asarray(p, dtype=float))
+    k = np.asarray(stored, dtype=float)
+    n = np.asarray(decided, dtype=float)
+    keep = n > 0
+    x, k, n = x[keep], k[keep], n[keep]
+    if n.sum() == 0:
+        raise ValueError("decided must have at least one trial to fit P(stored)")
+    span = max(x.max() - x.min(), 0.2)
+    lo, hi = x.min() - span, x.max() + span
+    grid = np.linspace(lo, hi, 241)
+    prof = np.array([_profile(c, x, k, n)[0] for c in grid])
+    i = int(np.argmax(prof))
+    # refine the maximum
+    a, b = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    res = optimize.minimize_scalar(lambda c: -_profile(c, x, k, n)[0], bounds=(a, b), method="bounded",
+                                   options={"xatol": 1e-7})
+    c_hat = float(res.x) if -res.fun >= prof[i] else float(grid[i])
+    l_max, slope = _profile(c_hat, x, k, n)
+    # under complete separation the profile is flat (l = 0) on the whole gap: take its middle
+    flat = np.flatnonzero(prof >= l_max - 1e-9)
+    if len(flat) > 1 and slope >= _MAX_SLOPE * 0.999:
+        c_hat = float(0.5 * (grid[flat[0]] + grid[flat[-1]]))
+        l_max, slope = _profile(c_hat, x, k, n)
+    target = l_max - _CHI2_95 / 2.0
+
+    def excess(c):
+        return _profile(c, x, k, n)[0] - target
+
+    bracketed = True
+    below = np.flatnonzero((grid < c_hat) & (prof < target))
+    above = np.flatnonzero((grid > c_hat) & (prof < target))
+    if len(below):
+        j = below[-1]
+        c_low = optimize.brentq(excess, grid[j], min(grid[j + 1], c_hat), xtol=1e-7)
+    else:
+        c_low, bracketed = lo, False
+    if len(above):
+        j = above[0]
+        c_high = optimize.brentq(excess, max(grid[j - 1], c_hat), grid[j], xtol=1e-7)
+    else:
+        c_high, bracketed = hi, False
+    separated = slope >= _MAX_SLOPE * 0.999
+    status = "unbracketed" if not bracketed else ("separated" if separated else "ok")
+    return LogisticFit(c_hat, slope, float(c_low), float(c_high), bracketed, l_max, status)
+
+
+# ---------------------------------------------------------------------------------
+# Result types
+# ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CurvePoint:
+    """Counts at one p: ``trials`` run = stored + not_stored + undecided + errors."""
+
+    p: int
+    alpha: float
+    trials: int
+    stored: int
+    not_stored: int
+    undecided: int
+    errors: int
+
+    @property
+    def decided(self) -> int:
+        return self.stored + self.not_stored
+
+    def to_dict(self) -> dict:
+        return {"p": self.p, "alpha": self.alpha, "trials": self.trials, "stored": self.stored,
+                "not_stored": self.not_stored, "undecided": self.undecided, "errors": self.errors}
+
+
+@dataclass(frozen=True)
+class CapacityEstimate:
+    """Measured capacity of one (d, problem, solver, kappa, ensemble).
+
+    Attributes
+    ----------
+    p_c, p_c_low, p_c_high : float
+        Where the fitted P(stored) = 1/2 and its 95 % profile-likelihood interval.
+    alpha, alpha_low, alpha_high : float
+        The same as loads p ln p / d^2.
+    slope : float
+        Fitted logistic slope in ln p (transition width ~ 1/slope in ln p).
+    curve : tuple of CurvePoint
+    theory : dict
+        ``{p_c, alpha, alpha_c, source}`` of :func:`theory_capacity`.
+    undecided, errors : int
+        Trials that were undecided or failed (excluded from the fit).
+    status : str
+        ``"ok"``, ``"separated"`` (interval from the gap between all-stored and
+        none-stored points) or ``"unbracketed"`` (P = 1/2 not inside the grid; the
+        interval is clipped and p_c is unreliable).
+    message : str
+    seed, trials : int
+        Base seed and trials per grid point per round.
+    seconds : float
+    """
+
+    d: int
+    problem: str
+    solver: str
+    kappa: float
+    ensemble: str
+    p_c: float
+    p_c_low: float
+    p_c_high: float
+    alpha: float
+    alpha_low: float
+    alpha_high: float
+    slope: float
+    curve: tuple
+    theory: dict
+    undecided: int
+    errors: int
+    status: str
+    message: str
+    seed: int
+    trials: int
+    seconds: float
+    solver_options: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"d": self.d, "problem": self.problem, "solver": self.solver, "kappa": self.kappa,
+                "ensemble": self.ensemble, "p_c": self.p_c, "p_c_low": self.p_c_low,
+                "p_c_high": self.p_c_high, "alpha": self.alpha, "alpha_low": self.alpha_low,
+                "alpha_high": self.alpha_high, "slope": self.slope,
+                "curve": [c.to_dict() for c in self.curve],
+                "theory": {k: self.theory[k] for k in ("p_c", "alpha", "alpha_c") if k in self.theory},
+                "theory_source": self.theory.get("source"),
+                "undecided": self.undecided, "errors": self.errors, "status": self.status,
+                "message": self.message, "seed": self.seed, "trials": self.trials,
+                "seconds": self.seconds, "solver_options": dict(self.solver_options)}
+
+
+# ---------------------------------------------------------------------------------
+# The task function
+# ---------------------------------------------------------------------------------
+def storage_trial(task: Task) -> dict:
+    """One storage trial: build the instance from the task's seed, solve it, report.
+
+    Returns
+    -------
+    dict
+        ``status`` (the solver's ``stored`` / ``not_stored`` / ``undecided``), ``stored``,
+        ``instance_seed`` and the solver's diagnostics (margin, iterations, ...).
+    """
+    from . import make_instance, solve
+
+    seed = task_seed(task.seed, task.p, task.trial)
+    inst = make_instance(task.d, task.p, problem=task.problem, ensemble=task.ensemble, seed=seed)
+    sol = solve(inst, solver=task.solver, kappa=task.kappa, **dict(task.options))
+    out = {k: v for k, v in sol.to_dict().items() if not isinstance(v, (list, dict))}
+    out["instance_seed"] = seed
+    status = sol.status
+    if status == "stored" and not sol.stored:  # never trust a label over the verified recall
+        status = "undecided"
+    out["status"] = status
+    out["stored"] = bool(sol.stored) if status != "undecided" else None
+    return out
+
+
+# ---------------------------------------------------------------------------------
+# The estimator
+# ---------------------------------------------------------------------------------
+def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kappa: float = 1.0,
+                      ensemble: str = "gaussian", *, trials: int = 20, seed: int = 0,
+                      rounds: int = 2, initial_points: int = 5, initial_width: float = 0.25,
+                      executor=None, store=None, progress=None, experiment: str = "capacity",
+                      solver_options: dict | None = None, task_function: str | None = None,
+                      center: float | None = None, max_expansions: int = 6) -> CapacityEstimate:
+    """Measure P(stored) on an adaptive grid of p and locate p_c with a 95 % interval.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``d >= 2``.
+    problem : {"op", "dp"}
+    solver : {"hebbian", "optimal", "lp", "adam"}
+    kappa : float
+        Rank fraction in (0, 1].
+    ensemble : {"gaussian", "sphere"}
+    trials : int
+        Independent instances per grid point per round, ``>= 1``.
+    seed : int
+        Base seed (``>= 0``); trial t at p uses ``task_seed(seed, p, t)``.
+    rounds : int
+        Refinement rounds after the initial grid (each adds up to 3 points).
+    initial_points : int
+        Points of the initial grid (log-spaced), ``>= 2``.
+    initial_width : float
+        Half width of the initial grid in ln p around its centre.
+    executor : optional
+        From :func:`validation.sweep.make_executor`; ``None`` runs serially.
+    store : ResultStore, optional
+        Persist and reuse trials (resumable).
+    progress : bool, optional
+        Progress bar on stderr.
+    experiment : str
+        Experiment name in the store key.
+    solver_options : dict, optional
+        Passed to ``validation.solve``.
+    task_function : str, optional
+        ``"module:function"`` replacing :func:`storage_trial` (tests use
+        :func:`validation.sweep.synthetic_trial`).
+    center : float, optional
+        Centre of the initial grid (default: the theory p_c; the asymptotic
+        alpha_c(kappa) if the theory is unavailable).
+    max_expansions : int
+        How often the grid may be extended outwards to bracket P = 1/2.
+
+    Returns
+    -------
+    CapacityEstimate
+
+    Raises
+    ------
+    ValueError
+        For out-of-range arguments.
+    """
+    start = time.perf_counter()
+    d = check_int(d, "d", low=2)
+    check_choice(problem, "problem", PROBLEMS)
+    if task_function is None:
+        check_choice(solver, "solver", SOLVERS)
+    kappa = float(check_kappa(kappa))
+    check_choice(ensemble, "ensemble", ENSEMBLES)
+    trials = check_int(trials, "trials", low=1)
+    seed = check_int(seed, "seed", low=0)
+    rounds = check_int(rounds, "rounds", low=0)
+    initial_points = check_int(initial_points, "initial_points", low=2)
+    initial_width = check_real(initial_width, "initial_width", low=0.0, low_open=True)
+    solver_options = dict(solver_options or {})
+    options = tuple(sorted(solver_options.items()))
+    function = task_function or "validation.capacity:storage_trial"
+
+    theory = theory_capacity(d, solver, kappa, ensemble) if task_function is None else \
+        {"p_c": math.nan, "alpha": math.nan, "alpha_c": math.nan, "source": "none (synthetic task)"}
+    if center is None:
+        center = theory["p_c"] if math.isfinite(theory["p_c"]) else \
+            _p_from_load(_asymptotic_alpha(solver, kappa), d)
+    center = check_real(center, "center", low=2.0)
+
+    counts: dict = {}       # p -> [stored, not_stored, undecided, errors, trials_run]
+
+    def run_points(ps):
+        tasks = []
+        for p in ps:
+            done = counts.get(p, [0, 0, 0, 0, 0])[4]
+            tasks += [Task(function, experiment, problem, solver, ensemble, d, int(p), kappa, seed, t, options)
+                      for t in range(done, done + trials)]
+        rep = run_tasks(tasks, store=store, executor=executor, progress=progress,
+                        desc=f"{problem}/{solver} d={d} kappa={kappa:g}")
+        for t in tasks:
+            rec = rep.records[t]
+            c = counts.setdefault(t.p, [0, 0, 0, 0, 0])
+            c[{"stored": 0, "not_stored": 1, "undecided": 2, "error": 3}[rec["status"]]] += 1
+            c[4] += 1
+
+    def snap(ps):
+        return sorted({max(2, int(round(p))) for p in ps})
+
+    run_points(snap(center * np.exp(np.linspace(-initial_width, initial_width, initial_points))))
+    # extend outwards until P = 1/2 is bracketed by the observed frequencies
+    for _ in range(max_expansions):
+        ps = sorted(counts)
+        freq = {p: counts[p][0] / max(counts[p][0] + counts[p][1], 1) for p in ps}
+        decided = {p: counts[p][0] + counts[p][1] for p in ps}
+        have_high = any(freq[p] > 0.5 and decided[p] for p in ps)
+        have_low = any(freq[p] < 0.5 and decided[p] for p in ps)
+        if have_high and have_low:
+            break
+        step = 2 * initial_width
+        if not have_low:    # everything stored: go to larger p
+            new = [ps[-1] * math.exp(step)]
+        else:               # nothing stored: go to smaller p
+            new = [max(2.0, ps[0] * math.exp(-step))]
+        new = [p for p in snap(new) if p not in counts]
+        if not new:
+            break
+        run_points(new)
+    for _ in range(rounds):
+        fit = _fit(counts)
+        if fit is None:
+            break
+        lo_q, hi_q = fit.quantile(0.8), fit.quantile(0.2)
+        new = snap([math.exp(fit.log_p_c), lo_q, hi_q])
+        # keep new points near the data (a flat fit can put quantiles far away)
+        pmin, pmax = min(counts) / 2, max(counts) * 2
+        new = [p for p in new if pmin <= p <= pmax]
+        if new:
+            run_points(new)
+    fit = _fit(counts)
+    curve = tuple(CurvePoint(p, load(p, d), c[4], c[0], c[1], c[2], c[3])
+                  for p, c in sorted(counts.items()))
+    undecided = sum(c.undecided for c in curve)
+    errors = sum(c.errors for c in curve)
+    total = sum(c.trials for c in curve)
+    msgs = []
+    if fit is None:
+        p_c = p_lo = p_hi = slope = math.nan
+        status = "unbracketed"
+        msgs.append("no decided trials: nothing to fit")
+    else:
+        p_c, p_lo, p_hi = (math.exp(v) for v in (fit.log_p_c, fit.log_p_c_low, fit.log_p_c_high))
+        slope = fit.slope
+        status = fit.status
+        if status == "unbracketed":
+            msgs.append("P(stored) = 1/2 is not bracketed by the grid; p_c is an extrapolation")
+        elif status == "separated":
+            msgs.append("no grid point inside the transition: interval from the gap between "
+                        "all-stored and none-stored points")
+    if undecided:
+        msgs.append(f"{undecided}/{total} trials undecided (excluded from the fit)")
+    if errors:
+        msgs.append(f"{errors}/{total} trials failed with an error (excluded; see the store)")
+    if undecided + errors > 0.1 * total:
+        msgs.append("WARNING: more than 10% of trials excluded; p_c may be biased")
+
+    def alpha_of(p):
+        return load(p, d) if math.isfinite(p) and p > 1 else math.nan
+
+    return CapacityEstimate(d, problem, solver, kappa, ensemble, p_c, p_lo, p_hi, alpha_of(p_c),
+                            alpha_of(p_lo), alpha_of(p_hi), slope, curve, theory, undecided, errors,
+                            status, "; ".join(msgs) or "ok", seed, trials, time.perf_counter() - start,
+                            solver_options)
+
+
+def _fit(counts):
+    ps = sorted(counts)
+    stored = [counts[p][0] for p in ps]
+    decided = [counts[p][0] + counts[p][1] for p in ps]
+    if sum(decided) == 0:
+        return None
+    return fit_logistic(ps, stored, decided)

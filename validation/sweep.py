@@ -1,0 +1,463 @@
+"""Sweeps: run many independent trials through a ``concurrent.futures``-style executor.
+
+A *task* (:class:`Task`) is one trial: a key (experiment, problem, solver, ensemble,
+d, p, kappa, seed, trial), options, and the dotted name of a *task function*
+``func(task) -> dict`` that returns a record with ``status`` in
+``{"stored", "not_stored", "undecided"}`` (plus whatever it measured).
+
+:func:`run_tasks` skips tasks already finished in the :class:`~validation.store.ResultStore`,
+submits the rest (a bounded window, so a killed sweep loses at most the tasks in
+flight), writes each result to the store as soon as it arrives (one commit per task,
+from the calling process only, so the store never sees concurrent writers) and shows
+a progress bar with ETA on stderr.
+
+Faults: an exception in a task function is caught in the worker and stored as a row
+with ``status = "error"`` and the error text; a worker process that dies (segfault,
+``os._exit``) breaks a process pool, which is rebuilt, and tasks that were in flight
+twice when a pool broke are re-run alone so the one that kills its worker is found
+and recorded as an error.  The sweep goes on in both cases.
+
+Executors: :func:`make_executor` builds a process pool (``spawn``, one numba / BLAS
+thread per worker, explicit ``max_workers``) or a ``dask.distributed`` executor
+(``Client(address)`` for a scheduler, else a ``LocalCluster`` of single-threaded
+processes).  Any object with ``submit(fn, *args) -> concurrent.futures.Future`` works.
+
+Seeds: trial ``t`` at size ``p`` of a run with base seed ``s`` uses
+``SeedSequence(s, spawn_key=(p, t))`` — the same stream as
+``SeedSequence(s).spawn(p + 1)[p].spawn(t + 1)[t]`` — so a task's randomness depends on
+its key only, never on the order or the machine it ran on.  The integer seed handed
+to ``make_instance`` is stored with the result.
+
+See ``notes/reproduce.md``.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import importlib
+import math
+import os
+import sys
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from replica._checks import check_choice, check_int
+
+from .store import KEY_COLUMNS, ResultStore, package_version
+
+__all__ = ["Task", "run_tasks", "make_executor", "task_seed", "synthetic_trial", "SweepReport"]
+
+_THREAD_VARS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One trial of a sweep.
+
+    Attributes
+    ----------
+    function : str
+        ``"module:function"`` of the task function ``func(task) -> dict``.
+    experiment, problem, solver, ensemble : str
+    d, p : int
+    kappa : float
+    seed : int
+        Base seed of the run (the per-task stream is :func:`task_seed`).
+    trial : int
+    options : tuple of (name, value) pairs
+        Extra options for the task function (hashable, so a Task is hashable).
+    """
+
+    function: str
+    experiment: str
+    problem: str
+    solver: str
+    ensemble: str
+    d: int
+    p: int
+    kappa: float
+    seed: int
+    trial: int
+    options: tuple = ()
+
+    def key(self, version: str) -> dict:
+        out = {c: getattr(self, c) for c in KEY_COLUMNS if c != "version"}
+        out["kappa"] = float(out["kappa"])
+        out["version"] = version
+        return out
+
+    def key_tuple(self, version: str) -> tuple:
+        k = self.key(version)
+        return tuple(k[c] for c in KEY_COLUMNS)
+
+    def option(self, name, default=None):
+        return dict(self.options).get(name, default)
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["options"] = dict(self.options)
+        return out
+
+
+def task_seed(seed: int, p: int, trial: int) -> int:
+    """Integer seed of trial ``trial`` at size ``p``: from ``SeedSequence(seed, spawn_key=(p, trial))``.
+
+    Returns a non-negative 63-bit integer (the value passed to ``make_instance``).
+    """
+    ss = np.random.SeedSequence(int(seed), spawn_key=(int(p), int(trial)))
+    hi, lo = (int(x) for x in ss.generate_state(2, np.uint32))
+    return ((hi << 32) | lo) & ((1 << 63) - 1)
+
+
+def _resolve(function: str):
+    module, _, name = function.partition(":")
+    if not name:
+        raise ValueError(f"task function must look like 'module:function', got {function!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def execute_task(task: Task) -> dict:
+    """Run one task in the current process; exceptions become an ``error`` record."""
+    start = time.perf_counter()
+    try:
+        record = dict(_resolve(task.function)(task))
+        if record.get("status") not in ("stored", "not_stored", "undecided"):
+            raise ValueError(f"task function returned status {record.get('status')!r}")
+    except Exception as exc:  # noqa: BLE001 - a failing task must not stop the sweep
+        tb = traceback.format_exc(limit=4)
+        record = {"status": "error", "stored": None,
+                  "error": f"{type(exc).__name__}: {exc}".splitlines()[0][:500],
+                  "traceback": tb[-2000:]}
+    record.setdefault("seconds", time.perf_counter() - start)
+    record.setdefault("wall_seconds", time.perf_counter() - start)
+    return record
+
+
+def _worker_init() -> None:
+    for var in _THREAD_VARS:
+        os.environ[var] = "1"
+
+
+@contextlib.contextmanager
+def _single_thread_env():
+    """Set the thread-count variables to 1 while worker processes are spawned."""
+    saved = {v: os.environ.get(v) for v in _THREAD_VARS}
+    for v in _THREAD_VARS:
+        os.environ[v] = "1"
+    try:
+        yield
+    finally:
+        for v, val in saved.items():
+            if val is None:
+                os.environ.pop(v, None)
+            else:
+                os.environ[v] = val
+
+
+class _ProcessPool:
+    """A spawn-context process pool that can be rebuilt after a worker died."""
+
+    def __init__(self, workers: int):
+        import multiprocessing
+
+        self.workers = workers
+        self._ctx = multiprocessing.get_context("spawn")
+        self._pool = None
+        self._env = _single_thread_env()
+        self._env.__enter__()
+        self.rebuild()
+
+    def rebuild(self):
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self._ctx,
+                                            initializer=_worker_init)
+
+    def submit(self, fn, *args):
+        return self._pool.submit(fn, *args)
+
+    def shutdown(self, wait=True, cancel_futures=False):
+        if self._pool is not None:
+            self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+        self._env.__exit__(None, None, None)
+
+
+class _DaskExecutor:
+    """concurrent.futures view of a dask.distributed client (closes what it opened)."""
+
+    def __init__(self, workers: int, scheduler: str | None, connect_timeout: float = 20.0):
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:  # pragma: no cover - optional dependency
+            raise ValueError("--executor dask needs dask.distributed: "
+                             "pip install 'linear-memory-capacity[dask]'") from None
+        self.cluster = None
+        self.workers = workers
+        if scheduler:
+            try:
+                self.client = Client(scheduler, timeout=connect_timeout)
+            except (OSError, TimeoutError) as exc:
+                raise ValueError(f"dask scheduler {scheduler!r} is unreachable "
+                                 f"(no answer within {connect_timeout:g} s: {type(exc).__name__})") from None
+            self.client.run(_worker_init)
+        else:
+            env = {v: "1" for v in _THREAD_VARS}
+            self.cluster = LocalCluster(n_workers=workers, processes=True, threads_per_worker=1,
+                                        dashboard_address=None, env=env)
+            self.client = Client(self.cluster)
+        self._executor = self.client.get_executor(pure=False)
+
+    def submit(self, fn, *args):
+        return self._executor.submit(fn, *args)
+
+    def rebuild(self):  # dask reschedules tasks of dead workers itself
+        pass
+
+    def shutdown(self, wait=True, cancel_futures=False):
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+class _SerialExecutor:
+    """Runs tasks in the calling process (workers=0): useful for debugging and tiny runs."""
+
+    def submit(self, fn, *args):
+        fut = cf.Future()
+        try:
+            fut.set_result(fn(*args))
+        except BaseException as exc:  # pragma: no cover - execute_task catches Exception
+            fut.set_exception(exc)
+        return fut
+
+    def rebuild(self):
+        pass
+
+    def shutdown(self, wait=True, cancel_futures=False):
+        pass
+
+
+def make_executor(executor: str = "local", workers: int | None = None, scheduler: str | None = None):
+    """Build an executor for :func:`run_tasks`.
+
+    Parameters
+    ----------
+    executor : {"local", "dask", "serial"}
+        ``local``: process pool (spawn, one numba/BLAS thread per worker).  ``dask``:
+        ``dask.distributed`` (``scheduler`` address, or a local cluster of
+        single-threaded worker processes).  ``serial``: run in this process.
+    workers : int, optional
+        Number of worker processes (default: number of CPUs, at least 1).
+    scheduler : str, optional
+        Address of a running dask scheduler (``tcp://host:8786``); only with ``dask``.
+
+    Returns
+    -------
+    executor
+        Object with ``submit``, ``rebuild`` and ``shutdown``.
+
+    Raises
+    ------
+    ValueError
+        Unknown executor, ``workers < 1``, ``scheduler`` without ``dask``, or a scheduler
+        that does not answer within 20 s.
+    """
+    check_choice(executor, "executor", ("local", "dask", "serial"))
+    workers = check_int(os.cpu_count() or 1 if workers is None else workers, "workers", low=1)
+    if scheduler and executor != "dask":
+        raise ValueError(f"scheduler is only used with executor 'dask', got executor {executor!r}")
+    if executor == "serial":
+        return _SerialExecutor()
+    if executor == "dask":
+        return _DaskExecutor(workers, scheduler)
+    return _ProcessPool(workers)
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    """Outcome of :func:`run_tasks`.
+
+    Attributes
+    ----------
+    records : dict
+        Task -> record (including tasks already in the store).
+    computed, reused, errors : int
+        Tasks computed now, taken from the store, and recorded as errors now.
+    seconds : float
+        Wall-clock time of the call.
+    """
+
+    records: dict = field(repr=False)
+    computed: int
+    reused: int
+    errors: int
+    seconds: float
+
+    def to_dict(self) -> dict:
+        return {"computed": self.computed, "reused": self.reused, "errors": self.errors,
+                "seconds": self.seconds}
+
+
+def _progress(total, desc, enabled):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, file=sys.stderr, disable=not enabled, smoothing=0.1,
+                mininterval=0.5, leave=False, dynamic_ncols=True)
+
+
+def run_tasks(tasks, store: ResultStore | None = None, executor=None, *, progress: bool | None = None,
+              desc: str = "sweep", window: int | None = None, version: str | None = None) -> SweepReport:
+    """Run ``tasks`` (skipping those finished in ``store``) and return every record.
+
+    Parameters
+    ----------
+    tasks : iterable of Task
+    store : ResultStore, optional
+        Where finished tasks are read from and written to (one commit per task).
+        ``None``: nothing is persisted.
+    executor : object, optional
+        From :func:`make_executor` or any object with ``submit(fn, *args)`` returning a
+        ``concurrent.futures.Future``.  ``None``: run serially in this process.
+    progress : bool, optional
+        Progress bar on stderr (default: when stderr is a terminal).
+    desc : str
+        Progress-bar label.
+    window : int, optional
+        Most tasks in flight at once (default: 2 x workers + 2).
+    version : str, optional
+        Package version in the store key (default: the installed version).
+
+    Returns
+    -------
+    SweepReport
+    """
+    start = time.perf_counter()
+    tasks = list(dict.fromkeys(tasks))  # de-duplicate, keep order
+    version = package_version() if version is None else version
+    records: dict = {}
+    reused = 0
+    if store is not None:
+        done = store.finished_keys()
+        todo = []
+        for t in tasks:
+            if t.key_tuple(version) in done:
+                records[t] = store.get(t.key(version))
+                reused += 1
+            else:
+                todo.append(t)
+    else:
+        todo = tasks
+    own_executor = executor is None
+    if own_executor:
+        executor = _SerialExecutor()
+    if progress is None:
+        progress = sys.stderr.isatty()
+    workers = getattr(executor, "workers", None) or getattr(executor, "_max_workers", None) or 2
+    window = window or (2 * workers + 2)
+    errors = 0
+    bar = _progress(len(todo), desc, progress and len(todo) > 0)
+    pending: dict = {}                 # future -> task
+    breaks = {t: 0 for t in todo}      # pool breaks a task was in flight for
+    queue = list(todo)
+    isolated: list = []
+
+    def record(task, rec):
+        nonlocal errors
+        rec = dict(rec)
+        rec.setdefault("instance_seed", None)
+        if rec["status"] == "error":
+            errors += 1
+        if store is not None:
+            store.put(task.key(version), rec)
+        records[task] = rec
+        bar.update(1)
+
+    try:
+        while queue or pending:
+            while queue and len(pending) < window:
+                t = queue.pop(0)
+                pending[executor.submit(execute_task, t)] = t
+            done_set, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
+            broken = []
+            for fut in done_set:
+                t = pending.pop(fut)
+                try:
+                    record(t, fut.result())
+                except cf.process.BrokenProcessPool:
+                    broken.append(t)
+                except cf.CancelledError:
+                    queue.insert(0, t)
+                except Exception as exc:  # noqa: BLE001 - e.g. dask KilledWorker
+                    record(t, {"status": "error", "stored": None,
+                               "error": f"{type(exc).__name__}: {exc}".splitlines()[0][:500]})
+            if broken:
+                # Every task in flight fails with the pool; collect them all, rebuild.
+                for fut in list(pending):
+                    t = pending.pop(fut)
+                    broken.append(t)
+                executor.rebuild()
+                for t in broken:
+                    breaks[t] += 1
+                    (isolated if breaks[t] >= 2 else queue).append(t)
+                queue.sort(key=lambda t: breaks[t], reverse=True)
+            if isolated and not queue and not pending:
+                _run_isolated(isolated, record)
+                isolated = []
+        if isolated:
+            _run_isolated(isolated, record)
+    finally:
+        bar.close()
+        if own_executor:
+            executor.shutdown()
+    return SweepReport(records, len(todo), reused, errors, time.perf_counter() - start)
+
+
+def _run_isolated(tasks, record) -> None:
+    """Run suspected worker killers one at a time in a fresh single-worker pool."""
+    for t in tasks:
+        pool = _ProcessPool(1)
+        try:
+            rec = pool.submit(execute_task, t).result()
+        except cf.process.BrokenProcessPool:
+            rec = {"status": "error", "stored": None,
+                   "error": "worker process died while running this task (run alone to confirm)"}
+        finally:
+            pool.shutdown(wait=True)
+        record(t, rec)
+
+
+# ---------------------------------------------------------------------------------
+# A task with a known answer, for testing the sweep and the capacity estimator.
+# ---------------------------------------------------------------------------------
+def synthetic_trial(task: Task) -> dict:
+    """Known-answer stand-in for a storage trial (testing only).
+
+    ``P(stored) = 1 / (1 + exp(slope * (ln p - ln p_c)))`` with ``p_c`` and ``slope``
+    from the task options (defaults ``p_c = 100``, ``slope = 8``), drawn from the task's
+    own seed stream.  Fault injection for tests: option ``raise_on`` (list of
+    ``(p, trial)`` pairs) raises ``RuntimeError``; ``exit_on`` kills the worker process
+    with ``os._exit(3)``; ``sleep`` sleeps that many seconds; ``undecided_on`` returns
+    ``undecided``.
+    """
+    opts = dict(task.options)
+    here = (task.p, task.trial)
+    if here in [tuple(x) for x in opts.get("raise_on", ())]:
+        raise RuntimeError(f"injected failure at p={task.p} trial={task.trial}")
+    if here in [tuple(x) for x in opts.get("exit_on", ())]:
+        os._exit(3)
+    if opts.get("sleep"):
+        time.sleep(float(opts["sleep"]))
+    seed = task_seed(task.seed, task.p, task.trial)
+    if here in [tuple(x) for x in opts.get("undecided_on", ())]:
+        return {"status": "undecided", "stored": None, "instance_seed": seed}
+    p_c = float(opts.get("p_c", 100.0))
+    slope = float(opts.get("slope", 8.0))
+    prob = 1.0 / (1.0 + math.exp(slope * (math.log(task.p) - math.log(p_c))))
+    u = float(np.random.default_rng(seed).random())
+    stored = bool(u < prob)
+    return {"status": "stored" if stored else "not_stored", "stored": stored,
+            "instance_seed": seed, "u": u}

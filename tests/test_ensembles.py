@@ -1,0 +1,186 @@
+"""Instances (validation.ensembles) and the counter-based DP generator (validation._rng)."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from validation import Instance, make_instance
+from validation import _rng
+
+
+def _mix64_reference(z: int) -> int:
+    """splitmix64 finaliser in pure Python (Vigna's reference constants)."""
+    mask = (1 << 64) - 1
+    z &= mask
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+    return z ^ (z >> 31)
+
+
+def test_mix64_matches_reference():
+    import numba
+
+    @numba.njit
+    def run(x):
+        return _rng.mix64(x)
+
+    for value in [0, 1, 12345, 2**63 + 17, 2**64 - 1]:
+        assert int(run(np.uint64(value))) == _mix64_reference(value)
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+@pytest.mark.parametrize("ensemble", ["gaussian", "sphere"])
+def test_reproducible_and_seed_dependent(problem, ensemble):
+    a = make_instance(6, 9, problem, ensemble, seed=3)
+    b = make_instance(6, 9, problem, ensemble, seed=3)
+    c = make_instance(6, 9, problem, ensemble, seed=4)
+    assert isinstance(a, Instance)
+    assert a.inputs.shape == a.targets.shape == (9, 6)
+    assert a.inputs.dtype == a.targets.dtype == np.float64
+    np.testing.assert_array_equal(a.inputs, b.inputs)
+    np.testing.assert_array_equal(a.targets, b.targets)
+    np.testing.assert_array_equal(a.candidates(4), b.candidates(4))
+    assert not np.array_equal(a.inputs, c.inputs)
+    assert not np.array_equal(a.candidates(4), c.candidates(4))
+    assert a.to_dict() == {"d": 6, "p": 9, "problem": problem, "ensemble": ensemble, "seed": 3}
+
+
+def test_arrays_read_only():
+    inst = make_instance(4, 5, "dp")
+    with pytest.raises(ValueError):
+        inst.inputs[0, 0] = 1.0
+    with pytest.raises(ValueError):
+        inst.targets[0, 0] = 1.0
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+@pytest.mark.parametrize("ensemble", ["gaussian", "sphere"])
+def test_target_is_diagonal_candidate(problem, ensemble):
+    inst = make_instance(5, 7, problem, ensemble, seed=11)
+    for mu in range(inst.p):
+        cand = inst.candidates(mu)
+        assert cand.shape == (7, 5)
+        np.testing.assert_array_equal(cand[mu], inst.targets[mu])
+    if problem == "op":
+        np.testing.assert_array_equal(inst.candidates(2), inst.targets)
+    else:
+        assert not np.allclose(inst.candidates(2), inst.candidates(3))
+
+
+def test_norms_gaussian_and_sphere():
+    d, p = 64, 400
+    for problem in ("op", "dp"):
+        g = make_instance(d, p, problem, "gaussian", seed=1)
+        s = make_instance(d, p, problem, "sphere", seed=1)
+        for arr in (g.inputs, g.targets, g.candidates(5)):
+            sq = np.sum(arr**2, axis=1)
+            # E|e|^2 = 1 and Var|e|^2 = 2/d: the mean of p rows has std sqrt(2/(d p)) ~ 0.009
+            assert abs(sq.mean() - 1.0) < 5 * np.sqrt(2.0 / (d * p))
+            assert abs(sq.var() - 2.0 / d) < 0.3 * 2.0 / d
+        for arr in (s.inputs, s.targets, s.candidates(5)):
+            np.testing.assert_allclose(np.linalg.norm(arr, axis=1), 1.0, rtol=1e-13)
+
+
+def test_dp_coordinates_are_iid_normal():
+    """DP candidate coordinates * sqrt(d) ~ N(0, 1), independent across (mu, rho, j)."""
+    d, p = 16, 300
+    inst = make_instance(d, p, "dp", "gaussian", seed=7)
+    block = np.stack([inst.candidates(mu) for mu in range(0, p, 3)])  # (100, p, d)
+    z = block * np.sqrt(d)
+    n = z.size
+    assert abs(z.mean()) < 5 / np.sqrt(n)
+    assert abs(z.var() - 1.0) < 5 * np.sqrt(2.0 / n)
+    assert stats.kstest(z.ravel(), "norm").pvalue > 1e-4
+    # fourth moment 3 (std of the sample fourth moment: sqrt(96/n))
+    assert abs(np.mean(z**4) - 3.0) < 5 * np.sqrt(96.0 / n)
+    # independence: correlations between neighbouring coordinates, candidates and inputs
+    for a, b in [(z[:, :, :-1], z[:, :, 1:]), (z[:, :-1, :], z[:, 1:, :]), (z[:-1], z[1:])]:
+        corr = np.mean(a * b)
+        assert abs(corr) < 5 / np.sqrt(a.size)
+    # a tail check: P(|z| > 3) = 0.0026998
+    frac = np.mean(np.abs(z) > 3.0)
+    expected = 2 * stats.norm.sf(3.0)
+    assert abs(frac - expected) < 5 * np.sqrt(expected / n)
+
+
+def test_counter_normal_tails():
+    import numba
+
+    @numba.njit
+    def draw(n):
+        out = np.empty(n)
+        seed = _rng._stream_seed(np.uint64(2024), 3, 5)
+        for j in range(n):
+            out[j] = _rng.counter_normal(seed, j)
+        return out
+
+    n = 1_000_000
+    z = draw(n)
+    assert stats.kstest(z, "norm").pvalue > 1e-4
+    # beyond the ziggurat edge R = 3.4426 (tail algorithm) and in the wedges
+    for level in (2.0, 3.0, 3.442619855899, 4.0):
+        expected = 2 * stats.norm.sf(level)
+        assert abs(np.mean(np.abs(z) > level) - expected) < 5 * np.sqrt(expected / n) + 1e-6
+
+
+@pytest.mark.parametrize("ensemble", ["gaussian", "sphere"])
+def test_dp_scores_match_dense(ensemble):
+    inst = make_instance(7, 13, "dp", ensemble, seed=5)
+    W = np.random.default_rng(0).standard_normal((7, 7))
+    dense = np.empty((13, 13))
+    for mu in range(13):
+        dense[:, mu] = inst.candidates(mu) @ W @ inst.inputs[mu]
+    np.testing.assert_allclose(inst.scores(W), dense, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.diag(inst.scores(W)), np.einsum("mj,jk,mk->m", inst.targets, W, inst.inputs),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_op_scores_match_dense():
+    inst = make_instance(5, 8, "op", seed=2)
+    W = np.random.default_rng(1).standard_normal((5, 5))
+    S = inst.scores(W)
+    for rho in range(8):
+        for mu in range(8):
+            assert S[rho, mu] == pytest.approx(inst.targets[rho] @ W @ inst.inputs[mu], rel=1e-12, abs=1e-12)
+
+
+def test_dp_kernels_consistent():
+    inst = make_instance(6, 10, "dp", "gaussian", seed=9)
+    key, code = inst.dp_key, inst.ensemble_code
+    block = np.empty((4, 6))
+    _rng.dp_candidates_into(key, code, 6, 3, 2, 4, block)
+    np.testing.assert_array_equal(block, inst.candidates(3)[2:6])
+    coeff = np.random.default_rng(3).standard_normal((10, 10))
+    out = np.empty((10, 6))
+    _rng.dp_combinations_into(key, code, coeff, out)
+    for mu in range(10):
+        np.testing.assert_allclose(out[mu], coeff[:, mu] @ inst.candidates(mu), rtol=1e-12, atol=1e-13)
+    images = np.random.default_rng(4).standard_normal((3, 6))
+    mus = np.array([7, 0, 4], dtype=np.int64)
+    cols = np.empty((10, 3))
+    _rng.dp_scores_columns_into(key, code, images, mus, cols)
+    for i, mu in enumerate(mus):
+        np.testing.assert_allclose(cols[:, i], inst.candidates(mu) @ images[i], rtol=1e-12, atol=1e-13)
+
+
+def test_dp_memory_does_not_grow_with_p_squared():
+    inst = make_instance(128, 1500, "dp", seed=0)
+    nbytes = inst.inputs.nbytes + inst.targets.nbytes
+    assert nbytes == 2 * 1500 * 128 * 8  # 3 MB; d p^2 would be 2.3 GB
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(d=1, p=5), "d"), (dict(d=4, p=1), "p"), (dict(d=4, p=5, problem="xx"), "problem"),
+    (dict(d=4, p=5, ensemble="uniform"), "ensemble"), (dict(d=4, p=5, seed=-1), "seed"),
+    (dict(d=4.5, p=5), "d"),
+])
+def test_bad_input(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        make_instance(**kwargs)
+
+
+def test_candidates_bad_index():
+    with pytest.raises(ValueError, match="mu"):
+        make_instance(4, 5).candidates(5)
+    with pytest.raises(ValueError, match="W"):
+        make_instance(4, 5).scores(np.eye(3))

@@ -1,0 +1,66 @@
+"""Recall checks (validation.recall): exact argmax, ties fail."""
+
+import math
+
+import numpy as np
+import pytest
+
+from validation.recall import competitor_scale, normalised_margin, recall_check, top_competitors
+
+
+def test_hand_example():
+    # columns are inputs; the target of input mu is row mu
+    S = np.array([[3.0, 1.0, 0.0],
+                  [2.0, 1.0, 5.0],
+                  [1.0, 0.5, 4.0]])
+    recalled, margins = recall_check(S)
+    np.testing.assert_array_equal(recalled, [True, False, False])
+    # input 1: target 1.0 ties with row 0 (1.0) -> failure, margin 0
+    np.testing.assert_allclose(margins, [1.0, 0.0, -1.0])
+    idx, val = top_competitors(S)
+    np.testing.assert_array_equal(idx, [1, 0, 1])
+    np.testing.assert_allclose(val, [2.0, 1.0, 5.0])
+
+
+def test_ties_fail_and_nan_fails():
+    S = np.eye(4)
+    S[2, 1] = 1.0  # tie for input 1
+    S[0, 3] = np.nan  # NaN competitor for input 3
+    recalled, margins = recall_check(S)
+    np.testing.assert_array_equal(recalled, [True, False, True, False])
+    assert margins[1] == 0.0 and math.isnan(margins[3])
+    recalled, _ = recall_check(np.zeros((5, 5)))
+    assert not recalled.any()
+
+
+def test_matches_numpy_argmax_random():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        p = int(rng.integers(2, 30))
+        S = rng.standard_normal((p, p)) + 1.5 * np.eye(p)
+        recalled, margins = recall_check(S)
+        masked = S.copy()
+        np.fill_diagonal(masked, -np.inf)
+        np.testing.assert_array_equal(recalled, np.argmax(S, axis=0) == np.arange(p))
+        np.testing.assert_allclose(margins, np.diag(S) - masked.max(axis=0))
+
+
+def test_float32_accepted():
+    S = (np.eye(3) * 2).astype(np.float32)
+    recalled, _ = recall_check(S)
+    assert recalled.all()
+
+
+def test_normalised_margin():
+    W = np.eye(4) * 2.0  # ||W||_F = 4, d = 4 -> scale 1
+    assert competitor_scale(W) == pytest.approx(1.0)
+    assert normalised_margin([0.5, 0.25, 3.0], 3 * W) == pytest.approx(0.25 / 3.0)
+    assert normalised_margin([0.0], np.zeros((3, 3))) == 0.0
+    assert math.isnan(normalised_margin([np.nan, 1.0], W))
+
+
+def test_bad_shapes():
+    with pytest.raises(ValueError, match="scores"):
+        recall_check(np.ones(3))
+    with pytest.raises(ValueError, match="W"):
+        competitor_scale(np.ones((2, 3)))

@@ -1,0 +1,213 @@
+"""Random memory problems: the original problem (OP) and the decoupled problem (DP).
+
+An instance holds ``p`` inputs ``e_mu`` in R^d and, for every input, ``p``
+candidate outputs indexed ``rho = 0..p-1`` of which ``rho = mu`` is the target.
+
+* ``op``: one shared output set ``u_0..u_{p-1}``; the candidates of every input
+  are all the outputs, and the target of input ``mu`` is ``u_mu``.
+* ``dp``: every input ``mu`` has its own independent candidates ``u^(mu)_rho``;
+  the target is ``u^(mu)_mu``.  They are regenerated on demand by the
+  counter-based generator of :mod:`validation._rng` and never stored, so an
+  instance takes ``O(p d)`` memory.
+
+Ensembles: ``gaussian`` (i.i.d. N(0, I_d / d)) and ``sphere`` (uniform on the
+unit sphere).  See ``notes/simulation.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from replica._checks import check_choice, check_int
+
+from . import _rng
+
+__all__ = ["make_instance", "Instance", "PROBLEMS", "ENSEMBLES"]
+
+PROBLEMS = ("op", "dp")
+ENSEMBLES = ("gaussian", "sphere")
+
+
+def _draw_vectors(rng: np.random.Generator, count: int, d: int, ensemble: str) -> np.ndarray:
+    z = rng.standard_normal((count, d))
+    if ensemble == "sphere":
+        z /= np.linalg.norm(z, axis=1, keepdims=True)
+    else:
+        z /= np.sqrt(d)
+    return z
+
+
+@dataclass(frozen=True, eq=False)
+class Instance:
+    """A random memory problem; build it with :func:`make_instance`.
+
+    Attributes
+    ----------
+    d, p : int
+        Dimension and number of associations.
+    problem : {"op", "dp"}
+    ensemble : {"gaussian", "sphere"}
+    seed : int
+    inputs : ndarray, float64, shape (p, d), read-only
+        Row ``mu`` is the input ``e_mu``.
+    targets : ndarray, float64, shape (p, d), read-only
+        Row ``mu`` is the target output of input ``mu`` (OP: ``u_mu``; DP:
+        ``u^(mu)_mu``, equal bit for bit to ``candidates(mu)[mu]``).
+    dp_key : numpy.uint64
+        Key of the DP candidate generator (``validation._rng``); also set for
+        OP instances but unused there.
+    """
+
+    d: int
+    p: int
+    problem: str
+    ensemble: str
+    seed: int
+    inputs: np.ndarray = field(repr=False)
+    targets: np.ndarray = field(repr=False)
+    dp_key: np.uint64 = field(repr=False)
+
+    @property
+    def ensemble_code(self) -> int:
+        """Integer code of the ensemble for the numba kernels (0 gaussian, 1 sphere)."""
+        return _rng.ENSEMBLE_CODES[self.ensemble]
+
+    def candidates(self, mu) -> np.ndarray:
+        """Candidate outputs of input ``mu``.
+
+        Parameters
+        ----------
+        mu : int
+            Input index, ``0 <= mu < p``.
+
+        Returns
+        -------
+        ndarray, float64, shape (p, d)
+            Row ``rho`` is candidate ``rho``; row ``mu`` is the target.  OP: a
+            read-only view of ``targets`` (shared); DP: a new array, regenerated.
+
+        Raises
+        ------
+        ValueError
+            If ``mu`` is out of range.
+        """
+        mu = check_int(mu, "mu", low=0, high=self.p - 1)
+        if self.problem == "op":
+            return self.targets
+        return _rng.dp_candidates(self.dp_key, self.ensemble_code, self.d, mu, self.p)
+
+    def scores_from_images(self, images) -> np.ndarray:
+        """Score matrix from the images ``Y[mu] = W @ e_mu``.
+
+        Parameters
+        ----------
+        images : array_like, shape (p, d)
+            ``images[mu] = W @ inputs[mu]`` (for ``W = Q R^T``:
+            ``inputs @ R @ Q.T``).
+
+        Returns
+        -------
+        ndarray, float64, shape (p, p)
+            ``S[rho, mu] = candidates(mu)[rho] @ images[mu]``.
+
+        Raises
+        ------
+        ValueError
+            If ``images`` does not have shape (p, d).
+        """
+        Y = np.ascontiguousarray(images, dtype=np.float64)
+        if Y.shape != (self.p, self.d):
+            raise ValueError(f"images must have shape (p, d) = {(self.p, self.d)}, got {Y.shape}")
+        if self.problem == "op":
+            return self.targets @ Y.T
+        out = np.empty((self.p, self.p), dtype=np.float64)
+        _rng.dp_scores_into(self.dp_key, self.ensemble_code, Y, out)
+        return out
+
+    def scores(self, W) -> np.ndarray:
+        """Score matrix ``S[rho, mu] = candidates(mu)[rho] @ W @ inputs[mu]``.
+
+        Parameters
+        ----------
+        W : array_like, shape (d, d)
+
+        Returns
+        -------
+        ndarray, float64, shape (p, p)
+            Targets on the diagonal.  DP scores are computed blockwise by the
+            numba generator; no ``d p^2`` array is formed.
+
+        Raises
+        ------
+        ValueError
+            If ``W`` is not (d, d).
+        """
+        mat = np.asarray(W, dtype=np.float64)
+        if mat.shape != (self.d, self.d):
+            raise ValueError(f"W must have shape (d, d) = {(self.d, self.d)}, got {mat.shape}")
+        return self.scores_from_images(self.inputs @ mat.T)
+
+    def to_dict(self) -> dict:
+        """Metadata (no arrays)."""
+        return {"d": self.d, "p": self.p, "problem": self.problem,
+                "ensemble": self.ensemble, "seed": self.seed}
+
+
+def make_instance(d, p, problem="op", ensemble="gaussian", seed=0) -> Instance:
+    """Build a random memory problem, reproducible from its arguments.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``d >= 2``.
+    p : int
+        Number of associations, ``p >= 2``.
+    problem : {"op", "dp"}
+        Original problem (shared outputs) or decoupled problem (own candidates
+        per input).
+    ensemble : {"gaussian", "sphere"}
+        ``gaussian``: i.i.d. N(0, I_d / d); ``sphere``: uniform on the unit sphere.
+    seed : int
+        Non-negative seed.  ``SeedSequence(seed).spawn(3)`` gives three
+        children: inputs, OP outputs, DP generator key.  Instances with the same
+        seed but different ``p`` share their leading rows (and DP candidates
+        with equal ``(mu, rho)``); use different seeds (e.g. from
+        ``SeedSequence.spawn``) for independent instances.
+
+    Returns
+    -------
+    Instance
+
+    Raises
+    ------
+    ValueError
+        For ``d < 2``, ``p < 2``, an unknown problem or ensemble, or a negative
+        or non-integer seed.
+
+    Notes
+    -----
+    See ``notes/simulation.md`` (ensembles and the DP generator).
+    """
+    d = check_int(d, "d", low=2)
+    p = check_int(p, "p", low=2)
+    problem = check_choice(problem, "problem", PROBLEMS)
+    ensemble = check_choice(ensemble, "ensemble", ENSEMBLES)
+    seed = check_int(seed, "seed", low=0)
+    inputs_ss, outputs_ss, key_ss = np.random.SeedSequence(seed).spawn(3)
+    inputs = _draw_vectors(np.random.default_rng(inputs_ss), p, d, ensemble)
+    dp_key = np.uint64(key_ss.generate_state(1, dtype=np.uint64)[0])
+    if problem == "op":
+        targets = _draw_vectors(np.random.default_rng(outputs_ss), p, d, ensemble)
+    else:
+        targets = np.empty((p, d), dtype=np.float64)
+        code = _rng.ENSEMBLE_CODES[ensemble]
+        row = np.empty((1, d), dtype=np.float64)
+        for mu in range(p):
+            _rng.dp_candidates_into(dp_key, code, d, mu, mu, 1, row)
+            targets[mu] = row[0]
+    inputs.setflags(write=False)
+    targets.setflags(write=False)
+    return Instance(d=d, p=p, problem=problem, ensemble=ensemble, seed=seed,
+                    inputs=inputs, targets=targets, dp_key=dp_key)

@@ -46,7 +46,7 @@ def check_kappa(kappa, name: str = "kappa") -> np.ndarray:
     arr = as_float_array(kappa, name)
     bad = ~np.isfinite(arr) | (arr <= 0.0) | (arr > 1.0)
     if np.any(bad):
-        first = arr[bad].flat[0] if arr.ndim else arr.item()
+        first = float(arr[bad].flat[0]) if arr.ndim else float(arr)
         raise ValueError(f"{name} must lie in (0, 1], got {first!r}")
     return arr
 

@@ -30,7 +30,7 @@ def _check_n(n, name="n"):
     arr = as_float_array(n, name)
     bad = ~np.isfinite(arr) | (arr < 1.0)
     if np.any(bad):
-        first = arr[bad].flat[0] if arr.ndim else arr.item()
+        first = float(arr[bad].flat[0]) if arr.ndim else float(arr)
         raise ValueError(f"{name} must be a finite number >= 1, got {first!r}")
     return arr
 

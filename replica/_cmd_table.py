@@ -1,0 +1,69 @@
+"""``replica table``: the asymptotic capacity alpha_c(kappa) of rank-constrained memories."""
+
+from __future__ import annotations
+
+import sys
+
+from ._checks import check_kappa
+from ._cli_util import parse_grid, render
+
+DEFAULT_KAPPAS = [0.05, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0]
+COLUMNS = ["kappa", "s_kappa", "alpha_c", "alpha_c_hebbian"]
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "table",
+        help="asymptotic capacity alpha_c(kappa) = F(kappa)/2 and the Hebbian F(kappa)/8",
+        description=(
+            "Print s_kappa (truncation point of the quarter-circle law), the asymptotic "
+            "capacity alpha_c(kappa) = p ln p / d^2 of an optimal rank-kappa*d memory, and "
+            "the Hebbian value F(kappa)/8.  Default: a grid from 0.05 to 1."
+        ),
+    )
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--kappa", type=float, nargs="+", metavar="K", help="rank fractions in (0, 1]")
+    group.add_argument("--kappa-grid", metavar="START:STOP:NUM",
+                       help="NUM evenly spaced rank fractions from START to STOP (inclusive)")
+    parser.add_argument("--dps", type=int, default=None, metavar="N",
+                        help="use the independent mpmath quadrature path with N digits "
+                             "(table/csv show N significant digits; JSON numbers are float64)")
+    parser.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    parser.set_defaults(func=run)
+
+
+def rows_for(kappas, dps=None):
+    """Rows of the table for the given rank fractions (float64 or mpmath path)."""
+    import replica
+
+    kappas = [float(k) for k in check_kappa(kappas).ravel()]
+    if dps is None:
+        s = replica.truncation_point(kappas)
+        a = replica.alpha_c(kappas)
+        h = replica.alpha_c_hebbian(kappas)
+        return [{"kappa": k, "s_kappa": float(si), "alpha_c": float(ai), "alpha_c_hebbian": float(hi)}
+                for k, si, ai, hi in zip(kappas, s, a, h)]
+    s = replica.truncation_point_mp(kappas, dps=dps)
+    a = replica.alpha_c_mp(kappas, dps=dps)
+    return [{"kappa": k, "s_kappa": si, "alpha_c": ai, "alpha_c_hebbian": ai / 4}
+            for k, si, ai in zip(kappas, s, a)]
+
+
+def run(args) -> int:
+    if args.kappa is not None:
+        kappas = args.kappa
+    elif args.kappa_grid is not None:
+        kappas = parse_grid(args.kappa_grid, "--kappa-grid")
+    else:
+        kappas = DEFAULT_KAPPAS
+    rows = rows_for(kappas, dps=args.dps)
+    if args.dps is not None:
+        import mpmath
+
+        if args.format == "json":
+            rows = [{k: float(v) for k, v in row.items()} for row in rows]
+        else:
+            rows = [{k: (mpmath.nstr(v, args.dps) if isinstance(v, mpmath.mpf) else v)
+                     for k, v in row.items()} for row in rows]
+    render(rows, COLUMNS, args.format, digits=6, stream=sys.stdout)
+    return 0

@@ -1,0 +1,780 @@
+"""Finite-size capacity of the optimal linear memory (the q -> 1 limit of the replica theory).
+
+At capacity the replica-symmetric overlap q tends to 1 and the free entropy is
+dominated by ``-p E[C_p] / (2 (1 - q))``, where ``C_p`` is the least squared
+shift of one block of ``p`` fields (a target and ``p - 1`` competitors) that
+makes the block satisfy its constraint.  ``C_p`` is a water-filling problem:
+the target rises to a level ``L + margin`` and every competitor above ``L`` is
+pushed down to ``L``.  The capacity is the load at which
+``p E[C_p] = F(kappa) d^2``.
+
+Everything here is derived in ``notes/finite_size_capacity.md``.
+
+Public functions
+----------------
+water_filling_cost
+    Exact ``C_p`` for given fields (vectorised).
+expected_cost
+    ``E[C_p]`` for i.i.d. N(0, 1) fields, by Rao-Blackwellised Monte Carlo over the
+    top order statistics of the competitors (closed-form integral over the target).
+capacity
+    The finite-size capacity ``p_c(d)`` and ``alpha(d) = p_c ln p_c / d^2``.
+max_margin
+    The largest margin reachable at a given load (the inverse of ``capacity``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy import integrate, optimize, special
+
+from ._checks import as_float_array, check_int, check_kappa, check_real
+
+__all__ = [
+    "DEFAULT_SEED",
+    "water_filling_cost",
+    "expected_cost",
+    "ExpectedCostResult",
+    "capacity",
+    "CapacityResult",
+    "max_margin",
+    "MaxMarginResult",
+]
+
+#: Seed used when none is given, so that the theory functions are pure functions
+#: of their parameters (the Monte-Carlo error is reported as ``stderr``).
+DEFAULT_SEED = 20261130
+
+_ROW_BLOCK = 8192  # rows per tile (one column each) of the common-random-number stream
+_SMALL_KEPT = 32  # below this many constrained competitors, non-integer p interpolates
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+# --------------------------------------------------------------------------------------
+# F(kappa)
+# --------------------------------------------------------------------------------------
+def _tail_second_moment(kappa: float) -> float:
+    """F(kappa) from the lead's ``replica.quarter_circle`` (closed form as a fallback)."""
+    try:
+        from .quarter_circle import tail_second_moment
+    except ImportError:  # pragma: no cover - only before quarter_circle.py lands
+        tail_second_moment = None
+    if tail_second_moment is not None:
+        return float(tail_second_moment(kappa))
+    if kappa == 1.0:  # pragma: no cover
+        return 1.0
+    # pragma: no cover - closed form of THEORY.md section 5, s = 2 sin(theta)
+    theta = optimize.brentq(lambda th: 1.0 - (2 * th + math.sin(2 * th)) / math.pi - kappa,
+                            0.0, math.pi / 2, xtol=1e-15)
+    return 1.0 - (2 * theta - math.sin(4 * theta) / 2) / math.pi
+
+
+# --------------------------------------------------------------------------------------
+# Exact water filling
+# --------------------------------------------------------------------------------------
+def _water_filling_sorted(u, kept):
+    """Water filling for ``u = t_1 - margin`` (shape (...)) and ``kept`` sorted decreasing.
+
+    Returns ``(cost, level, active)``: the least cost, the water level ``L*`` and the
+    number of competitors pushed down.  When nothing moves (``u >= c_1``) the level is
+    reported as ``c_1`` (the lowest optimal level) and ``active = 0``.
+    """
+    top = kept[..., :1]
+    shifted = kept - top  # shift invariance: better conditioned sums
+    n = kept.shape[-1]
+    j = np.arange(1, n + 1, dtype=np.float64)
+    cum = np.cumsum(shifted, axis=-1)
+    cum_sq = np.cumsum(shifted * shifted, axis=-1)
+    breaks = top + j * shifted - (cum - shifted)  # B_j = j c_j - S_{j-1}, decreasing in j
+    active = np.sum(breaks > u[..., None], axis=-1)
+    idx = np.maximum(active, 1) - 1
+    take = lambda arr: np.take_along_axis(arr, idx[..., None], axis=-1)[..., 0]  # noqa: E731
+    jj = idx + 1.0
+    s_j = take(cum)
+    mean_j = top[..., 0] + s_j / jj
+    spread_j = np.maximum(take(cum_sq) - s_j * s_j / jj, 0.0)
+    cost = spread_j + jj / (jj + 1.0) * (u - mean_j) ** 2
+    level = (u + jj * mean_j) / (jj + 1.0)
+    cost = np.where(active > 0, cost, 0.0)
+    level = np.where(active > 0, level, top[..., 0])
+    return cost, level, active
+
+
+def water_filling_cost(target, competitors, margin=0.0, top_k=1):
+    """Least squared shift of a block of fields that makes the target win.
+
+    ``C = min_L [ (L + margin - t_1)_+^2 + sum_rho (t_rho - L)_+^2 ]``, where the sum
+    runs over the competitors after dropping the ``top_k - 1`` largest (target among
+    the ``top_k`` best).  Solved exactly: with the kept competitors sorted decreasing,
+    ``u = t_1 - margin`` and ``j`` the number pushed down,
+    ``L* = (u + S_j)/(j + 1)`` and ``C = u^2 + Q_j - (u + S_j)^2 / (j + 1)``
+    (``S_j``, ``Q_j``: sums of the ``j`` largest kept competitors and their squares).
+    See ``notes/finite_size_capacity.md`` (section "Water filling").
+
+    Parameters
+    ----------
+    target : array_like, shape (...)
+        Target fields ``t_1``.
+    competitors : array_like, shape (..., n)
+        Competitor fields (any order); ``n >= 1``.  Broadcast against ``target``.
+    margin : float, optional
+        Required gap ``margin >= 0`` between the target and every kept competitor.
+    top_k : int, optional
+        Recall criterion: the target must be among the ``top_k`` best,
+        ``1 <= top_k <= n``.
+
+    Returns
+    -------
+    ndarray, shape (...)
+        The least cost (a float when the inputs are scalar / one block).
+
+    Raises
+    ------
+    ValueError
+        If the inputs are not finite real arrays, ``margin < 0``, ``n < 1`` or
+        ``top_k`` is outside ``[1, n]``.
+    """
+    target = as_float_array(target, "target")
+    competitors = as_float_array(competitors, "competitors")
+    margin = check_real(margin, "margin", low=0.0)
+    if competitors.ndim < 1 or competitors.shape[-1] < 1:
+        raise ValueError(f"competitors must have shape (..., n) with n >= 1, got shape {competitors.shape}")
+    n = competitors.shape[-1]
+    top_k = check_int(top_k, "top_k", low=1, high=n)
+    if not (np.all(np.isfinite(target)) and np.all(np.isfinite(competitors))):
+        raise ValueError("target and competitors must be finite")
+    shape = np.broadcast_shapes(target.shape, competitors.shape[:-1])
+    target = np.broadcast_to(target, shape)
+    competitors = np.broadcast_to(competitors, shape + (n,))
+    kept = -np.sort(-competitors, axis=-1)[..., top_k - 1:]
+    cost, _, _ = _water_filling_sorted(target - margin, kept)
+    return cost[()] if cost.ndim == 0 else cost
+
+
+# --------------------------------------------------------------------------------------
+# Common random numbers and order statistics
+# --------------------------------------------------------------------------------------
+class _UniformStream:
+    """Deterministic uniforms ``U[row, col]`` in tiles, independent of how many are used.
+
+    Tile (r, c) is column ``c`` of rows ``[r*8192, (r+1)*8192)``, drawn from
+    ``SeedSequence(seed, spawn_key=(r, c))``; so the first ``N`` rows and ``K`` columns
+    are the same whatever ``N`` and ``K`` a call asks for (common random numbers across
+    ``p``, ``margin`` and sample size).
+    """
+
+    def __init__(self, seed: int):
+        self.seed = int(seed)
+        self._tiles: dict = {}
+
+    def _tile(self, r: int, c: int) -> np.ndarray:
+        key = (r, c)
+        tile = self._tiles.get(key)
+        if tile is None:
+            rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=key))
+            tile = rng.random(_ROW_BLOCK)
+            # open interval (0, 1): 0 has probability 2^-53 per draw; map it away
+            tile[tile == 0.0] = 0.5 / 2.0**53
+            self._tiles[key] = tile
+        return tile
+
+    def get(self, rows: int, cols: int) -> np.ndarray:
+        nr = -(-rows // _ROW_BLOCK)
+        out = np.empty((nr * _ROW_BLOCK, cols))
+        for r in range(nr):
+            for c in range(cols):
+                out[r * _ROW_BLOCK:(r + 1) * _ROW_BLOCK, c] = self._tile(r, c)
+        return out[:rows]
+
+
+def _kept_order_statistics(n: float, top_k: int, uniforms: np.ndarray) -> np.ndarray:
+    """The ``K`` largest kept competitors: order statistics ``top_k .. top_k + K - 1`` of ``n``.
+
+    Column 0 gives the ``top_k``-th largest through its exact law (upper-tail probability
+    ``T ~ Beta(top_k, n - top_k + 1)``); the next ones follow Renyi's representation
+    ``1 - T_(top_k + l) = (1 - T_(top_k)) prod_{i <= l} V_i^{1/(n - top_k - i + 1)}``.
+    For ``top_k = 1`` this is exactly ``replica.extremes.order_statistics_from_uniforms``.
+    ``n`` may be real; the map is smooth and increasing in ``n``.
+    """
+    size, cols = uniforms.shape
+    if top_k == 1:
+        from .extremes import order_statistics_from_uniforms
+
+        return order_statistics_from_uniforms(n, uniforms)
+    first_tail = special.betaincinv(float(top_k), n - top_k + 1.0, uniforms[:, 0])
+    log_survival = np.empty_like(uniforms)
+    log_survival[:, 0] = np.log1p(-first_tail)
+    if cols > 1:
+        denom = n - top_k + 1.0 - np.arange(1, cols)
+        log_survival[:, 1:] = log_survival[:, :1] + np.cumsum(np.log(uniforms[:, 1:]) / denom, axis=1)
+    return -special.ndtri(-np.expm1(log_survival))
+
+
+# --------------------------------------------------------------------------------------
+# Closed-form expectation over the target field
+# --------------------------------------------------------------------------------------
+def _normal_pieces(upper):
+    """Integrals of ``1, x, x^2`` times the N(0, 1) density over ``[upper_{j+1}, upper_j)``.
+
+    ``upper`` has shape (size, K), decreasing along the last axis; the lower end of the
+    last interval is ``-inf``.  Each breakpoint costs one ``ndtr`` (of ``-|x|``, the
+    small tail) and one ``exp``; differences of the small tails keep upper-tail
+    intervals accurate.
+    """
+    small = special.ndtr(-np.abs(upper))
+    below = upper < 0.0
+    cdf = np.where(below, small, 1.0 - small)
+    sf = np.where(below, 1.0 - small, small)
+    pdf = _INV_SQRT_2PI * np.exp(-0.5 * upper * upper)
+    xpdf = upper * pdf
+    size = upper.shape[0]
+    cdf_lo = np.concatenate([cdf[:, 1:], np.zeros((size, 1))], axis=1)
+    sf_lo = np.concatenate([sf[:, 1:], np.ones((size, 1))], axis=1)
+    pdf_lo = np.concatenate([pdf[:, 1:], np.zeros((size, 1))], axis=1)
+    xpdf_lo = np.concatenate([xpdf[:, 1:], np.zeros((size, 1))], axis=1)
+    lo_upper_tail = np.concatenate([~below[:, 1:], np.zeros((size, 1), dtype=bool)], axis=1)
+    i0 = np.where(lo_upper_tail, sf_lo - sf, cdf - cdf_lo)
+    i1 = pdf_lo - pdf
+    i2 = i0 + xpdf_lo - xpdf
+    return i0, i1, i2
+
+
+def _conditional_expected_cost(kept: np.ndarray, margin: float, complete: bool):
+    """``E[C | competitors]`` over ``t_1 ~ N(0, 1)``, per row of ``kept`` (sorted decreasing).
+
+    As a function of ``u = t_1 - margin`` the cost is 0 above ``B_1 = c_1`` and equals
+    ``V_j + j/(j+1) (u - m_j)^2`` on ``[B_{j+1}, B_j)`` (``m_j``, ``V_j``: mean and sum of
+    squared deviations of the ``j`` largest).  If ``complete`` is False, ``kept`` holds
+    only the ``K`` largest; the lower bound (``j = K`` below ``B_K``) is returned, with
+    the gap to the upper bound (level held at ``c_K`` below ``B_K``) as a truncation
+    bound.  Returns ``(value, truncation)`` per row.
+    """
+    size, k = kept.shape
+    top = kept[:, :1]
+    shifted = kept - top
+    j = np.arange(1, k + 1, dtype=np.float64)
+    cum = np.cumsum(shifted, axis=1)
+    cum_sq = np.cumsum(shifted * shifted, axis=1)
+    breaks = top + j * shifted - (cum - shifted)  # B_j
+    mean = top + cum / j
+    spread = np.maximum(cum_sq - cum * cum / j, 0.0)
+    i0, i1, i2 = _normal_pieces(breaks + margin)  # in units of x = t_1 ~ N(0, 1)
+    centre = mean + margin
+    weight = j / (j + 1.0)
+    contrib = spread * i0 + weight * (i2 - 2.0 * centre * i1 + centre * centre * i0)
+    value = contrib.sum(axis=1)
+    if complete:
+        return value, np.zeros(size)
+    # below B_K: upper bound (level fixed at c_K) minus the lower bound used above
+    last = kept[:, -1] + margin
+    spread_k, mean_k = spread[:, -1], centre[:, -1]
+    upper_const = spread_k + k * (mean[:, -1] - kept[:, -1]) ** 2
+    t0, t1, t2 = i0[:, -1], i1[:, -1], i2[:, -1]
+    upper = upper_const * t0 + (t2 - 2.0 * last * t1 + last * last * t0)
+    lower = spread_k * t0 + weight[-1] * (t2 - 2.0 * mean_k * t1 + mean_k * mean_k * t0)
+    return value, np.maximum(upper - lower, 0.0)
+
+
+def _default_order_count(kept_total: float) -> int:
+    """Number of top order statistics to sample (checked afterwards by the truncation bound)."""
+    return max(16, int(math.ceil(12.0 * math.sqrt(2.0 * math.log(max(kept_total, 2.0))) - 16.0)))
+
+
+def _top_competitor_cost(level):
+    """``E[(level - t)_+^2]`` for ``t ~ N(0, 1)``: ``(a^2 + 1) Phi(a) + a phi(a)``."""
+    return (level * level + 1.0) * special.ndtr(level) + level * _INV_SQRT_2PI * np.exp(-0.5 * level * level)
+
+
+def _control_mean(n: float, top_k: int, margin: float) -> float:
+    """Exact ``E[g(c + margin)]`` for ``c`` the ``top_k``-th largest of ``n`` N(0,1), g as above.
+
+    One-dimensional quadrature over the uniform ``w`` that generates ``c`` (the same
+    law-preserving map as the sampler); the endpoint singularities are logarithmic.
+    """
+    if top_k == 1:
+        def tail(w):
+            return -np.expm1(np.log1p(-w) / n)
+    else:
+        def tail(w):
+            return special.betaincinv(float(top_k), n - top_k + 1.0, w)
+
+    def integrand(w):
+        return float(_top_competitor_cost(-special.ndtri(tail(w)) + margin))
+
+    value, error = integrate.quad(integrand, 0.0, 1.0, limit=200, epsabs=1e-13, epsrel=1e-12)
+    if not error <= 1e-9 * max(value, 1e-300):  # pragma: no cover - never seen
+        raise RuntimeError(f"control-variate quadrature inaccurate: {value!r} +- {error!r}")
+    return value
+
+
+class _CostEstimator:
+    """Per-sample ``E[C_p | competitors]`` at real ``p``, on a fixed common-random-number stream.
+
+    The control variate is ``X = g(c + margin)`` with ``c`` the largest kept competitor
+    (the exact conditional cost when there is one competitor); its mean is known by
+    quadrature (:func:`_control_mean`).
+    """
+
+    def __init__(self, margin: float, top_k: int, seed: int):
+        self.margin = float(margin)
+        self.top_k = int(top_k)
+        self.stream = _UniformStream(seed)
+        self.order_count = None  # fixed K (set on first use; raised if truncation shows)
+        self._control_means: dict = {}
+        self._integer_cache: dict = {}
+
+    def _control(self, n):
+        key = (n, self.margin)
+        if key not in self._control_means:
+            self._control_means[key] = _control_mean(n, self.top_k, self.margin)
+        return self._control_means[key]
+
+    def _at_real_n(self, n: float, rows: int, order_count: int):
+        kept_total = n - self.top_k + 1.0  # number of constrained competitors
+        complete = float(kept_total).is_integer() and order_count >= kept_total
+        k = int(min(order_count, math.floor(kept_total + 1e-12)))
+        uniforms = self.stream.get(rows, k)
+        kept = _kept_order_statistics(n, self.top_k, uniforms)
+        value, trunc = _conditional_expected_cost(kept, self.margin, complete)
+        control = _top_competitor_cost(kept[:, 0] + self.margin)
+        return value, trunc, control, self._control(n), k, complete
+
+    def _at_integer_n(self, n: float, rows: int):
+        key = (n, rows, self.margin)
+        if key not in self._integer_cache:
+            if len(self._integer_cache) > 64:
+                self._integer_cache.clear()
+            self._integer_cache[key] = self._at_real_n(n, rows, _SMALL_KEPT)
+        return self._integer_cache[key]
+
+    def samples(self, p: float, rows: int, margin: float | None = None):
+        """Per-row ``(values, truncation, control, control_mean, order_count, complete)`` at real ``p``."""
+        if margin is not None:
+            self.margin = float(margin)
+        n = p - 1.0
+        kept_total = n - self.top_k + 1.0
+        if self.order_count is None:
+            self.order_count = _default_order_count(kept_total)
+        order = self.order_count
+        if kept_total < _SMALL_KEPT and not float(p).is_integer():
+            # few competitors: interpolate p E[C_p] linearly between the integers
+            p_lo, p_hi = math.floor(p), math.ceil(p)
+            w_hi = (p - p_lo) * p_hi / p
+            w_lo = (p_hi - p) * p_lo / p
+            lo = self._at_integer_n(p_lo - 1.0, rows)
+            hi = self._at_integer_n(p_hi - 1.0, rows)
+            mixed = tuple(w_lo * a + w_hi * b for a, b in zip(lo[:4], hi[:4]))
+            return mixed + (max(lo[4], hi[4]), True)
+        return self._at_real_n(n, rows, max(order, _SMALL_KEPT) if kept_total < _SMALL_KEPT else order)
+
+    def estimate(self, p: float, rows: int, margin: float | None = None, trunc_rtol: float = 1e-6):
+        """Control-variate mean, stderr and truncation bound; K is doubled until truncation is negligible."""
+        for _ in range(8):
+            values, trunc, control, control_mean, k, complete = self.samples(p, rows, margin)
+            dc = control - control.mean()
+            var_c = float(np.dot(dc, dc))
+            beta = float(np.dot(values - values.mean(), dc)) / var_c if var_c > 0 else 0.0
+            adjusted = values - beta * (control - control_mean)
+            mean = float(adjusted.mean())
+            stderr = float(adjusted.std(ddof=2) / math.sqrt(rows)) if rows > 2 else float("inf")
+            bound = float(trunc.mean())
+            if complete or bound <= trunc_rtol * max(mean, 1e-300):
+                return mean, stderr, bound, k, complete
+            self.order_count = 2 * self.order_count
+        raise RuntimeError(  # pragma: no cover - would need astronomically large p
+            f"expected_cost: truncation bound {bound:.3g} still above {trunc_rtol:g} x mean "
+            f"with {k} order statistics at p={p!r}")
+
+
+def _rows_for(rel_sd: float, rel_tol: float) -> int:
+    need = int(math.ceil(1.15 * (rel_sd / rel_tol) ** 2))
+    return max(2048, -(-need // 512) * 512)
+
+
+# --------------------------------------------------------------------------------------
+# expected_cost
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ExpectedCostResult:
+    """Monte-Carlo estimate of ``E[C_p]`` (see :func:`expected_cost`)."""
+
+    p: float
+    margin: float
+    top_k: int
+    mean: float
+    stderr: float
+    rel_stderr: float
+    samples: int
+    order_statistics: int
+    complete: bool
+    truncation_bound: float
+    rel_tol: float
+    converged: bool
+    seed: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _check_p_top_k(p, top_k):
+    p = check_real(p, "p", low=2.0)
+    top_k = check_int(top_k, "top_k", low=1)
+    if top_k > p - 1.0:
+        raise ValueError(f"top_k must be an integer in [1, p-1] = [1, {p - 1.0:g}], got {top_k}")
+    return p, top_k
+
+
+def expected_cost(p, margin=0.0, top_k=1, *, rel_tol=1e-3, seed=DEFAULT_SEED):
+    """Expected water-filling cost ``E[C_p]`` for i.i.d. N(0, 1) target and competitor fields.
+
+    Only the largest ``K`` (about ``8 + 10 sqrt(2 ln p)``) kept competitors are sampled,
+    exactly in law, from ``K`` uniforms per sample; the expectation over the target
+    field is done in closed form (the cost is piecewise quadratic in ``t_1``), which
+    removes most of the variance.  A bound on the error of the truncation to ``K``
+    order statistics is computed per call and ``K`` is doubled until it is below
+    ``1e-5`` of the mean.  The uniforms are common random numbers (fixed by ``seed``),
+    so ``p -> p E[C_p]`` is smooth and increasing in real ``p``.  For fewer than 32
+    constrained competitors and non-integer ``p``, ``p E[C_p]`` is interpolated
+    linearly between the neighbouring integers.  See ``notes/finite_size_capacity.md``
+    (section "Monte Carlo").
+
+    Parameters
+    ----------
+    p : float
+        Block size (one target and ``p - 1`` competitors), ``p >= 2``; may be real.
+    margin : float, optional
+        Required stability ``margin >= 0`` in units of the competitor standard deviation.
+    top_k : int, optional
+        Target among the ``top_k`` best, ``1 <= top_k <= p - 1``.
+    rel_tol : float, optional
+        Target relative standard error, in ``[1e-6, 0.5]``.
+    seed : int, optional
+        Seed of the common random numbers (stored in the result).
+
+    Returns
+    -------
+    ExpectedCostResult
+        ``mean``, ``stderr``, ``rel_stderr``, ``samples``, ``order_statistics`` (K),
+        ``truncation_bound`` (upper bound on the bias from keeping K order statistics),
+        ``converged`` (``rel_stderr <= rel_tol``).
+
+    Raises
+    ------
+    ValueError
+        If ``p < 2``, ``margin < 0``, ``top_k`` outside ``[1, p - 1]`` or ``rel_tol``
+        outside ``[1e-6, 0.5]``.
+    """
+    p, top_k = _check_p_top_k(p, top_k)
+    margin = check_real(margin, "margin", low=0.0)
+    rel_tol = check_real(rel_tol, "rel_tol", low=1e-6, high=0.5)
+    seed = check_int(seed, "seed", low=0)
+    estimator = _CostEstimator(margin, top_k, seed)
+    return _expected_cost(estimator, p, rel_tol)
+
+
+def _expected_cost(estimator, p, rel_tol, margin=None, max_rounds=4):
+    rows = 2048
+    for _ in range(max_rounds):
+        mean, stderr, bound, k, complete = estimator.estimate(p, rows, margin)
+        rel = stderr / mean if mean > 0 else (0.0 if stderr == 0 else math.inf)
+        if rel <= rel_tol:
+            break
+        rows = max(rows * 2, _rows_for(rel * math.sqrt(rows), rel_tol))
+    return ExpectedCostResult(p=float(p), margin=estimator.margin, top_k=estimator.top_k,
+                              mean=mean, stderr=stderr, rel_stderr=rel, samples=rows,
+                              order_statistics=k, complete=complete, truncation_bound=bound,
+                              rel_tol=rel_tol, converged=bool(rel <= rel_tol), seed=estimator.stream.seed)
+
+
+# --------------------------------------------------------------------------------------
+# capacity
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CapacityResult:
+    """Finite-size capacity from ``p_c E[C_{p_c}] = F(kappa) d^2`` (see :func:`capacity`)."""
+
+    d: int
+    kappa: float
+    margin: float
+    top_k: int
+    p_c: float
+    stderr: float
+    alpha: float
+    alpha_stderr: float
+    alpha_c: float
+    tail_second_moment: float
+    expected_cost: float
+    expected_cost_stderr: float
+    samples: int
+    order_statistics: int
+    converged: bool
+    iterations: int
+    residual: float
+    seed: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _initial_guess(target: float) -> float:
+    # p (2 ln p - ln ln p - 1.5) ~ target, a rough finite-size form of E C_p
+    log_p = math.log(max(target, 4.0))
+    for _ in range(50):
+        cost = max(2.0 * log_p - math.log(max(log_p, 1.0)) - 1.5, 0.5)
+        log_p = max(math.log(target / cost), math.log(2.0))
+    return math.exp(log_p)
+
+
+def _bracketed_root(g, x0, slope_guess, lower=-math.inf, xtol=1e-11):
+    """Root of an increasing smooth ``g``: secant steps (overshooting 2 %) to a bracket, then brentq.
+
+    Returns ``(root, evaluations, |g(root)|)``.  ``lower`` is a hard lower limit of ``x``;
+    if ``g(lower) > 0`` a ``ValueError`` is raised by the caller's message.
+    """
+    count = 0
+
+    def call(x):
+        nonlocal count
+        count += 1
+        return g(x)
+
+    x_a, g_a = x0, call(x0)
+    slope = slope_guess
+    for _ in range(60):
+        if g_a == 0.0:
+            return x_a, count, 0.0
+        step = -1.02 * g_a / slope
+        x_b = max(x_a + step, lower)
+        if x_b == x_a:  # stuck at the lower limit with g > 0
+            raise _BelowLimit()
+        g_b = call(x_b)
+        if g_a * g_b <= 0.0:
+            break
+        if x_b != x_a and (g_b - g_a) / (x_b - x_a) > 0.1 * slope_guess:
+            slope = (g_b - g_a) / (x_b - x_a)
+        else:
+            slope = slope_guess
+        x_a, g_a = x_b, g_b
+    else:  # pragma: no cover - g is increasing with slope about slope_guess
+        raise RuntimeError("no bracket found for the root")
+    if g_b == 0.0:
+        return x_b, count, 0.0
+    lo, hi = min(x_a, x_b), max(x_a, x_b)
+    root, info = optimize.brentq(call, lo, hi, xtol=xtol, rtol=1e-14, full_output=True, disp=False)
+    return root, count, abs(call(root))
+
+
+class _BelowLimit(Exception):
+    pass
+
+
+def _solve_load(estimator, target, rows, p_guess, margin=None):
+    """Root of ``log(p E[C_p]) = log(target)`` in ``log p`` with a fixed sample."""
+    def g(log_p):
+        p = math.exp(log_p)
+        return math.log(p * estimator.estimate(p, rows, margin)[0]) - math.log(target)
+
+    try:
+        root, count, residual = _bracketed_root(g, math.log(max(p_guess, 2.0)), 1.1,
+                                                lower=math.log(2.0))
+    except _BelowLimit:
+        raise ValueError("capacity below p = 2: F(kappa) d^2 < 2 E[C_2]; increase d or kappa") from None
+    return math.exp(root), count, residual
+
+
+def _check_d_kappa(d, kappa):
+    d = check_int(d, "d", low=2)
+    kappa = float(check_kappa(kappa))
+    return d, kappa
+
+
+def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, rel_tol=1e-3, seed=DEFAULT_SEED):
+    """Finite-size capacity of the optimal (rank ``kappa d``) memory: ``p_c E[C_{p_c}] = F(kappa) d^2``.
+
+    ``E[C_p]`` is the expected water-filling cost (:func:`expected_cost`) and
+    ``F(kappa)`` the tail second moment of the quarter-circle law
+    (``replica.quarter_circle.tail_second_moment``; ``F(1) = 1``).  The root is found by
+    ``brentq`` on ``log p`` with common random numbers (one fixed Monte-Carlo sample,
+    so the equation is smooth) and accepted only if ``|log(p E[C_p]/(F d^2))| <= 1e-9``.
+    ``alpha = p_c ln p_c / d^2``.  ``alpha_c = F(kappa)/2`` is the ``d -> infinity``
+    limit; a fixed ``margin`` or ``top_k`` does not change it (their corrections vanish
+    like ``margin / sqrt(ln p)`` and ``ln(top_k) / ln p``).  The standard error of
+    ``p_c`` comes from that of ``E[C]`` by the delta method.  For kappa < 1 the
+    finite-size equation is the conjecture of THEORY.md section 5.  Derivation:
+    ``notes/finite_size_capacity.md``.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``d >= 2``.
+    kappa : float, optional
+        Rank fraction ``m / d`` in ``(0, 1]``.
+    margin : float, optional
+        Stability margin ``>= 0`` in competitor standard deviations.
+    top_k : int, optional
+        Target among the ``top_k`` best, ``top_k >= 1`` (and ``<= p_c - 1``).
+    rel_tol : float, optional
+        Relative standard error of ``E[C]`` at the root, in ``[1e-6, 0.5]``.
+    seed : int, optional
+        Seed of the common random numbers.
+
+    Returns
+    -------
+    CapacityResult
+        ``p_c``, ``stderr`` (of ``p_c``), ``alpha``, ``alpha_stderr``, ``alpha_c``,
+        ``converged``, ``iterations``, ``residual`` and the Monte-Carlo details.
+
+    Raises
+    ------
+    ValueError
+        If ``d < 2``, ``kappa`` outside ``(0, 1]``, ``margin < 0``, ``top_k < 1``, or the
+        capacity falls below ``p = 2`` or below ``top_k + 1``.
+    """
+    d, kappa = _check_d_kappa(d, kappa)
+    margin = check_real(margin, "margin", low=0.0)
+    top_k = check_int(top_k, "top_k", low=1)
+    rel_tol = check_real(rel_tol, "rel_tol", low=1e-6, high=0.5)
+    seed = check_int(seed, "seed", low=0)
+    tail = _tail_second_moment(kappa)
+    target = tail * float(d) ** 2
+    estimator = _CostEstimator(margin, top_k, seed)
+
+    p_guess = max(_initial_guess(target), top_k + 1.0)
+    # sample size from a pilot at the guess, then one fixed sample for the whole root search
+    pilot = _expected_cost(estimator, p_guess, rel_tol)
+    rows = pilot.samples
+    total_iterations = 0
+    for _ in range(4):
+        try:
+            p_c, iterations, residual = _solve_load(estimator, target, rows, p_guess)
+        except ValueError as exc:
+            if top_k > 1 and "below p = 2" not in str(exc):
+                raise
+            raise ValueError(f"capacity below p = 2 for d={d}, kappa={kappa!r}: "
+                             f"F(kappa) d^2 = {target:.4g} < 2 E[C_2]") from None
+        total_iterations += iterations
+        if p_c - 1.0 < top_k:
+            raise ValueError(f"top_k must be an integer in [1, p_c-1] = [1, {p_c - 1.0:.4g}] "
+                             f"at d={d}, got {top_k}")
+        mean, err, _, k, _ = estimator.estimate(p_c, rows)
+        if err / mean <= rel_tol:
+            break
+        rows = _rows_for(err / mean * math.sqrt(rows), rel_tol)
+        p_guess = p_c
+    # delta method: se(log p_c) = (se(E)/E) / (d log(p E) / d log p), slope by CRN difference
+    h = 1e-3
+    m_plus = estimator.estimate(p_c * math.exp(h), rows)[0]
+    m_minus = estimator.estimate(max(p_c * math.exp(-h), 2.0), rows)[0]
+    step = h + min(h, math.log(p_c / 2.0)) if p_c > 2.0 else h
+    slope = (math.log(p_c * math.exp(h) * m_plus)
+             - math.log(max(p_c * math.exp(-h), 2.0) * m_minus)) / step
+    p_se = p_c * (err / mean) / slope
+    log_p = math.log(p_c)
+    converged = bool(residual <= 1e-9 and err / mean <= rel_tol and slope > 0)
+    return CapacityResult(
+        d=d, kappa=kappa, margin=margin, top_k=top_k, p_c=p_c, stderr=p_se,
+        alpha=p_c * log_p / d**2, alpha_stderr=p_se * (log_p + 1.0) / d**2,
+        alpha_c=tail / 2.0, tail_second_moment=tail, expected_cost=mean,
+        expected_cost_stderr=err, samples=rows, order_statistics=k, converged=converged,
+        iterations=total_iterations, residual=residual, seed=seed)
+
+
+# --------------------------------------------------------------------------------------
+# max_margin
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MaxMarginResult:
+    """Largest stability margin at a given load (see :func:`max_margin`)."""
+
+    p: float
+    d: int
+    kappa: float
+    top_k: int
+    margin: float
+    stderr: float
+    storable: bool
+    expected_cost: float
+    expected_cost_stderr: float
+    samples: int
+    converged: bool
+    iterations: int
+    residual: float
+    seed: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def max_margin(p, d, kappa=1.0, top_k=1, *, rel_tol=1e-3, seed=DEFAULT_SEED):
+    """Largest margin ``k`` with ``p E[C_p(k)] <= F(kappa) d^2``: the inverse of :func:`capacity`.
+
+    The margin is in units of the competitor standard deviation, i.e. of
+    ``||W||_F / d`` for the measured scores.  ``E[C_p(k)]`` increases with ``k``, so
+    the equation ``p E[C_p(k)] = F(kappa) d^2`` has one root, found by ``brentq``
+    with common random numbers and a checked residual.  Above capacity
+    (``p > p_c``) the root is **negative**: it is returned as such with
+    ``storable=False``.  It is then the largest "negative stability", i.e. the
+    smallest uniform relaxation of the constraints that the q -> 1 formula allows;
+    for negative margins the replica-symmetric formula is an extrapolation (as for
+    the perceptron at negative stability) and should not be trusted quantitatively.
+    Derivation: ``notes/finite_size_capacity.md`` (section "Margin").
+
+    Parameters
+    ----------
+    p : float
+        Number of stored pairs, ``p >= 2`` (real allowed).
+    d : int
+        Dimension, ``d >= 2``.
+    kappa : float, optional
+        Rank fraction in ``(0, 1]``.
+    top_k : int, optional
+        Target among the ``top_k`` best, ``1 <= top_k <= p - 1``.
+    rel_tol : float, optional
+        Relative standard error of ``E[C]`` at the root.
+    seed : int, optional
+        Seed of the common random numbers.
+
+    Returns
+    -------
+    MaxMarginResult
+        ``margin`` (negative above capacity), ``stderr``, ``storable`` (margin >= 0),
+        ``converged``, ``iterations``, ``residual``.
+
+    Raises
+    ------
+    ValueError
+        If ``p < 2``, ``d < 2``, ``kappa`` outside ``(0, 1]`` or ``top_k`` outside
+        ``[1, p - 1]``.
+    """
+    p, top_k = _check_p_top_k(p, top_k)
+    d, kappa = _check_d_kappa(d, kappa)
+    rel_tol = check_real(rel_tol, "rel_tol", low=1e-6, high=0.5)
+    seed = check_int(seed, "seed", low=0)
+    tail = _tail_second_moment(kappa)
+    target = tail * float(d) ** 2
+    estimator = _CostEstimator(0.0, top_k, seed)
+    rows = _expected_cost(estimator, p, rel_tol, margin=0.0).samples
+    evaluations = [0]
+
+    def g(margin):
+        return math.log(p * estimator.estimate(p, rows, margin)[0]) - math.log(target)
+
+    for _ in range(4):
+        root, count, residual = _bracketed_root(g, 0.0, 0.3, xtol=1e-12)
+        evaluations[0] += count
+        mean, err, _, _, _ = estimator.estimate(p, rows, root)
+        if mean > 0 and err / mean <= rel_tol:
+            break
+        rows = _rows_for(err / mean * math.sqrt(rows), rel_tol)
+    h = 1e-4
+    slope = (estimator.estimate(p, rows, root + h)[0] - estimator.estimate(p, rows, root - h)[0]) / (2 * h)
+    margin_se = err / slope if slope > 0 else math.inf
+    estimator.margin = root
+    return MaxMarginResult(
+        p=float(p), d=d, kappa=kappa, top_k=top_k, margin=root, stderr=margin_se,
+        storable=bool(root >= 0.0), expected_cost=mean, expected_cost_stderr=err, samples=rows,
+        converged=bool(residual <= 1e-9 and err / mean <= rel_tol), iterations=evaluations[0],
+        residual=residual, seed=seed)

@@ -14,6 +14,7 @@ from replica._cli_util import dispatch
 
 COMMAND_MODULES = [
     "validation._cmd_solve",
+    "validation._cmd_capacity",
 ]
 
 

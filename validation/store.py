@@ -121,7 +121,8 @@ class ResultStore:
     Parameters
     ----------
     path : str or os.PathLike
-        Database file, or a folder (then ``<folder>/results.sqlite``).  ``":memory:"``
+        Folder (then ``<folder>/results.sqlite``; created if needed) or a database file
+        (an existing file, or a name ending in ``.sqlite``, ``.sqlite3`` or ``.db``).  ``":memory:"``
         gives a throw-away store.
     readonly : bool
         Open an existing store for reading only (``validation export``).
@@ -136,8 +137,9 @@ class ResultStore:
 
     def __init__(self, path, readonly: bool = False):
         path = os.fspath(path)
-        if path != ":memory:" and (os.path.isdir(path) or path.endswith(os.sep)):
-            path = os.path.join(path, STORE_FILENAME)
+        if path != ":memory:" and not os.path.isfile(path) and (
+                os.path.isdir(path) or not path.endswith((".sqlite", ".sqlite3", ".db"))):
+            path = os.path.join(path, STORE_FILENAME)  # a folder (created if needed)
         self.path = path
         self.readonly = readonly
         if path == ":memory:":

@@ -189,7 +189,7 @@ class _ProcessPool:
 class _DaskExecutor:
     """concurrent.futures view of a dask.distributed client (closes what it opened)."""
 
-    def __init__(self, workers: int, scheduler: str | None, connect_timeout: float = 20.0):
+    def __init__(self, workers: int, scheduler: str | None, connect_timeout: float = 10.0):
         try:
             from distributed import Client, LocalCluster
         except ImportError:  # pragma: no cover - optional dependency
@@ -264,7 +264,7 @@ def make_executor(executor: str = "local", workers: int | None = None, scheduler
     ------
     ValueError
         Unknown executor, ``workers < 1``, ``scheduler`` without ``dask``, or a scheduler
-        that does not answer within 20 s.
+        that does not answer within 10 s.
     """
     check_choice(executor, "executor", ("local", "dask", "serial"))
     workers = check_int(os.cpu_count() or 1 if workers is None else workers, "workers", low=1)

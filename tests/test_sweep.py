@@ -1,0 +1,166 @@
+"""Sweep runner: resume after a kill, crash recording, dask == local, bad scheduler."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from validation.store import ResultStore
+from validation.sweep import Task, make_executor, run_tasks, task_seed
+
+FUNC = "validation.sweep:synthetic_trial"
+
+
+def tiny_tasks(n_p=4, trials=6, options=()):
+    return [Task(FUNC, "tiny", "op", "synthetic", "gaussian", 8, p, 1.0, 7, t, options)
+            for p in (60, 80, 100, 120)[:n_p] for t in range(trials)]
+
+
+def _signature(store):
+    return sorted((r["p"], r["trial"], r["status"], r["instance_seed"], r["result"].get("u"))
+                  for r in store.rows())
+
+
+def test_task_seed_is_a_spawn_child():
+    import numpy as np
+
+    child = np.random.SeedSequence(7).spawn(101)[100].spawn(4)[3]
+    hi, lo = (int(x) for x in child.generate_state(2, np.uint32))
+    assert task_seed(7, 100, 3) == ((hi << 32) | lo) & ((1 << 63) - 1)
+    assert task_seed(7, 100, 3) != task_seed(7, 100, 4) != task_seed(8, 100, 3)
+
+
+def test_serial_equals_process_pool(tmp_path):
+    ref = run_tasks(tiny_tasks(), ResultStore(tmp_path / "a"), None)
+    ex = make_executor("local", workers=2)
+    try:
+        rep = run_tasks(tiny_tasks(), ResultStore(tmp_path / "b"), ex)
+    finally:
+        ex.shutdown()
+    assert rep.computed == 24 and rep.errors == 0
+    assert _signature(ResultStore(tmp_path / "a")) == _signature(ResultStore(tmp_path / "b"))
+    assert {t: r["u"] for t, r in ref.records.items()} == {t: r["u"] for t, r in rep.records.items()}
+
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    from validation.store import ResultStore
+    from validation.sweep import Task, make_executor, run_tasks
+    tasks = [Task("validation.sweep:synthetic_trial", "tiny", "op", "synthetic", "gaussian", 8, p, 1.0, 7, t,
+                  (("sleep", 0.15),))
+             for p in (60, 80, 100, 120) for t in range(6)]
+    ex = make_executor("local", workers=2)
+    run_tasks(tasks, ResultStore(sys.argv[1]), ex, progress=False)
+    ex.shutdown()
+""")
+
+
+def _count_rows(path):
+    if not os.path.exists(path):
+        return 0
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        n = con.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+        con.close()
+        return n
+    except sqlite3.Error:
+        return 0
+
+
+def test_killed_sweep_resumes_without_recomputing(tmp_path):
+    out = tmp_path / "killed"
+    db = out / "results.sqlite"
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(out)], start_new_session=True)
+    deadline = time.time() + 120
+    while _count_rows(db) < 6 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its workers, mid-run
+    proc.wait()
+    before = _count_rows(db)
+    assert 6 <= before < 24, f"kill came too late or too early ({before} rows)"
+    options = ()  # options are not part of the key: resume without the sleep
+    store = ResultStore(out)
+    rep = run_tasks(tiny_tasks(options=options), store, None)
+    assert rep.reused == before and rep.computed == 24 - before
+    # every trial exactly once, with the same results as an uninterrupted run
+    keys = [(r["p"], r["trial"]) for r in store.rows()]
+    assert len(keys) == 24 and len(set(keys)) == 24
+    ref = ResultStore(tmp_path / "ref")
+    run_tasks(tiny_tasks(options=options), ref, None)
+    assert _signature(store) == _signature(ref)
+    # and running again recomputes nothing
+    assert run_tasks(tiny_tasks(options=options), store, None).computed == 0
+
+
+def _check_faults(rep, store, expected):
+    assert rep.errors == len(expected) and len(rep.records) == 24
+    errs = {(r["p"], r["trial"]): r["error"] for r in store.rows(status="error")}
+    assert set(errs) == set(expected)
+    for where, text in expected.items():
+        assert text in errs[where]
+    # every other task finished normally, with the same result as without faults
+    ref = run_tasks(tiny_tasks(), None, None).records
+    for t, r in rep.records.items():
+        if (t.p, t.trial) not in errs:
+            plain = Task(*[getattr(t, f) for f in ("function", "experiment", "problem", "solver", "ensemble",
+                                                    "d", "p", "kappa", "seed", "trial")])
+            assert r["u"] == ref[plain]["u"]
+
+
+def test_failing_task_is_recorded_and_sweep_goes_on(tmp_path):
+    options = (("raise_on", ((80, 2), (120, 5))),)
+    store = ResultStore(tmp_path)
+    rep = run_tasks(tiny_tasks(options=options), store, None)
+    _check_faults(rep, store, {(80, 2): "injected failure at p=80 trial=2",
+                               (120, 5): "injected failure at p=120 trial=5"})
+    # a rerun retries the failed tasks only (they fail again, deterministically)
+    rep2 = run_tasks(tiny_tasks(options=options), store, None)
+    assert rep2.computed == 2 and rep2.reused == 22
+
+
+@pytest.mark.slow
+def test_dying_worker_is_recorded_and_sweep_goes_on(tmp_path):
+    options = (("raise_on", ((80, 2),)), ("exit_on", ((100, 1),)))
+    ex = make_executor("local", workers=2)
+    store = ResultStore(tmp_path)
+    try:
+        rep = run_tasks(tiny_tasks(options=options), store, ex, window=3)
+    finally:
+        ex.shutdown()
+    _check_faults(rep, store, {(80, 2): "injected failure", (100, 1): "worker process died"})
+
+
+@pytest.mark.slow
+def test_dask_local_cluster_equals_local(tmp_path):
+    pytest.importorskip("distributed")
+    ref_store = ResultStore(tmp_path / "local")
+    run_tasks(tiny_tasks(), ref_store, None)
+    ex = make_executor("dask", workers=2)
+    try:
+        run_tasks(tiny_tasks(), ResultStore(tmp_path / "dask"), ex)
+    finally:
+        ex.shutdown()
+    assert _signature(ResultStore(tmp_path / "dask")) == _signature(ref_store)
+
+
+@pytest.mark.slow
+def test_unreachable_scheduler_fails_fast():
+    pytest.importorskip("distributed")
+    start = time.time()
+    with pytest.raises(ValueError, match="unreachable"):
+        make_executor("dask", workers=1, scheduler="tcp://127.0.0.1:9")
+    assert time.time() - start < 30
+
+
+def test_bad_executor_arguments():
+    with pytest.raises(ValueError, match="executor"):
+        make_executor("threads")
+    with pytest.raises(ValueError, match="workers"):
+        make_executor("local", workers=0)
+    with pytest.raises(ValueError, match="scheduler"):
+        make_executor("local", workers=1, scheduler="tcp://x:1")

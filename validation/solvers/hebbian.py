@@ -1,0 +1,86 @@
+"""Hebbian (correlation-matrix) memory ``W = sum_mu u_mu e_mu^T`` and its rank-m truncation.
+
+See ``notes/simulation.md`` (solvers) and THEORY section 3.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from . import Solution, assess, rank_for
+
+
+def hebbian_matrix(instance, kappa=1.0):
+    """The Hebbian memory of an instance, truncated to rank ``m`` for ``kappa < 1``.
+
+    Parameters
+    ----------
+    instance : validation.Instance
+    kappa : float
+        Rank ratio in (0, 1]; ``m = max(1, round(kappa d))``.
+
+    Returns
+    -------
+    W : ndarray (d, d)
+        ``targets.T @ inputs``, or its best rank-m approximation (Eckart-Young:
+        keep the m largest singular values).
+    factors : tuple (Q, R) or None
+        For ``m < d``: ``Q = U_m diag(s_m)``, ``R = V_m`` with ``W = Q @ R.T``.
+
+    Raises
+    ------
+    ValueError
+        If ``kappa`` is outside (0, 1].
+    """
+    rank = rank_for(instance.d, kappa)
+    W = instance.targets.T @ instance.inputs
+    if rank >= instance.d:
+        return W, None
+    U, s, Vt = np.linalg.svd(W)
+    Q = U[:, :rank] * s[:rank]
+    R = Vt[:rank].T.copy()
+    return Q @ R.T, (Q, R)
+
+
+def solve_hebbian(instance, kappa=1.0, **options) -> Solution:
+    """Hebbian rule; ``status`` refers to the rule's W only.
+
+    Parameters
+    ----------
+    instance : validation.Instance
+    kappa : float
+        Rank ratio in (0, 1].
+    **options
+        None accepted.
+
+    Returns
+    -------
+    Solution
+        ``status`` "stored" if the Hebbian W recalls every input, else
+        "not_stored" -- which says nothing about other memories.  ``converged``
+        is True and ``iterations`` 0 (a closed-form rule).
+
+    Raises
+    ------
+    ValueError
+        For unknown options or kappa outside (0, 1].
+    """
+    if options:
+        raise ValueError(f"solver 'hebbian' takes no options, got {sorted(options)}")
+    start = time.perf_counter()
+    rank = rank_for(instance.d, kappa)
+    W, factors = hebbian_matrix(instance, kappa)
+    stored, fraction, margin, _ = assess(instance, W)
+    seconds = time.perf_counter() - start
+    kind = "Hebbian W" if factors is None else f"rank-{rank} truncation of the Hebbian W"
+    if stored:
+        message = f"the {kind} recalls all {instance.p} inputs"
+    else:
+        message = (f"the {kind} recalls {fraction:.4g} of the inputs; 'not_stored' refers to "
+                   f"this rule's W only, not to every memory")
+    return Solution(solver="hebbian", kappa=float(kappa), rank=rank, W=W, factors=factors,
+                    stored=stored, recall_fraction=fraction, margin=margin, converged=True,
+                    iterations=0, seconds=seconds, status="stored" if stored else "not_stored",
+                    message=message)

@@ -57,19 +57,10 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 # F(kappa)
 # --------------------------------------------------------------------------------------
 def _tail_second_moment(kappa: float) -> float:
-    """F(kappa) from the lead's ``replica.quarter_circle`` (closed form as a fallback)."""
-    try:
-        from .quarter_circle import tail_second_moment
-    except ImportError:  # pragma: no cover - only before quarter_circle.py lands
-        tail_second_moment = None
-    if tail_second_moment is not None:
-        return float(tail_second_moment(kappa))
-    if kappa == 1.0:  # pragma: no cover
-        return 1.0
-    # pragma: no cover - closed form of THEORY.md section 5, s = 2 sin(theta)
-    theta = optimize.brentq(lambda th: 1.0 - (2 * th + math.sin(2 * th)) / math.pi - kappa,
-                            0.0, math.pi / 2, xtol=1e-15)
-    return 1.0 - (2 * theta - math.sin(4 * theta) / 2) / math.pi
+    """F(kappa), the tail second moment of the quarter-circle law (THEORY.md section 5)."""
+    from .quarter_circle import tail_second_moment
+
+    return float(tail_second_moment(kappa))
 
 
 # --------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from ._cli_util import dispatch
 
 COMMAND_MODULES = [
     "replica._cmd_table",
+    "replica._cmd_capacity",
 ]
 
 

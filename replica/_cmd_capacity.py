@@ -1,0 +1,87 @@
+"""``replica capacity``: finite-size capacity p_c(d) and alpha(d) of the optimal memory.
+
+Theory: ``notes/finite_size_capacity.md`` (``replica.finite_size.capacity``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+
+from ._cli_util import render
+
+COLUMNS = ["d", "kappa", "margin", "top_k", "p_c", "stderr", "alpha", "alpha_stderr", "alpha_c", "converged"]
+HEBBIAN_COLUMNS = ["hebbian_p_c", "hebbian_alpha", "hebbian_alpha_c"]
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "capacity",
+        help="finite-size capacity p_c(d) and alpha(d) = p_c ln p_c / d^2 (water-filling theory)",
+        description=(
+            "Solve p E[C_p] = F(kappa) d^2 for the finite-size capacity p_c of an optimal "
+            "rank-kappa*d memory (E[C_p]: expected water-filling cost, Monte Carlo with "
+            "common random numbers; stderr from the Monte-Carlo error).  alpha = p_c ln p_c / d^2 "
+            "tends to alpha_c = F(kappa)/2 as d grows.  See notes/finite_size_capacity.md."
+        ),
+    )
+    parser.add_argument("--d", type=int, nargs="+", required=True, metavar="D", help="dimensions (>= 2)")
+    parser.add_argument("--kappa", type=float, default=1.0, metavar="K", help="rank fraction in (0, 1] (default 1)")
+    parser.add_argument("--margin", type=float, default=0.0, metavar="M",
+                        help="stability margin >= 0 in competitor standard deviations (default 0)")
+    parser.add_argument("--top-k", type=int, default=1, metavar="K", help="target among the K best (default 1)")
+    parser.add_argument("--hebbian", action="store_true",
+                        help="add the finite-size Hebbian capacity (replica.hebbian.hebbian_capacity)")
+    parser.add_argument("--ensemble", choices=["gaussian", "sphere"], default="gaussian",
+                        help="embedding ensemble for --hebbian (default gaussian)")
+    parser.add_argument("--rel-tol", type=float, default=1e-3, metavar="R",
+                        help="relative Monte-Carlo standard error of E[C] (default 1e-3)")
+    parser.add_argument("--seed", type=int, default=None, metavar="S",
+                        help="seed of the common random numbers (default: replica.finite_size.DEFAULT_SEED)")
+    parser.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    parser.set_defaults(func=run)
+
+
+def _hebbian_row(d, kappa, ensemble):
+    try:
+        from . import hebbian
+    except ImportError:
+        raise ValueError("--hebbian: replica.hebbian is not available in this installation") from None
+    func = getattr(hebbian, "hebbian_capacity", None)
+    if func is None:
+        raise ValueError("--hebbian: replica.hebbian.hebbian_capacity is not available")
+    kwargs = {"ensemble": ensemble}
+    params = inspect.signature(func).parameters
+    if "kappa" in params:
+        kwargs["kappa"] = kappa
+    elif kappa != 1.0:
+        raise ValueError(f"--hebbian supports only kappa = 1 (hebbian_capacity has no kappa), got {kappa!r}")
+    result = func(d, **kwargs)
+    p_c = float(result.p_c)
+    alpha = float(getattr(result, "alpha", float("nan")))
+    from .quarter_circle import alpha_c_hebbian
+
+    return {"hebbian_p_c": p_c, "hebbian_alpha": alpha, "hebbian_alpha_c": float(alpha_c_hebbian(kappa))}
+
+
+def run(args) -> int:
+    from .finite_size import DEFAULT_SEED, capacity
+
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+    rows = []
+    for d in args.d:
+        result = capacity(d, kappa=args.kappa, margin=args.margin, top_k=args.top_k,
+                          rel_tol=args.rel_tol, seed=seed)
+        row = {"d": result.d, "kappa": result.kappa, "margin": result.margin, "top_k": result.top_k,
+               "p_c": result.p_c, "stderr": result.stderr, "alpha": result.alpha,
+               "alpha_stderr": result.alpha_stderr, "alpha_c": result.alpha_c,
+               "converged": result.converged, "seed": result.seed}
+        if args.hebbian:
+            row.update(_hebbian_row(d, result.kappa, args.ensemble))
+        rows.append(row)
+    columns = COLUMNS + (HEBBIAN_COLUMNS if args.hebbian else [])
+    render(rows, columns, args.format, digits=6, stream=sys.stdout)
+    if not all(row["converged"] for row in rows):
+        sys.stderr.write("replica capacity: warning: some roots did not converge (see 'converged')\n")
+        return 1
+    return 0

@@ -568,11 +568,14 @@ def _solve_load(estimator, target, rows, p_guess, margin=None):
         p = math.exp(log_p)
         return math.log(p * estimator.estimate(p, rows, margin)[0]) - math.log(target)
 
+    p_min = max(2.0, estimator.top_k + 1.0)
     try:
-        root, count, residual = _bracketed_root(g, math.log(max(p_guess, 2.0)), 1.1,
-                                                lower=math.log(2.0))
+        root, count, residual = _bracketed_root(g, math.log(max(p_guess, p_min)), 1.1,
+                                                lower=math.log(p_min))
     except _BelowLimit:
-        raise ValueError("capacity below p = 2: F(kappa) d^2 < 2 E[C_2]; increase d or kappa") from None
+        raise ValueError(f"capacity below p = {p_min:g} (the smallest p allowed with top_k = "
+                         f"{estimator.top_k}): F(kappa) d^2 < {p_min:g} E[C_{p_min:g}]; "
+                         "increase d or kappa") from None
     return math.exp(root), count, residual
 
 
@@ -642,14 +645,8 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, rel_tol=1e-3, seed=DEFAULT_SE
         try:
             p_c, iterations, residual = _solve_load(estimator, target, rows, p_guess)
         except ValueError as exc:
-            if top_k > 1 and "below p = 2" not in str(exc):
-                raise
-            raise ValueError(f"capacity below p = 2 for d={d}, kappa={kappa!r}: "
-                             f"F(kappa) d^2 = {target:.4g} < 2 E[C_2]") from None
+            raise ValueError(f"d={d}, kappa={kappa!r}, top_k={top_k}: {exc}") from None
         total_iterations += iterations
-        if p_c - 1.0 < top_k:
-            raise ValueError(f"top_k must be an integer in [1, p_c-1] = [1, {p_c - 1.0:.4g}] "
-                             f"at d={d}, got {top_k}")
         mean, err, _, k, _ = estimator.estimate(p_c, rows)
         if err / mean <= rel_tol:
             break

@@ -1,0 +1,340 @@
+"""Tests of the finite-size (q -> 1, water-filling) capacity theory: replica.finite_size.
+
+Reference values: closed forms derived in notes/finite_size_capacity.md, brute-force
+minimisation (scipy minimize_scalar / SLSQP), one-dimensional quadrature, and plain
+Monte Carlo with full normal vectors.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import integrate, optimize, special
+
+from replica.extremes import order_statistics_from_uniforms
+from replica.finite_size import (
+    _CostEstimator,
+    _conditional_expected_cost,
+    _kept_order_statistics,
+    capacity,
+    expected_cost,
+    max_margin,
+    water_filling_cost,
+)
+
+
+# ----------------------------------------------------------------------------------------
+# water_filling_cost
+# ----------------------------------------------------------------------------------------
+def _brute_force_cost(target, competitors, margin, top_k):
+    """min over the exempted set (any top_k - 1 competitors) of min over L (1-d convex)."""
+    competitors = list(competitors)
+    best = math.inf
+    for exempt in itertools.combinations(range(len(competitors)), top_k - 1):
+        kept = np.array([c for i, c in enumerate(competitors) if i not in exempt])
+
+        def objective(level):
+            return max(level + margin - target, 0.0) ** 2 + float(np.sum(np.maximum(kept - level, 0.0) ** 2))
+
+        lo = min(target - margin, kept.min()) - 1.0
+        hi = max(target - margin, kept.max()) + 1.0
+        res = optimize.minimize_scalar(objective, bounds=(lo, hi), method="bounded",
+                                       options={"xatol": 1e-12, "maxiter": 2000})
+        best = min(best, res.fun, objective(kept.max()), objective(target - margin))
+    return best
+
+
+finite = st.floats(min_value=-4.0, max_value=4.0, allow_nan=False, allow_infinity=False)
+
+
+@given(target=finite,
+       competitors=st.lists(finite, min_size=1, max_size=6),
+       margin=st.floats(min_value=0.0, max_value=2.0),
+       data=st.data())
+def test_water_filling_matches_brute_force(target, competitors, margin, data):
+    top_k = data.draw(st.integers(min_value=1, max_value=len(competitors)))
+    exact = water_filling_cost(target, competitors, margin, top_k)
+    brute = _brute_force_cost(target, competitors, margin, top_k)
+    assert exact == pytest.approx(brute, rel=1e-8, abs=1e-9)
+
+
+def test_water_filling_matches_direct_qp():
+    """Independent check of the reduction to one level L: the full QP over shifted fields."""
+    rng = np.random.default_rng(11)
+    for _ in range(12):
+        n = int(rng.integers(1, 7))
+        t = rng.standard_normal(n + 1)
+        margin = float(rng.uniform(0, 1))
+        cons = [{"type": "ineq", "fun": (lambda h, r=r: h[0] - h[r] - margin)} for r in range(1, n + 1)]
+        res = optimize.minimize(lambda h: np.sum((h - t) ** 2), t.copy(), jac=lambda h: 2 * (h - t),
+                                constraints=cons, method="SLSQP", options={"ftol": 1e-14, "maxiter": 500})
+        assert res.success
+        assert water_filling_cost(t[0], t[1:], margin) == pytest.approx(res.fun, rel=1e-6, abs=1e-9)
+
+
+def test_water_filling_simple_values_and_shapes():
+    # one competitor: (c + m - t)_+^2 / 2
+    assert water_filling_cost(0.0, [1.0]) == pytest.approx(0.5)
+    assert water_filling_cost(1.0, [0.0], margin=0.5) == 0.0
+    assert water_filling_cost(0.0, [1.0], margin=1.0) == pytest.approx(2.0)
+    # two equal competitors at 1, target 0: L = 2/3, cost = (2/3)^2 + 2 (1/3)^2 = 2/3
+    assert water_filling_cost(0.0, [1.0, 1.0]) == pytest.approx(2.0 / 3.0)
+    # top_k = 2 exempts the largest
+    assert water_filling_cost(0.0, [5.0, 1.0], top_k=2) == pytest.approx(0.5)
+    rng = np.random.default_rng(3)
+    t = rng.standard_normal((4, 3))
+    c = rng.standard_normal((4, 3, 7))
+    out = water_filling_cost(t, c, 0.2, 2)
+    assert out.shape == (4, 3)
+    assert out[2, 1] == pytest.approx(float(water_filling_cost(t[2, 1], c[2, 1], 0.2, 2)))
+    # broadcasting one competitor set against many targets
+    assert water_filling_cost(np.zeros(5), c[0, 0]).shape == (5,)
+
+
+@pytest.mark.parametrize("kwargs, word", [
+    ({"margin": -0.1}, "margin"),
+    ({"top_k": 0}, "top_k"),
+    ({"top_k": 4}, "top_k"),
+])
+def test_water_filling_bad_input(kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        water_filling_cost(0.0, [1.0, 2.0, 3.0], **kwargs)
+
+
+def test_water_filling_rejects_nonfinite():
+    with pytest.raises(ValueError, match="finite"):
+        water_filling_cost(0.0, [1.0, np.nan])
+
+
+# ----------------------------------------------------------------------------------------
+# Building blocks of expected_cost
+# ----------------------------------------------------------------------------------------
+def test_order_statistics_top1_is_the_extremes_map():
+    u = np.random.default_rng(0).random((50, 6))
+    np.testing.assert_array_equal(_kept_order_statistics(1e5, 1, u), order_statistics_from_uniforms(1e5, u))
+
+
+def test_order_statistics_top_k_law():
+    """The kept block (order statistics 3, 4, 5 of 40) against sorted normal vectors."""
+    from scipy import stats
+
+    u = np.random.default_rng(1).random((20000, 3))
+    kept = _kept_order_statistics(40.0, 3, u)
+    assert np.all(np.diff(kept, axis=1) <= 0)
+    direct = -np.sort(-np.random.default_rng(2).standard_normal((20000, 40)), axis=1)[:, 2:5]
+    for col in range(3):
+        assert stats.ks_2samp(kept[:, col], direct[:, col]).pvalue > 1e-3
+
+
+def test_conditional_cost_against_quadrature():
+    """Closed-form E over t_1 of C given competitors == numerical integral of water_filling_cost."""
+    rng = np.random.default_rng(5)
+    for margin in (0.0, 0.7):
+        kept = -np.sort(-rng.standard_normal((3, 8)) * 1.3, axis=1)
+        value, trunc = _conditional_expected_cost(kept, margin, complete=True)
+        assert np.all(trunc == 0)
+        for row in range(3):
+            def integrand(t):
+                return float(water_filling_cost(t, kept[row], margin)) * math.exp(-t * t / 2) / math.sqrt(2 * math.pi)
+            ref, _ = integrate.quad(integrand, -12, 12, points=list(kept[row] + margin), limit=400,
+                                    epsabs=1e-12, epsrel=1e-11)
+            assert value[row] == pytest.approx(ref, rel=1e-8)
+
+
+def test_truncation_bound_brackets_the_full_cost():
+    """With only K of the competitors, lower <= true <= lower + bound."""
+    rng = np.random.default_rng(6)
+    full = -np.sort(-rng.standard_normal((200, 12)), axis=1)
+    exact, _ = _conditional_expected_cost(full, 0.3, complete=True)
+    for k in (1, 2, 4):
+        lower, bound = _conditional_expected_cost(full[:, :k], 0.3, complete=False)
+        assert np.all(lower <= exact + 1e-12)
+        assert np.all(exact <= lower + bound + 1e-12)
+        if k == 1:
+            assert np.max(bound) > 1e-3  # a real gap: the check can fail
+
+
+# ----------------------------------------------------------------------------------------
+# expected_cost
+# ----------------------------------------------------------------------------------------
+def _two_field_closed_form(margin):
+    # C_2 = (c + m - t)_+^2 / 2 with c - t ~ N(0, 2): E = [(m^2 + 2) Phi(m/sqrt2) + sqrt2 m phi(m/sqrt2)] / 2
+    s = margin / math.sqrt(2.0)
+    return ((margin**2 + 2.0) * special.ndtr(s) + math.sqrt(2.0) * margin * math.exp(-s * s / 2) / math.sqrt(2 * math.pi)) / 2
+
+
+@pytest.mark.parametrize("margin", [0.0, 0.4, 1.5])
+def test_expected_cost_p2_exact(margin):
+    result = expected_cost(2, margin)
+    ref = _two_field_closed_form(margin)
+    if margin == 0.0:
+        assert ref == 0.5
+    assert result.mean == pytest.approx(ref, abs=4 * result.stderr + 1e-10)
+    assert result.converged and result.complete
+
+
+@pytest.mark.parametrize("p, margin", [(6, 0.0), (6, 0.8), (40, 0.5)])
+def test_expected_cost_top_k_p_minus_1(p, margin):
+    """top_k = p - 1 leaves one constrained competitor, the minimum of p - 1:
+    E[C] = E[g(c_min + m)] / 2 with g(a) = (a^2+1) Phi(a) + a phi(a) (quadrature over
+    the density (p-1) phi(c) (1 - Phi(c))^(p-2) of the minimum)."""
+    n = p - 1
+
+    def integrand(c):
+        a = c + margin
+        g = (a * a + 1) * special.ndtr(a) + a * math.exp(-a * a / 2) / math.sqrt(2 * math.pi)
+        dens = n * math.exp(-c * c / 2) / math.sqrt(2 * math.pi) * special.ndtr(-c) ** (n - 1)
+        return g * dens / 2
+
+    ref, _ = integrate.quad(integrand, -15, 15, limit=400, epsabs=1e-13)
+    result = expected_cost(p, margin, top_k=p - 1)
+    assert result.mean == pytest.approx(ref, abs=4 * result.stderr + 1e-10)
+    # nothing needs moving except for the margin: E[C] -> 0 as the minimum runs away
+    assert result.mean < expected_cost(p, margin).mean
+
+
+@pytest.mark.parametrize("p, margin, top_k", [(10, 0.0, 1), (10, 0.5, 3), (100, 0.0, 1), (100, 1.0, 2)])
+def test_expected_cost_against_plain_monte_carlo(p, margin, top_k):
+    rng = np.random.default_rng(1234 + p + top_k)
+    n_mc = 40000 if p == 10 else 20000
+    t = rng.standard_normal(n_mc)
+    c = rng.standard_normal((n_mc, p - 1))
+    mc = water_filling_cost(t, c, margin, top_k)
+    mc_mean, mc_err = mc.mean(), mc.std(ddof=1) / math.sqrt(n_mc)
+    result = expected_cost(p, margin, top_k)
+    assert result.rel_stderr <= 1e-3
+    assert abs(result.mean - mc_mean) <= 4.0 * math.hypot(mc_err, result.stderr)
+
+
+def test_expected_cost_precision_and_truncation_at_large_p():
+    for p in (1e4, 1e7):
+        result = expected_cost(p)
+        assert result.converged and result.rel_stderr <= 1e-3
+        assert not result.complete
+        assert result.truncation_bound <= 1e-6 * result.mean
+        # E C_p < E[(M_{p-1} - t_1)_+^2] < 2 ln p (notes, section "Bounds")
+        assert result.mean < 2 * math.log(p)
+
+
+def test_expected_cost_reproducible_and_seed_dependent():
+    a = expected_cost(500.0, seed=1)
+    b = expected_cost(500.0, seed=1)
+    c = expected_cost(500.0, seed=2)
+    assert a.mean == b.mean
+    assert a.mean != c.mean
+    assert abs(a.mean - c.mean) <= 5 * math.hypot(a.stderr, c.stderr)
+
+
+def test_p_times_cost_is_smooth_and_increasing_in_real_p():
+    """Common random numbers: p E[C_p] increases with (real) p, also across the
+    integer-interpolation regime below 33 competitors."""
+    estimator = _CostEstimator(0.0, 1, seed=1)  # one fixed sample, as capacity() uses
+    ps = np.concatenate([np.linspace(2, 40, 77), np.geomspace(41, 1e5, 25)])
+    values = np.array([p * estimator.estimate(p, 4096)[0] for p in ps])
+    assert np.all(np.diff(values) > 0)
+    # continuity where the method switches (33 competitors) and at integers
+    near = [p * estimator.estimate(p, 4096)[0] for p in (33.0 - 1e-7, 33.0, 33.0 + 1e-7, 20.0 - 1e-9, 20.0)]
+    assert near[0] == pytest.approx(near[1], rel=1e-6) and near[2] == pytest.approx(near[1], rel=1e-6)
+    assert near[3] == pytest.approx(near[4], rel=1e-6)
+
+
+@pytest.mark.parametrize("args, word", [
+    ((1.5,), "p"),
+    ((10, -0.5), "margin"),
+    ((10, 0.0, 0), "top_k"),
+    ((10, 0.0, 10), "top_k"),
+])
+def test_expected_cost_bad_input(args, word):
+    with pytest.raises(ValueError, match=word):
+        expected_cost(*args)
+
+
+# ----------------------------------------------------------------------------------------
+# capacity and max_margin
+# ----------------------------------------------------------------------------------------
+def test_capacity_solves_its_equation_and_decreases_to_half():
+    previous = math.inf
+    for d in (16, 64, 256):
+        result = capacity(d)
+        assert result.converged and result.residual <= 1e-9
+        assert result.alpha_c == 0.5
+        # independent estimate of E[C] at p_c (other seed): p_c E[C] = d^2 within the errors
+        check = expected_cost(result.p_c, seed=7)
+        rel = result.p_c * check.mean / d**2 - 1.0
+        assert abs(rel) <= 4 * math.hypot(check.rel_stderr, result.expected_cost_stderr / result.expected_cost)
+        assert result.alpha == pytest.approx(result.p_c * math.log(result.p_c) / d**2)
+        assert 0.5 < result.alpha < previous
+        previous = result.alpha
+        assert 0 < result.stderr < 1e-2 * result.p_c
+
+
+def test_capacity_stderr_is_honest():
+    """Two seeds agree within their combined standard errors."""
+    a, b = capacity(64, seed=3), capacity(64, seed=4)
+    assert abs(a.p_c - b.p_c) <= 4 * math.hypot(a.stderr, b.stderr)
+    assert a.p_c != b.p_c
+
+
+def test_capacity_small_d_and_rank_margin_top_k():
+    tiny = capacity(2)
+    assert tiny.converged and 2 < tiny.p_c < 10
+    base = capacity(32)
+    low_rank = capacity(32, kappa=0.5)
+    assert low_rank.alpha_c == pytest.approx(0.446865, abs=1e-6)  # THEORY.md table (F/2)
+    assert low_rank.p_c < base.p_c
+    assert capacity(32, margin=0.5).p_c < base.p_c
+    assert capacity(32, top_k=3).p_c > base.p_c
+
+
+def test_capacity_fast_at_large_d():
+    result = capacity(100_000)
+    assert result.converged
+    assert 0.5 < result.alpha < 0.7
+
+
+@pytest.mark.parametrize("kwargs, word", [
+    ({"d": 1}, "d"),
+    ({"d": 16, "kappa": 0.0}, "kappa"),
+    ({"d": 16, "kappa": 1.2}, "kappa"),
+    ({"d": 16, "margin": -1.0}, "margin"),
+    ({"d": 16, "top_k": 0}, "top_k"),
+])
+def test_capacity_bad_input(kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        capacity(**kwargs)
+
+
+def test_capacity_below_smallest_p_is_an_error():
+    with pytest.raises(ValueError, match="below p = 2"):
+        capacity(2, kappa=0.01)
+    with pytest.raises(ValueError, match="top_k = 3"):
+        capacity(2, kappa=0.01, top_k=3)
+    # a large top_k is allowed as long as p_c > top_k + 1 (target among the 50 best)
+    assert capacity(4, top_k=50).p_c > 51
+
+
+def test_max_margin_inverts_capacity():
+    d = 32
+    cap = capacity(d)
+    at = max_margin(cap.p_c, d)
+    assert at.converged and at.residual <= 1e-9
+    assert abs(at.margin) <= 4 * at.stderr + 1e-3
+    below = max_margin(0.7 * cap.p_c, d)
+    above = max_margin(1.3 * cap.p_c, d)
+    assert below.storable and below.margin > 0
+    assert not above.storable and above.margin < 0
+    # consistency: capacity at that margin gives back the load
+    back = capacity(d, margin=below.margin)
+    assert back.p_c == pytest.approx(0.7 * cap.p_c, rel=5e-3)
+
+
+def test_max_margin_bad_input():
+    with pytest.raises(ValueError, match="p"):
+        max_margin(1.0, 16)
+    with pytest.raises(ValueError, match="d"):
+        max_margin(10.0, 1)

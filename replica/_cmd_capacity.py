@@ -11,7 +11,7 @@ import sys
 from ._cli_util import render
 
 COLUMNS = ["d", "kappa", "margin", "top_k", "p_c", "stderr", "alpha", "alpha_stderr", "alpha_c", "converged"]
-HEBBIAN_COLUMNS = ["hebbian_p_c", "hebbian_alpha", "hebbian_alpha_c"]
+HEBBIAN_COLUMNS = ["hebbian_p_c", "hebbian_alpha", "hebbian_alpha_c", "hebbian_converged"]
 
 
 def register(subparsers) -> None:
@@ -61,7 +61,8 @@ def _hebbian_row(d, kappa, ensemble):
     alpha = float(getattr(result, "alpha", float("nan")))
     from .quarter_circle import alpha_c_hebbian
 
-    return {"hebbian_p_c": p_c, "hebbian_alpha": alpha, "hebbian_alpha_c": float(alpha_c_hebbian(kappa))}
+    return {"hebbian_p_c": p_c, "hebbian_alpha": alpha, "hebbian_alpha_c": float(alpha_c_hebbian(kappa)),
+            "hebbian_converged": bool(getattr(result, "converged", True)), "ensemble": ensemble}
 
 
 def run(args) -> int:
@@ -81,7 +82,7 @@ def run(args) -> int:
         rows.append(row)
     columns = COLUMNS + (HEBBIAN_COLUMNS if args.hebbian else [])
     render(rows, columns, args.format, digits=6, stream=sys.stdout)
-    if not all(row["converged"] for row in rows):
+    if not all(row["converged"] and row.get("hebbian_converged", True) for row in rows):
         sys.stderr.write("replica capacity: warning: some roots did not converge (see 'converged')\n")
         return 1
     return 0

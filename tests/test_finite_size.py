@@ -338,3 +338,31 @@ def test_max_margin_bad_input():
         max_margin(1.0, 16)
     with pytest.raises(ValueError, match="d"):
         max_margin(10.0, 1)
+
+
+# ----------------------------------------------------------------------------------------
+# CLI
+# ----------------------------------------------------------------------------------------
+def test_cli_capacity_json_rows_decrease_towards_half(capsys):
+    import json
+
+    from replica.cli import main
+
+    assert main(["capacity", "--d", "16", "32", "64", "128", "256", "1024", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["d"] for r in rows] == [16, 32, 64, 128, 256, 1024]
+    for key in ("d", "kappa", "p_c", "alpha", "alpha_c", "stderr"):
+        assert key in rows[0]
+    alphas = [r["alpha"] for r in rows]
+    assert all(a > b for a, b in zip(alphas, alphas[1:])) and alphas[-1] > 0.5
+    assert rows[0]["p_c"] == pytest.approx(capacity(16).p_c, rel=1e-12)  # same default seed
+
+
+@pytest.mark.parametrize("argv", [["--d", "1"], ["--d", "16", "--kappa", "0"], ["--d", "16", "--margin", "-1"],
+                                  ["--d", "16", "--top-k", "0"]])
+def test_cli_capacity_bad_input_exits_2(argv, capsys):
+    from replica.cli import main
+
+    assert main(["capacity"] + argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "error" in err

@@ -1,0 +1,933 @@
+"""Replica-symmetric saddle point of the decoupled problem (Gardner volume of W).
+
+For ``N = d^2`` spherical weights (``||W||_F^2 = d^2``) and ``p`` blocks of ``p``
+fields each (one target, ``n = p - 1`` competitors; unit variance, independent
+across candidates), the replica-symmetric free entropy per weight is
+
+    phi(q) = 1/2 ln(1 - q) + q / (2 (1 - q)) + (p / d^2) E_t ln Z(t; q),
+    Z(t; q) = Int Dx prod_{rho >= 2} Phi((sqrt(q)(t_1 - t_rho) + sqrt(1 - q) x - margin) / sqrt(1 - q)),
+
+with ``t`` in R^p i.i.d. N(0, 1) and ``q`` the overlap of two solutions.  The saddle
+point ``d phi / d q = 0`` gives ``q*(p, d)``; ``phi(q*)`` is the log-volume of the
+solutions per weight; ``q* -> 1`` at the capacity ``p_c E[C_{p_c}] = d^2`` (water
+filling, :mod:`replica.finite_size`).  Derivation, numerics and checks:
+``notes/replica_saddle.md``.
+
+Numerics
+--------
+The expectation over the ``p``-dimensional ``t`` sits inside the log.  It is taken
+by Monte Carlo over a FIXED sample of blocks (common random numbers: ``phi(q)`` and
+its derivative are deterministic smooth functions of ``q`` and ``p`` and the root
+residual is meaningful):
+
+* the target ``t_1`` on stratified (symmetric) normal quantiles;
+* the ``K`` largest competitors exactly in law from ``K`` Latin-hypercube uniforms
+  (:func:`replica.extremes.order_statistics_from_uniforms`, smooth in ``p``);
+* the other ``n - K`` competitors, i.i.d. N(0, 1) conditioned below the ``K``-th,
+  through the conditional expectation of their summed ``log Phi`` (a 1-D integral in
+  ``t`` per quadrature node ``x``; its neglected fluctuation is estimated by
+  :meth:`ReplicaSample.bulk_fluctuation` and checked against full samples).
+
+``ln Z`` for one block is an integral of a strictly log-concave function of ``x``:
+the mode by safeguarded Newton, the tails cut where the log-integrand has dropped by
+40, Gauss-Legendre on each side, everything in log space.  ``d ln Z / d q`` is the
+posterior mean of ``dS/dq`` at fixed ``x`` (analytic).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from numba import njit
+from numpy.polynomial.legendre import leggauss
+from scipy import optimize, special
+
+from ._checks import as_float_array, check_int, check_real
+from .extremes import order_statistics_from_uniforms
+
+__all__ = [
+    "DEFAULT_SEED",
+    "ReplicaSample",
+    "free_entropy",
+    "free_entropy_derivative",
+    "saddle_point",
+    "SaddlePoint",
+    "sample_capacity",
+    "SampleCapacity",
+]
+
+#: Seed of the common random numbers when none is given (the theory functions are
+#: then pure functions of their parameters; the Monte-Carlo error is reported).
+DEFAULT_SEED = 20261130
+DEFAULT_SAMPLES = 1024
+DEFAULT_EXACT_COMPETITORS = 64
+
+_SQRT2 = math.sqrt(2.0)
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TAIL = 40.0  # log-integrand drop at which the x-integral is cut (e^-40 ~ 4e-18)
+_T_FLOOR = -9.0  # lower end of the bulk t-integral (Phi(-9) ~ 1e-19)
+_U_CUT = 10.0  # log Phi(u) for u > 10 is below 8e-24 in magnitude: dropped in the bulk
+_PANEL = 3.0  # maximal width (in t) of one Gauss-Legendre panel of the bulk integral
+_MAX_PANELS = 40
+
+
+@njit(cache=True)
+def _log_ndtr(u):
+    """log Phi(u), accurate to a few ulp on the whole real line."""
+    if u > 5.0:
+        return math.log1p(-0.5 * math.erfc(u / _SQRT2))
+    if u > -30.0:
+        return math.log(0.5 * math.erfc(-u / _SQRT2))
+    # asymptotic series of the Mills ratio (terms decrease monotonically for |u| >= 30)
+    z = 1.0 / (u * u)
+    series = 1.0 + z * (-1.0 + z * (3.0 + z * (-15.0 + z * (105.0 + z * (-945.0 + z * (10395.0 + z * (-135135.0)))))))
+    return -0.5 * u * u - math.log(-u) - _LOG_SQRT_2PI + math.log(series)
+
+
+@njit(cache=True)
+def _mills(u):
+    """phi(u) / Phi(u) (the derivative of log Phi)."""
+    return _log_ndtr_mills(u)[1]
+
+
+@njit(cache=True)
+def _log_ndtr_mills(u):
+    """(log Phi(u), phi(u)/Phi(u)) from one erfc."""
+    if u > 5.0:
+        e = 0.5 * math.erfc(u / _SQRT2)
+        return math.log1p(-e), _INV_SQRT_2PI * math.exp(-0.5 * u * u) / (1.0 - e)
+    if u > -30.0:
+        cdf = 0.5 * math.erfc(-u / _SQRT2)
+        return math.log(cdf), _INV_SQRT_2PI * math.exp(-0.5 * u * u) / cdf
+    z = 1.0 / (u * u)
+    series = 1.0 + z * (-1.0 + z * (3.0 + z * (-15.0 + z * (105.0 + z * (-945.0 + z * (10395.0 + z * (-135135.0)))))))
+    return -0.5 * u * u - math.log(-u) - _LOG_SQRT_2PI + math.log(series), -u / series
+
+
+@njit(cache=True)
+def _mills_slope(u, r):
+    """d/du (phi/Phi)(u) = -r (u + r), in (-1, 0); stable for u -> -inf."""
+    if u < -30.0:
+        # u + r = -u (1/series - 1) with 1/series - 1 = z (1 - 2 z + 10 z^2 - 74 z^3 + 706 z^4 ...)
+        z = 1.0 / (u * u)
+        excess = z * (1.0 + z * (-2.0 + z * (10.0 + z * (-74.0 + z * 706.0))))
+        return -r * (-u * excess)
+    return -r * (u + r)
+
+
+@njit(cache=True)
+def _bulk(x, sq, ss, margin, t1, top_last, nbulk, norm, want_q, gl_nodes, gl_weights, out):
+    """Conditional expectation of the bulk's summed log Phi and its derivatives.
+
+    ``out`` receives (B, dB/dx, d2B/dx2, dB/dq) for ``nbulk`` competitors i.i.d.
+    N(0, 1) conditioned on ``t < top_last`` (``norm = Phi(top_last)``).
+    """
+    out[0] = 0.0
+    out[1] = 0.0
+    out[2] = 0.0
+    out[3] = 0.0
+    if nbulk <= 0.0:
+        return
+    c = ss * x + sq * t1 - margin
+    if sq == 0.0:
+        u = c / ss
+        r = _mills(u)
+        out[0] = nbulk * _log_ndtr(u)
+        out[1] = nbulk * r
+        out[2] = nbulk * _mills_slope(u, r)
+        return
+    t_hi = top_last
+    t_lo = (c - _U_CUT * ss) / sq  # u(t) = _U_CUT there; u > _U_CUT below
+    if t_lo < _T_FLOOR:
+        t_lo = _T_FLOOR
+    if t_lo >= t_hi:
+        return
+    # breakpoints: where u = 6, 4, 2, 0, -2 (the shoulder of log Phi), then panels <= _PANEL wide
+    # and, on the violated side, at u = -4, -8, -16, ... (log|u| term of log Phi)
+    bps = np.empty(64)
+    nb = 0
+    bps[nb] = t_lo
+    nb += 1
+    uk = 6.0
+    while nb < 62:
+        tk = (c - uk * ss) / sq
+        if tk >= t_hi:
+            break
+        if tk > bps[nb - 1]:
+            bps[nb] = tk
+            nb += 1
+        if uk > 0.0:
+            uk -= 2.0
+        elif uk == 0.0:
+            uk = -2.0
+        else:
+            uk *= 2.0
+    bps[nb] = t_hi
+    nb += 1
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    ng = gl_nodes.shape[0]
+    inv_dq = 1.0 / (2.0 * sq * ss * ss * ss)
+    for b in range(nb - 1):
+        a0 = bps[b]
+        a1 = bps[b + 1]
+        width = a1 - a0
+        npan = int(math.ceil(width / _PANEL))
+        if npan < 1:
+            npan = 1
+        if npan > _MAX_PANELS:
+            npan = _MAX_PANELS
+        h = width / npan
+        for pnl in range(npan):
+            lo = a0 + pnl * h
+            half = 0.5 * h
+            mid = lo + half
+            for g in range(ng):
+                t = mid + half * gl_nodes[g]
+                w = half * gl_weights[g] * _INV_SQRT_2PI * math.exp(-0.5 * t * t)
+                u = (c - sq * t) / ss
+                lg, r = _log_ndtr_mills(u)
+                s0 += w * lg
+                s1 += w * r
+                s2 += w * _mills_slope(u, r)
+                if want_q:
+                    s3 += w * r * ((t1 - t) - margin * sq) * inv_dq
+    scale = nbulk / norm
+    out[0] = scale * s0
+    out[1] = scale * s1
+    out[2] = scale * s2
+    out[3] = scale * s3
+
+
+@njit(cache=True)
+def _field_sum(x, sq, ss, margin, t1, tops, nbulk, norm, want_q, gl_t_nodes, gl_t_weights, out):
+    """S(x) and (dS/dx, d2S/dx2, dS/dq) for one block; written into ``out``."""
+    _bulk(x, sq, ss, margin, t1, tops[tops.shape[0] - 1], nbulk, norm, want_q,
+          gl_t_nodes, gl_t_weights, out)
+    inv_ss = 1.0 / ss
+    inv_dq = 0.0
+    if want_q:
+        inv_dq = 1.0 / (2.0 * sq * ss * ss * ss)
+    for j in range(tops.shape[0]):
+        delta = t1 - tops[j]
+        u = x + (sq * delta - margin) * inv_ss
+        lg, r = _log_ndtr_mills(u)
+        out[0] += lg
+        out[1] += r
+        out[2] += _mills_slope(u, r)
+        if want_q:
+            out[3] += r * (delta - margin * sq) * inv_dq
+
+
+@njit(cache=True)
+def _log_partition_one(q, margin, t1, tops, nbulk, norm, want_q, gl_x_nodes, gl_x_weights,
+                       gl_t_nodes, gl_t_weights, info, nodes_out, logw_out):
+    """ln Z(t; q) and d ln Z / dq for one block.
+
+    ``info`` gets (mode, sigma, left width, right width, flag); ``nodes_out`` and
+    ``logw_out`` the quadrature nodes in ``x`` and the log of their normalised
+    posterior weights.
+    """
+    sq = math.sqrt(q)
+    ss = math.sqrt(1.0 - q)
+    buf = np.empty(4)
+    nev = 0
+    # --- mode of h(x) = -x^2/2 + S(x).  h' is decreasing (h'' <= -1) and convex
+    # (phi/Phi is convex), and h'(0) = S'(0) > 0: Newton from x = 0 increases
+    # monotonically to the root (bisection safeguard kept for rounding).
+    lo = 0.0
+    hi = math.inf
+    x = 0.0
+    flag = 1
+    for it in range(200):
+        nev += 1
+        _field_sum(x, sq, ss, margin, t1, tops, nbulk, norm, False, gl_t_nodes, gl_t_weights, buf)
+        grad = -x + buf[1]
+        curv = -1.0 + buf[2]
+        if grad > 0.0:
+            lo = x
+        else:
+            hi = x
+        step = -grad / curv
+        if abs(step) <= 1e-14 * (1.0 + abs(x)) or hi - lo <= 1e-14 * (1.0 + abs(x)):
+            flag = 0
+            break
+        x_new = x + step
+        if x_new <= lo or x_new >= hi:
+            x_new = 0.5 * (lo + hi) if hi < math.inf else 2.0 * lo + 1.0
+        x = x_new
+    h_mode = -0.5 * x * x + buf[0]
+    sigma = 1.0 / math.sqrt(1.0 - buf[2])
+    # --- tails: h(mode +- delta) = h_mode - _TAIL (Newton on a concave function)
+    ends = np.empty(2)
+    for side in range(2):
+        sgn = 1.0 if side == 0 else -1.0
+        delta = math.sqrt(2.0 * _TAIL) * sigma
+        for it in range(60):
+            xx = x + sgn * delta
+            nev += 1
+            _field_sum(xx, sq, ss, margin, t1, tops, nbulk, norm, False, gl_t_nodes, gl_t_weights, buf)
+            g = -0.5 * xx * xx + buf[0] - h_mode + _TAIL
+            dg = sgn * (-xx + buf[1])
+            if dg >= 0.0:  # cannot happen away from the mode; guard
+                break
+            new = delta - g / dg
+            if new <= 0.0:
+                new = 0.5 * delta
+            if abs(new - delta) <= 1e-8 * delta:
+                delta = new
+                break
+            delta = new
+        ends[side] = delta
+    # --- Gauss-Legendre on [mode - left, mode] and [mode, mode + right]
+    nx = gl_x_nodes.shape[0]
+    logs = np.empty(2 * nx)
+    dq = np.empty(2 * nx)
+    k = 0
+    for side in range(2):
+        width = ends[0] if side == 0 else ends[1]
+        sgn = 1.0 if side == 0 else -1.0
+        half = 0.5 * width
+        for g in range(nx):
+            xx = x + sgn * (half + half * gl_x_nodes[g])
+            nev += 1
+            _field_sum(xx, sq, ss, margin, t1, tops, nbulk, norm, want_q, gl_t_nodes, gl_t_weights, buf)
+            logs[k] = math.log(half * gl_x_weights[g]) - 0.5 * xx * xx + buf[0]
+            dq[k] = buf[3]
+            nodes_out[k] = xx
+            k += 1
+    top = logs.max()
+    total = 0.0
+    total_q = 0.0
+    for j in range(2 * nx):
+        e = math.exp(logs[j] - top)
+        total += e
+        total_q += e * dq[j]
+    log_total = math.log(total)
+    for j in range(2 * nx):
+        logw_out[j] = logs[j] - top - log_total
+    info[0] = x
+    info[1] = sigma
+    info[2] = ends[1]
+    info[3] = ends[0]
+    info[4] = flag
+    info[5] = nev
+    return top + log_total - _LOG_SQRT_2PI, total_q / total
+
+
+@njit(cache=True)
+def _log_partition_batch(q, margin, t1, tops, nbulk, norm, want_q, gl_x_nodes, gl_x_weights,
+                        gl_t_nodes, gl_t_weights):
+    """Per-block ln Z and d ln Z/dq; ``tops`` has shape (M, K), ``norm`` shape (M,)."""
+    m = t1.shape[0]
+    log_z = np.empty(m)
+    dlog_z = np.empty(m)
+    info = np.empty((m, 6))
+    nodes = np.empty((m, 2 * gl_x_nodes.shape[0]))
+    logw = np.empty((m, 2 * gl_x_nodes.shape[0]))
+    for i in range(m):
+        a, b = _log_partition_one(q, margin, t1[i], tops[i], nbulk, norm[i], want_q,
+                                  gl_x_nodes, gl_x_weights, gl_t_nodes, gl_t_weights, info[i],
+                                  nodes[i], logw[i])
+        log_z[i] = a
+        dlog_z[i] = b
+    return log_z, dlog_z, info, nodes, logw
+
+
+@njit(cache=True)
+def _field_sum_grid(xs, q, margin, t1, tops, nbulk, norm, gl_t_nodes, gl_t_weights):
+    """S(x) on a grid of x for one block (testing and diagnostics)."""
+    sq = math.sqrt(q)
+    ss = math.sqrt(1.0 - q)
+    out = np.empty((xs.shape[0], 4))
+    buf = np.empty(4)
+    for j in range(xs.shape[0]):
+        _field_sum(xs[j], sq, ss, margin, t1, tops, nbulk, norm, q > 0.0, gl_t_nodes, gl_t_weights, buf)
+        out[j] = buf
+    return out
+
+
+@njit(cache=True)
+def _bulk_fluctuation_batch(q, margin, t1, top_last, nbulk, norm, nodes, logw, panel, gl_t_nodes,
+                            gl_t_weights):
+    """Second-order (cumulant) effect of the bulk's fluctuation on ln Z, per block.
+
+    Replacing the bulk's summed ``log Phi`` by its conditional mean ``m(x)`` changes
+    ``E ln Z`` by ``(nbulk / 2) (E_t Var_P f(., t) - Var_P m) + O(third cumulant)``,
+    where ``P`` is the posterior over ``x`` (the quadrature nodes and weights of the
+    ``ln Z`` evaluation) and ``f(x, t) = log Phi(u(x, t))``.  Composite Gauss-Legendre
+    in ``t`` on ``[-12, T]`` with panels of width ``panel``.
+    """
+    sq = math.sqrt(q)
+    ss = math.sqrt(1.0 - q)
+    msamp = t1.shape[0]
+    nx = nodes.shape[1]
+    out = np.zeros(msamp)
+    ng = gl_t_nodes.shape[0]
+    fvals = np.empty(nx)
+    mean_f = np.empty(nx)
+    for i in range(msamp):
+        if nbulk <= 0.0:
+            continue
+        t_hi = top_last[i]
+        npan = int(math.ceil((t_hi - _T_FLOOR) / panel))
+        h = (t_hi - _T_FLOOR) / npan
+        pw = np.empty(nx)
+        for j in range(nx):
+            pw[j] = math.exp(logw[i, j])
+            mean_f[j] = 0.0
+        e_var = 0.0
+        for pnl in range(npan):
+            mid = _T_FLOOR + (pnl + 0.5) * h
+            for g in range(ng):
+                t = mid + 0.5 * h * gl_t_nodes[g]
+                w = 0.5 * h * gl_t_weights[g] * _INV_SQRT_2PI * math.exp(-0.5 * t * t) / norm[i]
+                m1 = 0.0
+                m2 = 0.0
+                for j in range(nx):
+                    u = nodes[i, j] + (sq * (t1[i] - t) - margin) / ss
+                    f = _log_ndtr(u)
+                    fvals[j] = f
+                    mean_f[j] += w * f
+                    m1 += pw[j] * f
+                    m2 += pw[j] * f * f
+                e_var += w * (m2 - m1 * m1)
+        a1 = 0.0
+        a2 = 0.0
+        for j in range(nx):
+            a1 += pw[j] * mean_f[j]
+            a2 += pw[j] * mean_f[j] * mean_f[j]
+        out[i] = 0.5 * nbulk * (e_var - (a2 - a1 * a1))
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Python layer
+# --------------------------------------------------------------------------------------
+_GL_X = leggauss(24)  # per side of the mode
+_GL_T = leggauss(12)  # per panel of the bulk integral
+_GL_DIAG = leggauss(8)  # per panel of the fluctuation diagnostic
+
+
+@dataclass(frozen=True)
+class _Blocks:
+    target: np.ndarray  # (M,)
+    tops: np.ndarray  # (M, K), decreasing
+    bulk: float  # n - K competitors conditioned below tops[:, -1]
+    norm: np.ndarray  # Phi(tops[:, -1]) (ones when bulk == 0)
+
+
+def _check_p(p, exact_competitors):
+    p = check_real(p, "p", low=2.0)
+    n = p - 1.0
+    if n <= exact_competitors and not float(p).is_integer():
+        raise ValueError(f"p must be an integer when p - 1 <= exact_competitors = {exact_competitors} "
+                         f"(all competitors are then sampled exactly), got {p!r}")
+    return p
+
+
+class ReplicaSample:
+    """A fixed Monte-Carlo sample of blocks: the common random numbers of the saddle point.
+
+    Row ``i`` holds a target field ``t_1`` (stratified: the normal quantile of
+    ``(j + 1/2)/M`` for a permuted ``j``, so the targets are exactly symmetric) and
+    ``K`` Latin-hypercube uniforms that :func:`replica.extremes.order_statistics_from_uniforms`
+    maps to the ``K`` largest of ``n = p - 1`` competitors, for any ``p``.  The other
+    ``n - K`` competitors enter through their conditional law (i.i.d. N(0, 1) below the
+    ``K``-th).  The same rows serve every ``p``, ``q`` and margin, so ``phi(q)``,
+    its derivative and ``p E[C_p]`` are deterministic smooth functions on one sample.
+    See ``notes/replica_saddle.md`` (section "Numerics").
+
+    Parameters
+    ----------
+    samples : int, optional
+        Number of blocks ``M >= 16``.
+    seed : int, optional
+        Seed (``>= 0``) of the sample; stored in results.
+    exact_competitors : int, optional
+        ``K >= 2``, how many of the largest competitors are sampled exactly.  For
+        ``p - 1 <= K`` every competitor is exact (then ``p`` must be an integer).
+
+    Raises
+    ------
+    ValueError
+        If an argument is outside its range.
+    """
+
+    def __init__(self, samples=DEFAULT_SAMPLES, seed=DEFAULT_SEED,
+                 exact_competitors=DEFAULT_EXACT_COMPETITORS):
+        self.samples = check_int(samples, "samples", low=16)
+        self.seed = check_int(seed, "seed", low=0)
+        self.exact_competitors = check_int(exact_competitors, "exact_competitors", low=2)
+        seq_target, seq_comp = np.random.SeedSequence(self.seed).spawn(2)
+        rng_t = np.random.default_rng(seq_target)
+        rng_u = np.random.default_rng(seq_comp)
+        m, k = self.samples, self.exact_competitors
+        half = special.ndtri((np.arange(m // 2) + 0.5) / m)
+        target = np.concatenate([half, np.zeros(m % 2), -half[::-1]])  # exactly symmetric
+        self.target = target[rng_t.permutation(m)]
+        uniforms = np.empty((m, k))
+        for j in range(k):
+            uniforms[:, j] = (rng_u.permutation(m) + rng_u.random(m)) / m
+        self.uniforms = np.clip(uniforms, np.finfo(float).tiny, 1.0 - np.finfo(float).epsneg)
+        self._cache: dict = {}
+
+    def blocks(self, p) -> _Blocks:
+        """Target, exact top competitors and bulk size for ``p`` (cached)."""
+        p = _check_p(p, self.exact_competitors)
+        key = float(p)
+        if key not in self._cache:
+            n = p - 1.0
+            k = int(min(self.exact_competitors, round(n) if n <= self.exact_competitors else n))
+            tops = order_statistics_from_uniforms(n, self.uniforms[:, :k])
+            bulk = n - k
+            norm = special.ndtr(tops[:, -1]) if bulk > 0 else np.ones(self.samples)
+            if len(self._cache) > 64:
+                self._cache.clear()
+            self._cache[key] = _Blocks(self.target, np.ascontiguousarray(tops), float(bulk), norm)
+        return self._cache[key]
+
+    def control(self, p, margin=0.0):
+        """Control variate of the ``sqrt(q)`` term: ``(gamma_0, D)`` (cached).
+
+        At small ``q``, ``ln Z_i = ln Z(0) + sqrt(q) D_i gamma_0 + O(q)`` with
+        ``D_i = sum_rho (t_1 - t_rho)`` and ``gamma_0 = <phi/Phi(x - margin)>`` under
+        ``P_0(x) ~ phi(x) Phi(x - margin)^n``.  ``E[D] = 0`` exactly, but its sample
+        mean is not, which would give the Monte-Carlo ``phi(q)`` a spurious
+        ``sqrt(q)`` term (a ``q^{-1/2}`` derivative).  The targets are exactly symmetric,
+        so only the competitor part ``D_i = -(sum_top t_rho + (n-K) E[t | t < t_(K)])``
+        is used (``notes/replica_saddle.md``, section "Numerics").
+        """
+        margin = check_real(margin, "margin", low=0.0)
+        blk = self.blocks(p)
+        key = ("control", float(p), margin)
+        if key not in self._cache:
+            one = np.zeros(1)
+            _, _, _, nodes, logw = _log_partition_batch(
+                0.0, margin, one, blk.tops[:1], blk.bulk, blk.norm[:1], False,
+                _GL_X[0], _GL_X[1], _GL_T[0], _GL_T[1])
+            gamma0 = float(np.sum(np.exp(logw[0]) * np.array([_mills(u) for u in nodes[0] - margin])))
+            comp = blk.tops.sum(axis=1)
+            if blk.bulk > 0:
+                last = blk.tops[:, -1]
+                comp = comp - blk.bulk * np.exp(-0.5 * last**2 - 0.5 * math.log(2 * math.pi)
+                                                 - special.log_ndtr(last))
+            self._cache[key] = (gamma0, -comp)
+        return self._cache[key]
+
+    def log_partition(self, q, p, margin=0.0, derivative=True, control=True):
+        """Per-block ``ln Z(t; q)`` and ``d ln Z / d q`` (NaN when ``derivative`` is False).
+
+        With ``control`` (default) the zero-mean control term ``sqrt(q) gamma_0 D_i`` of
+        :meth:`control` is subtracted, so the mean over blocks estimates ``E ln Z``
+        without a spurious ``sqrt(q)`` term.  Returns ``(log_z, dlog_z, info)``;
+        ``info[:, 4] > 0`` flags a block whose mode search did not converge.
+        """
+        q = check_real(q, "q", low=0.0, high=1.0, high_open=True)
+        margin = check_real(margin, "margin", low=0.0)
+        if derivative and q == 0.0:
+            raise ValueError("q must lie in (0, 1) for the derivative, got 0.0")
+        blk = self.blocks(p)
+        log_z, dlog_z, info, _, _ = _log_partition_batch(
+            q, margin, blk.target, blk.tops, blk.bulk, blk.norm, bool(derivative),
+            _GL_X[0], _GL_X[1], _GL_T[0], _GL_T[1])
+        if control and q > 0.0:
+            gamma0, dsum = self.control(p, margin)
+            log_z = log_z - math.sqrt(q) * gamma0 * dsum
+            if derivative:
+                dlog_z = dlog_z - gamma0 * dsum / (2.0 * math.sqrt(q))
+        if not derivative:
+            dlog_z[:] = np.nan
+        return log_z, dlog_z, info
+
+    def water_filling(self, p, margin=0.0):
+        """Per-block water-filling cost ``C_p(t)`` on this sample and whether the bulk mattered.
+
+        Uses :func:`replica.finite_size.water_filling_cost` on the target and the exact
+        top competitors.  ``bulk_active[i]`` is True when the ``K``-th competitor is pushed
+        down (the level is below it), so that competitors outside the exact top ``K``
+        could matter too; it is always False when every competitor is exact.
+        """
+        from .finite_size import water_filling_cost
+
+        margin = check_real(margin, "margin", low=0.0)
+        blk = self.blocks(p)
+        cost = np.asarray(water_filling_cost(blk.target, blk.tops, margin))
+        if blk.bulk > 0:
+            without_last = np.asarray(water_filling_cost(blk.target, blk.tops[:, :-1], margin))
+            bulk_active = cost != without_last
+        else:
+            bulk_active = np.zeros(self.samples, dtype=bool)
+        return cost, bulk_active
+
+    def bulk_fluctuation(self, q, p, margin=0.0, panel=None):
+        """Estimated bias of ``E ln Z`` from replacing the bulk by its conditional mean.
+
+        Per block, ``(n - K)/2 (E_t Var_P f - Var_P m) >= 0`` (second cumulant; see
+        ``notes/replica_saddle.md``, "The bulk of the competitors").  The exact
+        ``E ln Z`` is larger than the computed one by about this much.
+        """
+        q = check_real(q, "q", low=0.0, high=1.0, high_open=True)
+        margin = check_real(margin, "margin", low=0.0)
+        blk = self.blocks(p)
+        if blk.bulk <= 0:
+            return np.zeros(self.samples)
+        _, _, _, nodes, logw = _log_partition_batch(
+            q, margin, blk.target, blk.tops, blk.bulk, blk.norm, False,
+            _GL_X[0], _GL_X[1], _GL_T[0], _GL_T[1])
+        if panel is None:
+            panel = min(0.25, 0.25 * math.sqrt((1.0 - q) / max(q, 1e-300)))
+        return _bulk_fluctuation_batch(q, margin, blk.target, np.ascontiguousarray(blk.tops[:, -1]),
+                                       blk.bulk, blk.norm, nodes, logw, float(panel),
+                                       _GL_DIAG[0], _GL_DIAG[1])
+
+
+def _resolve_sample(sample, samples, seed, exact_competitors) -> ReplicaSample:
+    if sample is None:
+        return ReplicaSample(samples, seed, exact_competitors)
+    if not isinstance(sample, ReplicaSample):
+        raise ValueError(f"sample must be a ReplicaSample or None, got {type(sample).__name__}")
+    return sample
+
+
+def _entropic(q):
+    return 0.5 * math.log1p(-q) + q / (2.0 * (1.0 - q))
+
+
+def free_entropy(q, p, d, margin=0.0, *, samples=DEFAULT_SAMPLES, seed=DEFAULT_SEED,
+                 exact_competitors=DEFAULT_EXACT_COMPETITORS, sample=None):
+    """Replica-symmetric free entropy per weight ``phi(q)`` of the decoupled problem.
+
+    ``phi(q) = 1/2 ln(1-q) + q/(2(1-q)) + (p/d^2) E_t ln Z(t; q)`` with
+    ``Z(t; q) = Int Dx prod_{rho>=2} Phi((sqrt(q)(t_1-t_rho) + sqrt(1-q) x - margin)/sqrt(1-q))``
+    (derived in ``notes/replica_saddle.md``, sections 1-3).  ``E_t`` is a
+    Monte-Carlo mean over a fixed :class:`ReplicaSample` (common random numbers).
+
+    Parameters
+    ----------
+    q : float or array_like
+        Overlap of two solutions, ``0 <= q < 1``.
+    p : float
+        Block size (one target and ``p - 1`` competitors; also the number of blocks),
+        ``p >= 2``; an integer when ``p - 1 <= exact_competitors``.
+    d : int
+        Dimension ``d >= 2`` (``N = d^2`` weights).
+    margin : float, optional
+        Stability margin ``>= 0`` in competitor standard deviations.
+    samples, seed, exact_competitors : optional
+        Define the sample when ``sample`` is None (see :class:`ReplicaSample`).
+    sample : ReplicaSample, optional
+        Reuse a sample (faster, and common random numbers across calls).
+
+    Returns
+    -------
+    float or ndarray
+        ``phi(q)``, shaped like ``q``.
+
+    Raises
+    ------
+    ValueError
+        If ``q`` is outside ``[0, 1)``, ``p < 2`` (or non-integer when it must be an
+        integer), ``d < 2`` or ``margin < 0``.
+    """
+    qs = as_float_array(q, "q")
+    d = check_int(d, "d", low=2)
+    margin = check_real(margin, "margin", low=0.0)
+    sample = _resolve_sample(sample, samples, seed, exact_competitors)
+    p = _check_p(p, sample.exact_competitors)
+    out = np.empty(qs.shape)
+    for idx, qv in np.ndenumerate(qs):
+        qv = check_real(float(qv), "q", low=0.0, high=1.0, high_open=True)
+        log_z = sample.log_partition(qv, p, margin, derivative=False)[0]
+        out[idx] = _entropic(qv) + p / d**2 * float(log_z.mean())
+    return float(out) if qs.ndim == 0 else out
+
+
+def free_entropy_derivative(q, p, d, margin=0.0, *, samples=DEFAULT_SAMPLES, seed=DEFAULT_SEED,
+                            exact_competitors=DEFAULT_EXACT_COMPETITORS, sample=None):
+    """``d phi / d q = q / (2 (1-q)^2) + (p/d^2) E_t d ln Z / d q`` (analytic in ``q``).
+
+    ``d ln Z / d q`` is the posterior mean over ``x`` of
+    ``sum_rho (phi/Phi)(u_rho) (t_1 - t_rho - margin sqrt(q)) / (2 sqrt(q) (1-q)^{3/2})``
+    (``notes/replica_saddle.md``, section 4).  Same parameters as :func:`free_entropy`,
+    with ``0 < q < 1``.
+
+    Returns
+    -------
+    float or ndarray
+        The derivative, shaped like ``q``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`free_entropy`, and for ``q = 0`` (where the derivative of the
+        Monte-Carlo mean is singular like ``q^{-1/2}`` unless the sample is symmetric).
+    """
+    qs = as_float_array(q, "q")
+    d = check_int(d, "d", low=2)
+    margin = check_real(margin, "margin", low=0.0)
+    sample = _resolve_sample(sample, samples, seed, exact_competitors)
+    p = _check_p(p, sample.exact_competitors)
+    out = np.empty(qs.shape)
+    for idx, qv in np.ndenumerate(qs):
+        qv = check_real(float(qv), "q", low=0.0, high=1.0, low_open=True, high_open=True)
+        dlog_z = sample.log_partition(qv, p, margin, derivative=True)[1]
+        out[idx] = qv / (2.0 * (1.0 - qv) ** 2) + p / d**2 * float(dlog_z.mean())
+    return float(out) if qs.ndim == 0 else out
+
+
+@dataclass(frozen=True)
+class SaddlePoint:
+    """Replica-symmetric saddle point ``q*`` of the decoupled problem (see :func:`saddle_point`)."""
+
+    p: float
+    d: int
+    margin: float
+    load: float  # p / d^2
+    alpha: float  # p ln p / d^2
+    q: float
+    q_stderr: float
+    free_entropy: float
+    free_entropy_stderr: float
+    derivative: float  # d phi / d q at q
+    residual: float  # |2 (1-q)^2 d phi/dq| at q
+    capacity_coefficient: float  # 1 - (p/d^2) E[C_p] on the sample (> 0 below capacity)
+    mean_cost: float  # E[C_p] on the sample
+    converged: bool
+    iterations: int
+    message: str
+    samples: int
+    seed: int
+    exact_competitors: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class _Equation:
+    """``R(q) = 2 (1-q)^2 dphi/dq = q + 2 (1-q)^2 (p/d^2) E d ln Z/dq`` on a fixed sample."""
+
+    def __init__(self, sample, p, d, margin):
+        self.sample, self.p, self.margin = sample, p, margin
+        self.load = p / float(d) ** 2
+        self.evaluations = 0
+        self.flags = 0
+        cost, bulk_active = sample.water_filling(p, margin)
+        self.mean_cost = float(cost.mean())
+        self.bulk_active = int(bulk_active.sum())
+        self.at_one = 1.0 - self.load * self.mean_cost
+        self.last = {}
+
+    def per_block(self, q):
+        log_z, dlog_z, info = self.sample.log_partition(q, self.p, self.margin, derivative=True)
+        self.evaluations += 1
+        self.flags += int(np.count_nonzero(info[:, 4]))
+        return log_z, dlog_z
+
+    def __call__(self, q):
+        if q >= 1.0:
+            return self.at_one
+        log_z, dlog_z = self.per_block(q)
+        value = q + 2.0 * (1.0 - q) ** 2 * self.load * float(dlog_z.mean())
+        self.last[q] = (log_z, dlog_z, value)
+        return value
+
+
+def saddle_point(p, d, margin=0.0, *, tol=1e-10, samples=DEFAULT_SAMPLES, seed=DEFAULT_SEED,
+                 exact_competitors=DEFAULT_EXACT_COMPETITORS, sample=None) -> SaddlePoint:
+    """Solve ``d phi / d q = 0`` for the replica-symmetric overlap ``q*``.
+
+    The equation is solved in the scaled form ``R(q) = 2 (1-q)^2 dphi/dq = 0``, i.e.
+    ``q = -2 (1-q)^2 (p/d^2) E_t d ln Z/dq``, which stays of order one as ``q -> 1``,
+    where ``R(1) = 1 - (p/d^2) E[C_p]`` (the coefficient of ``1/(2(1-q))`` in ``phi``;
+    ``C_p`` the water-filling cost on the same sample).  ``R(0+) < 0``, so below
+    capacity (``R(1) > 0``) a root is bracketed in ``(0, 1)`` and found by ``brentq``;
+    it is accepted only if ``|R(q*)| <= tol``.  At or above capacity on the sample
+    (``R(1) <= 0``) there is no root with ``q < 1``: the result has ``q = 1``,
+    ``free_entropy = -inf`` and ``converged = False``.  Derivation and checks:
+    ``notes/replica_saddle.md``.
+
+    Parameters
+    ----------
+    p : float
+        Number of stored pairs (= block size), ``p >= 2``.
+    d : int
+        Dimension ``d >= 2``.
+    margin : float, optional
+        Stability margin ``>= 0``.
+    tol : float, optional
+        Accepted ``|R(q*)|``, in ``(0, 1e-3]``.
+    samples, seed, exact_competitors, sample : optional
+        The Monte-Carlo sample (see :func:`free_entropy`).
+
+    Returns
+    -------
+    SaddlePoint
+        ``q`` and its Monte-Carlo ``q_stderr`` (delta method, i.i.d. formula, so
+        conservative for the stratified sample), ``free_entropy`` ``phi(q*)`` and its
+        stderr, ``derivative``, ``residual``, ``capacity_coefficient``, ``converged``,
+        ``iterations`` (evaluations of the sample), ``message``.
+
+    Raises
+    ------
+    ValueError
+        If ``p < 2`` (or non-integer when it must be an integer), ``d < 2``,
+        ``margin < 0`` or ``tol`` outside ``(0, 1e-3]``.
+    """
+    d = check_int(d, "d", low=2)
+    margin = check_real(margin, "margin", low=0.0)
+    tol = check_real(tol, "tol", low=0.0, high=1e-3, low_open=True)
+    sample = _resolve_sample(sample, samples, seed, exact_competitors)
+    p = _check_p(p, sample.exact_competitors)
+    eq = _Equation(sample, p, d, margin)
+    common = dict(p=float(p), d=d, margin=margin, load=eq.load, alpha=p * math.log(p) / d**2,
+                  capacity_coefficient=eq.at_one, mean_cost=eq.mean_cost, samples=sample.samples,
+                  seed=sample.seed, exact_competitors=sample.exact_competitors)
+    if eq.at_one <= 0.0:
+        return SaddlePoint(q=1.0, q_stderr=math.nan, free_entropy=-math.inf,
+                           free_entropy_stderr=math.nan, derivative=math.nan, residual=math.nan,
+                           converged=False, iterations=0,
+                           message=(f"at or above capacity on this sample: (p/d^2) E[C_p] = "
+                                    f"{1.0 - eq.at_one:.6g} >= 1, no saddle point with q < 1"),
+                           **common)
+    q_lo = 1e-4
+    r_lo = eq(q_lo)
+    while r_lo >= 0.0 and q_lo > 1e-8:
+        q_lo *= 1e-2
+        r_lo = eq(q_lo)
+    if r_lo >= 0.0:
+        return SaddlePoint(q=q_lo, q_stderr=math.nan, free_entropy=math.nan,
+                           free_entropy_stderr=math.nan, derivative=math.nan, residual=abs(r_lo),
+                           converged=False, iterations=eq.evaluations,
+                           message="no sign change: R(q) >= 0 already at q = 1e-8",
+                           **common)
+    root = optimize.brentq(eq, q_lo, 1.0, xtol=1e-15, rtol=4.5 * np.finfo(float).eps,
+                           maxiter=200)
+    if root >= 1.0:  # pragma: no cover - R(1) > 0 excludes it
+        root = np.nextafter(1.0, 0.0)
+    if root not in eq.last:
+        eq(root)
+    log_z, dlog_z, value = eq.last[root]
+    residual = abs(value)
+    derivative = value / (2.0 * (1.0 - root) ** 2)
+    phi = _entropic(root) + eq.load * float(log_z.mean())
+    m = sample.samples
+    phi_se = eq.load * float(log_z.std(ddof=1)) / math.sqrt(m)
+    # delta method for q*: se(R)/|R'(q*)|, slope from a common-random-number difference
+    r_se = 2.0 * (1.0 - root) ** 2 * eq.load * float(dlog_z.std(ddof=1)) / math.sqrt(m)
+    h = 1e-4 * min(root, 1.0 - root)
+    slope = (eq(root + h) - eq(root - h)) / (2.0 * h)
+    q_se = r_se / abs(slope) if slope != 0 else math.inf
+    converged = bool(residual <= tol and eq.flags == 0 and slope > 0)
+    if converged:
+        message = "converged"
+    elif eq.flags:
+        message = f"mode search did not converge in {eq.flags} block evaluations"
+    elif slope <= 0:
+        message = "root found but R'(q*) <= 0: not a regular crossing"
+    else:
+        message = f"residual {residual:.3g} above tol {tol:.3g}"
+    if eq.bulk_active:
+        message += (f"; note: in {eq.bulk_active} of {m} blocks the K-th exact competitor is "
+                    "active at q -> 1 (increase exact_competitors)")
+    return SaddlePoint(q=float(root), q_stderr=q_se, free_entropy=phi, free_entropy_stderr=phi_se,
+                       derivative=derivative, residual=residual, converged=converged,
+                       iterations=eq.evaluations, message=message, **common)
+
+
+@dataclass(frozen=True)
+class SampleCapacity:
+    """Capacity ``p_c`` from ``p E[C_p] = d^2`` on a :class:`ReplicaSample` (see :func:`sample_capacity`)."""
+
+    d: int
+    margin: float
+    p_c: float
+    alpha: float  # p_c ln p_c / d^2
+    mean_cost: float  # E[C_p] on the sample at p_c
+    cost_stderr: float
+    bulk_active: int  # blocks whose level falls below the K-th exact competitor at p_c
+    converged: bool
+    iterations: int
+    residual: float  # |log(p E[C_p] / d^2)| at p_c
+    samples: int
+    seed: int
+    exact_competitors: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def sample_capacity(d, margin=0.0, *, samples=DEFAULT_SAMPLES, seed=DEFAULT_SEED,
+                    exact_competitors=DEFAULT_EXACT_COMPETITORS, sample=None) -> SampleCapacity:
+    """Where the saddle point reaches ``q* = 1`` on a given sample: ``p E[C_p] = d^2``.
+
+    This is the zero of the coefficient ``R(1) = 1 - (p/d^2) E[C_p]`` of ``1/(2(1-q))``
+    in ``phi`` (``notes/replica_saddle.md``, section 5), evaluated with the SAME blocks
+    as :func:`saddle_point`, so that the two can be compared without Monte-Carlo noise
+    between them.  (:func:`replica.finite_size.capacity` solves the same equation with
+    a far more precise estimator of ``E[C_p]``; use that for the capacity itself.)
+    For ``p - 1 <= exact_competitors`` the blocks exist only for integer ``p`` and
+    ``p E[C_p]`` is interpolated linearly between integers.
+
+    Parameters
+    ----------
+    d : int
+        Dimension ``d >= 2``.
+    margin : float, optional
+        Stability margin ``>= 0``.
+    samples, seed, exact_competitors, sample : optional
+        The Monte-Carlo sample (see :func:`free_entropy`).
+
+    Returns
+    -------
+    SampleCapacity
+
+    Raises
+    ------
+    ValueError
+        If ``d < 2``, ``margin < 0`` or the capacity falls below ``p = 2``.
+    """
+    d = check_int(d, "d", low=2)
+    margin = check_real(margin, "margin", low=0.0)
+    sample = _resolve_sample(sample, samples, seed, exact_competitors)
+    k = sample.exact_competitors
+    target = float(d) ** 2
+    evaluations = [0]
+
+    def load_cost(p):
+        evaluations[0] += 1
+        return p * float(sample.water_filling(p, margin)[0].mean())
+
+    def total(p):
+        if p - 1.0 < k and not float(p).is_integer():
+            lo, hi = math.floor(p), math.ceil(p)
+            w = p - lo
+            return (1.0 - w) * load_cost(lo) + w * load_cost(hi)
+        return load_cost(p)
+
+    def g(log_p):
+        return math.log(total(math.exp(log_p))) - math.log(target)
+
+    lo = math.log(2.0)
+    if g(lo) >= 0.0:
+        raise ValueError(f"capacity below p = 2 for d={d}, margin={margin!r}: "
+                         f"2 E[C_2] >= d^2 on this sample")
+    hi = lo
+    while g(hi) < 0.0:
+        lo, hi = hi, hi + 0.5
+    root = optimize.brentq(g, lo, hi, xtol=1e-14, rtol=4.5 * np.finfo(float).eps)
+    p_c = math.exp(root)
+    residual = abs(g(root))
+    p_eval = p_c if (p_c - 1.0 >= k or float(p_c).is_integer()) else float(round(p_c))
+    cost, bulk_active = sample.water_filling(p_eval, margin)
+    return SampleCapacity(d=d, margin=margin, p_c=p_c, alpha=p_c * math.log(p_c) / target,
+                          mean_cost=total(p_c) / p_c,
+                          cost_stderr=float(cost.std(ddof=1)) / math.sqrt(sample.samples),
+                          bulk_active=int(bulk_active.sum()), converged=bool(residual <= 1e-12),
+                          iterations=evaluations[0], residual=residual, samples=sample.samples,
+                          seed=sample.seed, exact_competitors=k)

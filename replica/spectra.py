@@ -159,16 +159,22 @@ def _imag_root(ratio, x):
         return z, np.abs((1.0 + z) * one_cz * one_cz - cx * z)
 
     z, residual = polish(start, cx)
+    # Where the companion-matrix roots are inaccurate (near-multiple roots at small x), restart
+    # Newton from the local asymptotes and keep the candidate with the smaller residual:
+    #   c > 1: the pair splits off the double root -1/c, z ~ -1/c + i sqrt(x / (c (c - 1)));
+    #   c ~ 1: the triple root -1 of (1 + z)^3 = x z splits as z ~ -1 + x^(1/3) exp(i pi / 3).
+    starts = []
     if c > 1.0:
-        # Near x = 0 the pair splits off the double root -1/c: z ~ -1/c + i sqrt(x / (c (c - 1))).
-        # The companion-matrix roots carry errors ~ sqrt(eps) there; restart from this asymptote.
-        small = x < 1e-3 * (c - 1.0) ** 3
+        starts.append((x < 1e-3 * (c - 1.0) ** 3, lambda xs: -1.0 / c + 1j * np.sqrt(xs / (c * (c - 1.0)))))
+    if abs(c - 1.0) < 0.1:
+        starts.append((x < 1e-4, lambda xs: -1.0 + np.cbrt(xs) * np.exp(1j * math.pi / 3.0)))
+    for small, guess in starts:
         if np.any(small):
-            z_small, res_small = polish(-1.0 / c + 1j * np.sqrt(x[small] / (c * (c - 1.0))), cx[small])
-            better = (res_small <= residual[small]) & (z_small.imag > 0)
-            z_sel = z[small]
-            z_sel[better] = z_small[better]
-            z[small] = z_sel
+            z_small, res_small = polish(guess(x[small]), cx[small])
+            better = (res_small < residual[small]) & (z_small.imag > 0)
+            z_sel, r_sel = z[small], residual[small]
+            z_sel[better], r_sel[better] = z_small[better], res_small[better]
+            z[small], residual[small] = z_sel, r_sel
     return np.abs(z.imag)
 
 

@@ -654,11 +654,10 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, rel_tol=1e-3, seed=DEFAULT_SE
         p_guess = p_c
     # delta method: se(log p_c) = (se(E)/E) / (d log(p E) / d log p), slope by CRN difference
     h = 1e-3
+    p_low = max(p_c * math.exp(-h), 2.0, top_k + 1.0)
     m_plus = estimator.estimate(p_c * math.exp(h), rows)[0]
-    m_minus = estimator.estimate(max(p_c * math.exp(-h), 2.0), rows)[0]
-    step = h + min(h, math.log(p_c / 2.0)) if p_c > 2.0 else h
-    slope = (math.log(p_c * math.exp(h) * m_plus)
-             - math.log(max(p_c * math.exp(-h), 2.0) * m_minus)) / step
+    m_minus = estimator.estimate(p_low, rows)[0] if p_low < p_c else mean
+    slope = (math.log(p_c * math.exp(h) * m_plus) - math.log(p_low * m_minus)) / (h + math.log(p_c / p_low))
     p_se = p_c * (err / mean) / slope
     log_p = math.log(p_c)
     converged = bool(residual <= 1e-9 and err / mean <= rel_tol and slope > 0)

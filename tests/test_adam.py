@@ -1,0 +1,75 @@
+"""The Adam cross-entropy baseline (validation.solvers.adam)."""
+
+import numpy as np
+import pytest
+
+from validation import make_instance, solve
+from validation.solvers.adam import _Scorer, _softmax_gradient, cross_entropy
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_gradient_matches_finite_differences(problem):
+    inst = make_instance(5, 8, problem, seed=2)
+    W = np.random.default_rng(0).standard_normal((5, 5))
+    scorer = _Scorer(inst)
+    S = scorer.scores((scorer.inputs @ W.T.astype(scorer.dtype)))
+    G, loss = _softmax_gradient(np.asarray(S, dtype=np.float64))
+    assert loss == pytest.approx(cross_entropy(inst, W), rel=1e-5)
+    grad = np.asarray(scorer.weight_gradient(G.astype(scorer.dtype)), dtype=np.float64)
+    h = 1e-6
+    numeric = np.zeros((5, 5))
+    for j in range(5):
+        for k in range(5):
+            step = np.zeros((5, 5))
+            step[j, k] = h
+            numeric[j, k] = (cross_entropy(inst, W + step) - cross_entropy(inst, W - step)) / (2 * h)
+    rtol = 1e-4 if problem == "op" else 1e-7  # OP trains in float32
+    np.testing.assert_allclose(grad, numeric, rtol=rtol, atol=rtol * np.abs(numeric).max())
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_stores_easy_instance_and_verifies(problem):
+    inst = make_instance(12, 20, problem, seed=1)
+    sol = solve(inst, solver="adam")
+    assert sol.status == "stored" and sol.stored and sol.converged and sol.recall_fraction == 1.0
+    assert sol.iterations % 10 == 0 and sol.iterations > 0  # checked every 10 steps
+    S = inst.scores(sol.W)
+    comp = S.copy()
+    np.fill_diagonal(comp, -np.inf)
+    assert np.all(np.diag(S) > comp.max(axis=0))
+    assert sol.margin > 0
+
+
+def test_reproducible():
+    inst = make_instance(8, 14, "op", seed=3)
+    a = solve(inst, solver="adam", kappa=0.5)
+    b = solve(inst, solver="adam", kappa=0.5)
+    assert a.iterations == b.iterations
+    np.testing.assert_array_equal(a.W, b.W)
+
+
+def test_budget_exhausted_is_undecided_never_not_stored():
+    inst = make_instance(4, 40, seed=0)  # alpha = 9.2: far beyond capacity
+    sol = solve(inst, solver="adam", steps=200)
+    assert sol.status == "undecided" and not sol.stored and not sol.converged
+    assert sol.iterations == 200
+    assert "cannot certify" in sol.message
+
+
+def test_factor_form():
+    inst = make_instance(12, 16, seed=4)
+    sol = solve(inst, solver="adam", kappa=0.25)
+    assert sol.rank == 3
+    Q, R = sol.factors
+    assert Q.shape == R.shape == (12, 3)
+    np.testing.assert_allclose(Q @ R.T, sol.W, rtol=1e-6, atol=1e-6)
+    assert np.linalg.matrix_rank(sol.W) <= 3
+    assert sol.stored == bool(sol.status == "stored")
+
+
+def test_bad_options():
+    inst = make_instance(4, 5)
+    for kwargs, name in [(dict(steps=0), "steps"), (dict(learning_rate=-1.0), "learning_rate"),
+                         (dict(check_every=0), "check_every"), (dict(beta1=1.0), "beta1")]:
+        with pytest.raises(ValueError, match=name):
+            solve(inst, solver="adam", **kwargs)

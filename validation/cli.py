@@ -15,6 +15,9 @@ from replica._cli_util import dispatch
 COMMAND_MODULES = [
     "validation._cmd_solve",
     "validation._cmd_capacity",
+    "validation._cmd_reproduce",
+    "validation._cmd_export",
+    "validation._cmd_compare",
 ]
 
 

@@ -1,0 +1,74 @@
+"""``validation compare``: the README table "Theory against simulation".
+
+Rows: optimal OP and DP at d = 16, 32, 64; rank kappa = 0.25 and 0.5 at d = 32 (OP);
+Hebbian at d = 32, 64, 128.  Columns: measured p_c with its 95 % interval, the
+finite-size theory p_c, the relative difference, measured and theory alpha.
+Trials are kept in OUT/results.sqlite, so an interrupted run resumes.
+See ``notes/capacity_estimation.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from ._cmd_capacity import add_executor_arguments, executor_from_args
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "compare", help='the README table "Theory against simulation" (measured p_c against theory)',
+        description="Measure p_c for the README rows and print them next to the finite-size theory.")
+    parser.add_argument("--trials", type=int, default=40, help="instances per grid point per round (>= 1)")
+    parser.add_argument("--seed", type=int, default=0, help="base seed (>= 0)")
+    parser.add_argument("--rounds", type=int, default=2, help="refinement rounds (>= 0)")
+    parser.add_argument("--out", default="compare-out",
+                        help="folder for results.sqlite, comparison.csv and comparison.md (default compare-out)")
+    parser.add_argument("--max-d", type=int, default=None, help="only rows with d <= MAX_D (a cheap subset)")
+    add_executor_arguments(parser)
+    parser.add_argument("--format", default="markdown", help="markdown | table | csv | json")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from replica._checks import check_choice, check_int
+    from replica._cli_util import render
+
+    from .capacity import TABLE_ROWS, comparison_markdown, comparison_row, estimate_capacity
+    from .store import ResultStore
+
+    check_choice(args.format, "format", ("markdown", "table", "csv", "json"))
+    check_int(args.trials, "trials", low=1)
+    check_int(args.seed, "seed", low=0)
+    check_choice(args.executor, "executor", ("local", "dask"))
+    rows_spec = [r for r in TABLE_ROWS if args.max_d is None or r[2] <= check_int(args.max_d, "max-d", low=2)]
+    if not rows_spec:
+        raise ValueError(f"max-d = {args.max_d} leaves no rows (smallest d is 16)")
+    store = ResultStore(args.out)
+    executor = executor_from_args(args)
+    rows = []
+    try:
+        for problem, solver, d, kappa, ensemble in rows_spec:
+            sys.stderr.write(f"compare: {problem} {solver} d={d} kappa={kappa:g}\n")
+            est = estimate_capacity(d, problem, solver, kappa, ensemble, trials=args.trials, seed=args.seed,
+                                    rounds=args.rounds, executor=executor, store=store, experiment="compare")
+            rows.append(comparison_row(est))
+    finally:
+        executor.shutdown()
+        store.close()
+    md = comparison_markdown(rows)
+    columns = list(rows[0])
+    folder = args.out if os.path.isdir(args.out) else os.path.dirname(os.path.abspath(args.out))
+    with open(os.path.join(folder, "comparison.md"), "w") as fh:
+        fh.write(md)
+    with open(os.path.join(folder, "comparison.csv"), "w") as fh:
+        render(rows, columns, "csv", stream=fh)
+    if args.format == "markdown":
+        sys.stdout.write(md)
+    elif args.format == "json":
+        sys.stdout.write(json.dumps(rows, indent=2, default=float) + "\n")
+    else:
+        render(rows, ["memory", "d", "p_c", "p_c_low", "p_c_high", "theory_p_c", "rel_diff", "alpha",
+                      "theory_alpha", "trials", "undecided"], args.format, digits=4, stream=sys.stdout)
+    return 0

@@ -1,0 +1,235 @@
+"""Figures of ``validation reproduce``: theory curves against measured points (matplotlib, Agg).
+
+Every function takes plain data (dicts from ``CapacityEstimate.to_dict()`` and lists
+of measurement records) plus precomputed theory curves, draws one figure, saves it
+as PNG and returns the path.  No computation beyond histogramming happens here.
+
+See ``notes/reproduce.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from scipy import special  # noqa: E402
+
+__all__ = ["plot_success", "plot_alpha_vs_d", "plot_alpha_kappa", "plot_spectra", "plot_scores",
+           "wilson_interval"]
+
+_DPI = 110
+
+
+def wilson_interval(stored, decided, z=1.959964):
+    """Wilson score interval of a binomial proportion (arrays allowed)."""
+    k = np.asarray(stored, float)
+    n = np.maximum(np.asarray(decided, float), 1e-300)
+    phat = k / n
+    denom = 1 + z * z / n
+    centre = (phat + z * z / (2 * n)) / denom
+    half = z * np.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / denom
+    return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+
+
+def _save(fig, path):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=_DPI, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def plot_success(estimates, path):
+    """Figure 1: P(stored) against alpha, one panel per (problem, solver) group.
+
+    Points with Wilson 95 % intervals, the fitted logistic, a dashed vertical line at
+    the finite-size theory alpha(d) in the same colour, and the asymptote (1/2 for
+    the optimal memory, 1/8 for Hebbian) in black.
+    """
+    groups = {}
+    for est in estimates:
+        if est["kappa"] != 1.0:
+            continue
+        label = {"optimal": "optimal", "lp": "optimal (LP)", "adam": "Adam"}.get(est["solver"], est["solver"])
+        groups.setdefault((est["problem"], est["solver"]), []).append(est)
+    order = sorted(groups, key=lambda k: (k[1] == "hebbian", k[0]))
+    fig, axes = plt.subplots(1, len(order), figsize=(4.6 * len(order), 3.8), squeeze=False)
+    for ax, key in zip(axes[0], order):
+        problem, solver = key
+        ests = sorted(groups[key], key=lambda e: e["d"])
+        colors = plt.cm.viridis(np.linspace(0.0, 0.85, len(ests)))
+        for est, color in zip(ests, colors):
+            d = est["d"]
+            curve = est["curve"]
+            alpha = np.array([c["alpha"] for c in curve])
+            k = np.array([c["stored"] for c in curve])
+            n = np.array([c["stored"] + c["not_stored"] for c in curve])
+            ok = n > 0
+            lo, hi = wilson_interval(k[ok], n[ok])
+            freq = k[ok] / n[ok]
+            ax.errorbar(alpha[ok], freq, yerr=[freq - lo, hi - freq], fmt="o", ms=3.5, color=color,
+                        capsize=2, lw=0.8, label=f"d = {d}")
+            if math.isfinite(est.get("slope", math.nan)) and math.isfinite(est["p_c"]):
+                ps = np.exp(np.linspace(np.log(min(c["p"] for c in curve)), np.log(max(c["p"] for c in curve)), 200))
+                prob = special.expit(-est["slope"] * (np.log(ps) - np.log(est["p_c"])))
+                ax.plot(ps * np.log(ps) / d ** 2, prob, "-", color=color, lw=1)
+            th = est["theory"].get("alpha", math.nan)
+            if math.isfinite(th):
+                ax.axvline(th, color=color, ls="--", lw=1)
+        asym = 0.125 if solver == "hebbian" else 0.5
+        ax.axvline(asym, color="k", lw=1.2, ls=":")
+        ax.text(asym, 1.02, f" {'1/8' if solver == 'hebbian' else '1/2'}", transform=ax.get_xaxis_transform(),
+                ha="left", va="bottom", fontsize=8)
+        name = {"op": "original problem (OP)", "dp": "decoupled problem (DP)"}[problem]
+        ax.set_title(f"{'Hebbian' if solver == 'hebbian' else solver}, {name}", fontsize=10)
+        ax.set_xlabel(r"load $\alpha = p\,\ln p / d^2$")
+        ax.set_ylim(-0.03, 1.03)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower left", title="dashed: finite-size theory", title_fontsize=7)
+    axes[0][0].set_ylabel("P(stored)  (95% Wilson intervals)")
+    fig.suptitle("Success probability against load: points measured, dashed lines theory p_c(d), "
+                 "dotted the d -> infinity capacity", fontsize=10)
+    return _save(fig, path)
+
+
+def plot_alpha_vs_d(estimates, theory_curves, path):
+    """Figure 2: measured alpha(d) with intervals against 1/ln p_c, theory curves, asymptotes.
+
+    ``theory_curves`` maps a label (``"optimal"``, ``"hebbian"``) to a list of
+    ``{"d", "p_c", "alpha"}`` of the finite-size theory.
+    """
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    styles = {("op", "optimal"): ("o", "C0", "optimal, OP"), ("dp", "optimal"): ("s", "C1", "optimal, DP"),
+              ("op", "hebbian"): ("^", "C2", "Hebbian, OP"), ("dp", "hebbian"): ("v", "C4", "Hebbian, DP"),
+              ("op", "lp"): ("D", "C0", "LP, OP"), ("dp", "lp"): ("D", "C1", "LP, DP")}
+    for key, (marker, color, label) in styles.items():
+        ests = sorted([e for e in estimates if (e["problem"], e["solver"]) == key and e["kappa"] == 1.0
+                       and math.isfinite(e["p_c"])], key=lambda e: e["d"])
+        if not ests:
+            continue
+        x = np.array([1 / math.log(e["p_c"]) for e in ests])
+        y = np.array([e["alpha"] for e in ests])
+        lo = np.array([e["alpha_low"] for e in ests])
+        hi = np.array([e["alpha_high"] for e in ests])
+        ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt=marker, color=color, ms=5, capsize=3, label=label)
+        for e, xi, yi in zip(ests, x, y):
+            ax.annotate(f"d={e['d']}", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7,
+                        color=color)
+    for name, pts in theory_curves.items():
+        pts = [q for q in pts if math.isfinite(q["p_c"])]
+        if not pts:
+            continue
+        x = [1 / math.log(q["p_c"]) for q in pts]
+        ax.plot(x, [q["alpha"] for q in pts], "-", color="k" if name == "optimal" else "C2", lw=1.2,
+                label=f"finite-size theory ({name})")
+    ax.axhline(0.5, color="k", ls=":", lw=1)
+    ax.axhline(0.125, color="C2", ls=":", lw=1)
+    ax.text(0.002, 0.5, "1/2", va="bottom", fontsize=8)
+    ax.text(0.002, 0.125, "1/8", va="bottom", fontsize=8, color="C2")
+    ax.set_xlim(left=0)
+    ax.set_xlabel(r"$1/\ln p_c$  (d $\to \infty$ at 0)")
+    ax.set_ylabel(r"$\alpha = p_c \ln p_c / d^2$  (95% interval)")
+    ax.set_title("Measured capacity against 1/ln p, with the finite-size theory", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    return _save(fig, path)
+
+
+def plot_alpha_kappa(kappa_curve, points, path):
+    """Figure 3: alpha_c(kappa) = F(kappa)/2 with finite-size-corrected measured points.
+
+    ``kappa_curve``: ``{"kappa": [...], "alpha_c": [...], "dof": [...]}``.
+    ``points``: dicts with ``kappa, d, alpha, alpha_low, alpha_high, theory_alpha, alpha_c``;
+    the corrected value is ``alpha * alpha_c / theory_alpha`` (measured over finite-size
+    theory, times the asymptote).
+    """
+    fig, ax = plt.subplots(figsize=(6.2, 4.3))
+    ax.plot(kappa_curve["kappa"], kappa_curve["alpha_c"], "k-", lw=1.3, label=r"theory $\alpha_c(\kappa)=F(\kappa)/2$")
+    ax.plot(kappa_curve["kappa"], kappa_curve["dof"], color="0.6", ls="--", lw=1,
+            label=r"degree-of-freedom count $(2\kappa-\kappa^2)/2$")
+    for i, d in enumerate(sorted({q["d"] for q in points})):
+        pts = sorted([q for q in points if q["d"] == d], key=lambda q: q["kappa"])
+        k = np.array([q["kappa"] for q in pts])
+        ratio = np.array([q["alpha_c"] / q["theory_alpha"] for q in pts])
+        y = np.array([q["alpha"] for q in pts]) * ratio
+        lo = np.array([q["alpha_low"] for q in pts]) * ratio
+        hi = np.array([q["alpha_high"] for q in pts]) * ratio
+        ax.errorbar(k, y, yerr=[y - lo, hi - y], fmt="o", color=f"C{i}", capsize=3, ms=5,
+                    label=f"simulation d={d}, finite-size corrected")
+        ax.plot(k, [q["alpha"] for q in pts], "x", color=f"C{i}", ms=6,
+                label=f"simulation d={d}, raw (finite-size theory: +)")
+        ax.plot(k, [q["theory_alpha"] for q in pts], "+", color=f"C{i}", ms=9)
+    ax.set_xlabel(r"rank fraction $\kappa = m/d$")
+    ax.set_ylabel(r"capacity $\alpha = p_c\ln p_c/d^2$")
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title("Rank-constrained capacity: corrected point = measured x alpha_c(kappa) / theory(d, kappa)",
+                 fontsize=9)
+    return _save(fig, path)
+
+
+def plot_spectra(panels, path):
+    """Figure 4: singular-value histograms against their predicted laws.
+
+    ``panels``: list of dicts ``{"title", "values", "pdf": callable or None, "pdf_label",
+    "support": (lo, hi)}``; ``values`` already normalised.
+    """
+    n = len(panels)
+    cols = min(3, n)
+    rows = int(math.ceil(n / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.3 * rows), squeeze=False)
+    for ax, panel in zip(axes.flat, panels):
+        vals = np.asarray(panel["values"], float)
+        hi = max(2.2, float(np.max(vals)) * 1.02) if len(vals) else 2.2
+        ax.hist(vals, bins=np.linspace(0, hi, 40), density=True, color="C0", alpha=0.6,
+                label=f"measured ({len(vals)} values)")
+        if panel.get("pdf") is not None:
+            lo_s, hi_s = panel.get("support", (0.0, 2.0))
+            s = np.linspace(lo_s, hi_s, 400)
+            ax.plot(s, panel["pdf"](s), "k-", lw=1.3, label=panel.get("pdf_label", "theory"))
+        ax.set_title(panel["title"], fontsize=9)
+        ax.set_xlabel(panel.get("xlabel", r"singular value $s\,\sqrt{d\,F(\kappa)}/\|W\|_F$"), fontsize=8)
+        ax.set_ylabel("density")
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def plot_scores(panels, path):
+    """Figure 5: score histograms in competitor-std units (scores / (||W||_F / d)).
+
+    ``panels``: dicts ``{"title", "targets", "top_competitors", "competitors", "p",
+    "water_level", "predicted_target" (optional), "lines": [(x, label, style)]}``.
+    """
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.8), squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        series = [("competitors (sample)", panel.get("competitors"), "0.6"),
+                  ("largest competitor", panel.get("top_competitors"), "C3"),
+                  ("target", panel.get("targets"), "C0")]
+        allv = np.concatenate([np.asarray(v, float) for _, v, _ in series if v is not None and len(v)])
+        bins = np.linspace(np.percentile(allv, 0.2), np.percentile(allv, 99.8), 70)
+        for label, vals, color in series:
+            if vals is None or not len(vals):
+                continue
+            ax.hist(vals, bins=bins, density=True, alpha=0.55, color=color, label=label)
+        for x, label, style in panel.get("lines", []):
+            if x is not None and math.isfinite(x):
+                ax.axvline(x, ls=style, color="k", lw=1.1)
+                ax.text(x, 0.97, " " + label, transform=ax.get_xaxis_transform(), rotation=90,
+                        va="top", ha="right", fontsize=7)
+        ax.set_title(panel["title"], fontsize=9)
+        ax.set_xlabel(r"score / ($\|W\|_F/d$)  (competitor standard deviations)", fontsize=8)
+        ax.set_ylabel("density")
+        ax.legend(fontsize=7, loc="upper left")
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return _save(fig, path)

@@ -54,6 +54,10 @@ outer loop over inputs ``mu`` with ``prange`` and respect ``NUMBA_NUM_THREADS`` 
     (``sum_{rho,mu} c[rho,mu] u^(mu)_rho e_mu^T``).  Parallel.  The size ``d`` is
     ``out.shape[1]`` and ``p`` is ``coefficients.shape[0]``.
 
+``_fill_candidate(key, ensemble_code, mu, rho, out_row)`` (njit, serial)
+    Write candidate ``(mu, rho)`` into the length-d float64 ``out_row``; the
+    building block of all the kernels above, callable from other numba code.
+
 ``key`` is a ``numpy.uint64`` (``Instance.dp_key``) and ``ensemble_code`` an int
 (``ENSEMBLE_CODES[name]``, ``Instance.ensemble_code``).
 """

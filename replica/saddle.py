@@ -77,7 +77,7 @@ _MAX_PANELS = 40
 @njit(cache=True)
 def _log_ndtr(u):
     """log Phi(u), accurate to a few ulp on the whole real line."""
-    if u > 5.0:
+    if u > 0.0:
         return math.log1p(-0.5 * math.erfc(u / _SQRT2))
     if u > -30.0:
         return math.log(0.5 * math.erfc(-u / _SQRT2))
@@ -96,7 +96,7 @@ def _mills(u):
 @njit(cache=True)
 def _log_ndtr_mills(u):
     """(log Phi(u), phi(u)/Phi(u)) from one erfc."""
-    if u > 5.0:
+    if u > 0.0:
         e = 0.5 * math.erfc(u / _SQRT2)
         return math.log1p(-e), _INV_SQRT_2PI * math.exp(-0.5 * u * u) / (1.0 - e)
     if u > -30.0:

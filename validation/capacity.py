@@ -164,6 +164,38 @@ def _profile(log_p_c, x, k, n):
     return -res.fun, math.exp(res.x)
 
 
+_SLOPE_GRID = np.exp(np.linspace(math.log(1e-2), math.log(_MAX_SLOPE), 90))
+
+
+def _profile_on_grid(log_p_cs, x, k, n):
+    """Profile log-likelihood on a grid of ln p_c, maximised over a log grid of slopes (coarse)."""
+    z = _SLOPE_GRID[None, :, None] * (log_p_cs[:, None, None] - x[None, None, :])
+    ll = (k * special.log_expit(z) + (n - k) * special.log_expit(-z)).sum(axis=2)
+    return ll.max(axis=1)
+
+
+def _endpoint(excess, grid, c_hat, j, step):
+    """Root of ``excess`` between ``c_hat`` and the grid end in direction ``step``.
+
+    ``j`` is the first grid index (from the coarse profile) where the excess is
+    believed negative; it is checked with the precise profile and moved outwards until
+    the excess is negative, then the bracket is closed inwards.  ``None`` if the excess
+    stays positive up to the end of the grid.
+    """
+    if j is None:
+        return None
+    while excess(grid[j]) >= 0:
+        j += step
+        if j < 0 or j >= len(grid):
+            return None
+    inner = j - step
+    a = grid[inner] if (0 <= inner < len(grid)) and ((grid[inner] - c_hat) * step > 0) else c_hat
+    while excess(a) < 0:  # coarse grid was optimistic: move inwards
+        inner -= step
+        a = grid[inner] if (grid[inner] - c_hat) * step > 0 else c_hat
+    return float(optimize.brentq(excess, min(a, grid[j]), max(a, grid[j]), xtol=1e-7))
+
+
 def fit_logistic(p, stored, decided) -> LogisticFit:
     """Fit the logistic model to counts and return the profile-likelihood interval.
 
@@ -192,8 +224,8 @@ def fit_logistic(p, stored, decided) -> LogisticFit:
         raise ValueError("decided must have at least one trial to fit P(stored)")
     span = max(x.max() - x.min(), 0.2)
     lo, hi = x.min() - span, x.max() + span
-    grid = np.linspace(lo, hi, 241)
-    prof = np.array([_profile(c, x, k, n)[0] for c in grid])
+    grid = np.linspace(lo, hi, 161)
+    prof = _profile_on_grid(grid, x, k, n)
     i = int(np.argmax(prof))
     # refine the maximum
     a, b = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
@@ -214,15 +246,11 @@ def fit_logistic(p, stored, decided) -> LogisticFit:
     bracketed = True
     below = np.flatnonzero((grid < c_hat) & (prof < target))
     above = np.flatnonzero((grid > c_hat) & (prof < target))
-    if len(below):
-        j = below[-1]
-        c_low = optimize.brentq(excess, grid[j], min(grid[j + 1], c_hat), xtol=1e-7)
-    else:
+    c_low = _endpoint(excess, grid, c_hat, below[-1] if len(below) else None, -1)
+    c_high = _endpoint(excess, grid, c_hat, above[0] if len(above) else None, +1)
+    if c_low is None:
         c_low, bracketed = lo, False
-    if len(above):
-        j = above[0]
-        c_high = optimize.brentq(excess, max(grid[j - 1], c_hat), grid[j], xtol=1e-7)
-    else:
+    if c_high is None:
         c_high, bracketed = hi, False
     separated = slope >= _MAX_SLOPE * 0.999
     status = "unbracketed" if not bracketed else ("separated" if separated else "ok")

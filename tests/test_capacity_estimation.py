@@ -1,0 +1,125 @@
+"""Capacity estimation on a known-answer task, the logistic fit, and the CLI's bad input."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from replica._cli_util import dispatch
+from validation.capacity import estimate_capacity, fit_logistic, load
+from validation.store import ResultStore
+
+SYNTH = "validation.sweep:synthetic_trial"
+MODULES = ["validation._cmd_capacity", "validation._cmd_compare", "validation._cmd_export",
+           "validation._cmd_reproduce"]
+
+
+def test_fit_recovers_exact_logistic_counts():
+    # noiseless "counts" from the model itself: the MLE must return its parameters
+    p = np.array([50, 70, 90, 110, 130, 160])
+    prob = 1 / (1 + np.exp(6.0 * (np.log(p) - np.log(100.0))))
+    n = np.full(p.size, 10_000)
+    fit = fit_logistic(p, np.round(prob * n), n)
+    assert fit.status == "ok"
+    assert math.exp(fit.log_p_c) == pytest.approx(100.0, rel=2e-3)
+    assert fit.slope == pytest.approx(6.0, rel=2e-2)
+    assert fit.log_p_c_low < fit.log_p_c < fit.log_p_c_high
+
+
+def test_fit_separated_counts_give_the_gap():
+    fit = fit_logistic([40, 60, 80, 100], [10, 10, 0, 0], [10, 10, 10, 10])
+    assert fit.status == "separated"
+    assert 60 <= math.exp(fit.log_p_c) <= 80
+    assert math.exp(fit.log_p_c_low) <= 61 and math.exp(fit.log_p_c_high) >= 79
+
+
+def test_fit_unbracketed_is_flagged():
+    fit = fit_logistic([40, 60], [10, 9], [10, 10])
+    assert fit.status == "unbracketed"
+
+
+def test_estimate_recovers_known_p_c_with_nominal_coverage():
+    """Synthetic task with P(stored) = logistic(ln p; p_c = 100, slope = 8): coverage over 20 seeds.
+
+    With a 95 % interval the number of misses in 20 independent runs is Binomial(20, 0.05)
+    (P(misses >= 4) = 0.016); a biased estimator or too-narrow interval fails this.
+    """
+    misses, estimates = 0, []
+    for seed in range(20):
+        est = estimate_capacity(16, trials=15, seed=seed, task_function=SYNTH, center=70.0,
+                                solver_options={"p_c": 100.0, "slope": 8.0}, rounds=2)
+        assert est.status in ("ok", "separated")
+        misses += not (est.p_c_low <= 100.0 <= est.p_c_high)
+        estimates.append(est.p_c)
+    assert misses <= 3
+    assert abs(np.median(estimates) - 100.0) < 5.0
+
+
+def test_estimate_counts_undecided_separately(tmp_path):
+    undecided = tuple((p, t) for p in range(2, 400) for t in (0, 1))
+    est = estimate_capacity(16, trials=6, seed=3, task_function=SYNTH, center=100.0,
+                            solver_options={"p_c": 100.0, "slope": 8.0, "undecided_on": undecided}, rounds=1,
+                            store=ResultStore(tmp_path))
+    total = sum(c.trials for c in est.curve)
+    assert est.undecided == sum(c.undecided for c in est.curve) > 0
+    for c in est.curve:
+        assert c.stored + c.not_stored + c.undecided + c.errors == c.trials
+        assert c.undecided == 2 * (c.trials // 6)
+    assert "undecided" in est.message and "WARNING" in est.message  # 1/3 excluded
+    d = est.to_dict()
+    assert set(d) >= {"d", "problem", "solver", "kappa", "ensemble", "p_c", "p_c_low", "p_c_high", "alpha",
+                      "curve", "theory"}
+    assert d["alpha"] == pytest.approx(load(est.p_c, 16))
+    assert sum(c["trials"] for c in d["curve"]) == total
+    # rerun from the store: nothing recomputed, identical answer
+    again = estimate_capacity(16, trials=6, seed=3, task_function=SYNTH, center=100.0,
+                              solver_options={"p_c": 100.0, "slope": 8.0, "undecided_on": undecided},
+                              rounds=1, store=ResultStore(tmp_path))
+    assert again.p_c == est.p_c and again.curve == est.curve
+
+
+def test_grid_expands_to_bracket():
+    est = estimate_capacity(16, trials=10, seed=0, task_function=SYNTH, center=20.0,
+                            solver_options={"p_c": 100.0, "slope": 8.0}, rounds=1)
+    assert est.status in ("ok", "separated")
+    assert est.p_c_low <= 100.0 <= est.p_c_high or abs(est.p_c - 100) < 15
+
+
+@pytest.mark.parametrize("argv, word", [
+    (["capacity", "--d", "16", "--solver", "hebbian", "--trials", "0"], "trials"),
+    (["capacity", "--d", "1", "--solver", "hebbian", "--trials", "3"], "d"),
+    (["capacity", "--d", "16", "--solver", "magic", "--trials", "3"], "solver"),
+    (["capacity", "--d", "16", "--problem", "xx", "--trials", "3"], "problem"),
+    (["capacity", "--d", "16", "--kappa", "1.5", "--trials", "3"], "kappa"),
+    (["capacity", "--d", "16", "--ensemble", "cube", "--trials", "3"], "ensemble"),
+    (["capacity", "--d", "16", "--trials", "3", "--executor", "spark"], "executor"),
+    (["compare", "--trials", "0"], "trials"),
+    (["reproduce", "--workers", "-1"], "workers"),
+    (["export", "--out", "/nonexistent/folder/x"], "does not exist"),
+])
+def test_cli_bad_input_exits_2(argv, word, capsys):
+    assert dispatch("validation", "test", MODULES, argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and word in err
+
+
+def test_cli_capacity_json_hebbian(capsys):
+    code = dispatch("validation", "test", MODULES,
+                    ["capacity", "--d", "12", "--solver", "hebbian", "--trials", "6", "--seed", "2",
+                     "--rounds", "1", "--workers", "0", "--format", "json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["solver"] == "hebbian" and out["d"] == 12
+    assert set(out["theory"]) == {"p_c", "alpha", "alpha_c"} and out["theory"]["alpha_c"] == 0.125
+    assert out["p_c_low"] <= out["p_c"] <= out["p_c_high"]
+    assert all(set(c) >= {"p", "alpha", "trials", "stored"} for c in out["curve"])
+    assert out["alpha"] == pytest.approx(out["p_c"] * math.log(out["p_c"]) / 144)
+
+
+def test_export_round_trip(tmp_path, capsys):
+    estimate_capacity(16, trials=3, seed=1, task_function=SYNTH, center=100.0, rounds=0,
+                      store=ResultStore(tmp_path))
+    assert dispatch("validation", "test", MODULES, ["export", "--out", str(tmp_path)]) == 0
+    lines = (tmp_path / "results.csv").read_text().splitlines()
+    assert lines[0].startswith("experiment,") and len(lines) - 1 == ResultStore(tmp_path).summary().rows

@@ -15,6 +15,7 @@ from ._cli_util import dispatch
 COMMAND_MODULES = [
     "replica._cmd_table",
     "replica._cmd_capacity",
+    "replica._cmd_saddle",
 ]
 
 

@@ -37,7 +37,7 @@ posterior mean of ``dS/dq`` at fixed ``x`` (analytic).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from numba import njit
@@ -422,6 +422,11 @@ class _Blocks:
     norm: np.ndarray  # Phi(tops[:, -1]) (ones when bulk == 0)
 
 
+def _json_friendly(record: dict) -> dict:
+    """Non-finite floats (NaN, -inf above capacity) become None: strict JSON."""
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
+
+
 def _check_p(p, exact_competitors):
     p = check_real(p, "p", low=2.0)
     n = p - 1.0
@@ -706,7 +711,8 @@ class SaddlePoint:
     exact_competitors: int
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Fields as a dict; NaN and infinities become None (strict JSON)."""
+        return _json_friendly(asdict(self))
 
 
 class _Equation:
@@ -859,7 +865,8 @@ class SampleCapacity:
     exact_competitors: int
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Fields as a dict; NaN and infinities become None (strict JSON)."""
+        return _json_friendly(asdict(self))
 
 
 def sample_capacity(d, margin=0.0, *, samples=DEFAULT_SAMPLES, seed=DEFAULT_SEED,

@@ -280,6 +280,30 @@ def test_result_is_frozen_and_json_friendly(sample):
     assert json.dumps(sample_capacity(16, sample=sample).to_dict())
 
 
+def test_above_capacity_result_is_strict_json(sample):
+    res = saddle_point(30, 8, sample=sample)
+    assert not res.converged and res.q == 1.0 and "capacity" in res.message
+    record = res.to_dict()
+    assert record["free_entropy"] is None and record["q_stderr"] is None
+    json.dumps(record, allow_nan=False)
+
+
+def test_cli_saddle_json_and_bad_input(capsys):
+    from replica.cli import main
+
+    assert main(["saddle", "--d", "8", "--p", "5", "30", "--samples", "32", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["converged"] for r in rows] == [True, False]
+    assert rows[0]["residual"] < 1e-10 and 0 < rows[0]["q"] < 1
+    assert main(["saddle", "--d", "8", "--fraction", "0.5", "--samples", "32", "--format", "csv"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("d,p,p_c_sample") and len(out) == 2
+    assert main(["saddle", "--d", "8", "--p", "5.5", "--samples", "32"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "p must be an integer" in err
+    assert main(["saddle", "--d", "8", "--fraction", "1.2"]) == 2
+
+
 def test_reproducible_from_seed():
     a = saddle_point(20, 16, samples=64, seed=11)
     b = saddle_point(20, 16, samples=64, seed=11)

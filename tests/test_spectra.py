@@ -93,6 +93,20 @@ def test_density_continuous_across_ratio_one():
         assert np.allclose(hebbian_spectrum(ratio).pdf(s), exact, rtol=1e-6)
 
 
+def test_density_near_zero():
+    # c > 1: the pair of roots leaves the double root -1/c, f(0+) = (2/pi) sqrt(c/(c-1)) (-> 2/pi, QC).
+    for ratio in (1.5, 4.0, 16.0):
+        assert hebbian_spectrum(ratio).pdf(1e-6) == pytest.approx(2 / math.pi * math.sqrt(ratio / (ratio - 1)),
+                                                                  rel=1e-6)
+    # c = 1: triple root, f(s) ~ (sqrt(3)/pi) s^(-1/3).
+    assert hebbian_spectrum(1.0).pdf(1e-9) * 1e-3 == pytest.approx(math.sqrt(3) / math.pi, rel=1e-4)
+    # c < 1: gap [0, s_minus) with s_minus^2 = (1 - c)^3 / (c^2 x_plus).
+    law = hebbian_spectrum(0.25)
+    lo, hi = law.support()
+    assert lo ** 2 == pytest.approx(0.75 ** 3 / (0.25 ** 2 * hi ** 2), rel=1e-12)
+    assert law.pdf(0.99 * lo) == 0.0 and law.pdf(1.01 * lo) > 0
+
+
 def test_cdf_ppf_rvs():
     for ratio in (0.5, 1.0, 4.0):
         law = hebbian_spectrum(ratio)

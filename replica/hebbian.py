@@ -103,7 +103,7 @@ def _z_grid(n):
 
 
 def _sphere_crosstalk_scale(d, p):
-    """Gamma law matched to the mean and variance of S = sum_{nu != mu} (e_nu . e_mu)^2 (sphere)."""
+    """Gamma law matched to mean and variance of S = sum of p - 1 squared projections (sphere)."""
     mean = (p - 1.0) / d
     var = (p - 1.0) * (2.0 * d - 2.0) / (d * d * (d + 2.0))
     return stats.gamma(mean * mean / var, scale=var / mean)
@@ -126,20 +126,30 @@ def _projection_sf(v, d):
 # environments
 # --------------------------------------------------------------------------------------
 def _gaussian_environment(d, p):
-    """Flattened environment grid (a, b, t, |y_-|^2, weight) for the gaussian ensemble."""
+    """Flattened leave-one-out environment grid (a, b, t_{-nu}, |y_{-nu}|^2, weight), gaussian ensemble.
+
+    The crosstalk of the environment has the ``p - 2`` terms other than the competitor's own
+    pair term, which is treated exactly in :func:`_gaussian_competitor_sf`.
+    """
     nodes = _GAUSS_NODES
     a, wa = _gamma_nodes(0.5 * d, 2.0 / d, nodes["norm"])  # |e|^2 and |u|^2 ~ chi^2_d / d
-    s_over_a, ws = _gamma_nodes(0.5 * (p - 1.0), 2.0 / d, nodes["crosstalk_scale"])
+    s_over_a, ws = _crosstalk_nodes_gaussian(d, p)
     chi, wc = _gamma_nodes(0.5 * (d - 1.0), 2.0, nodes["perp"])
     z, wz = _z_grid(nodes["z"])
     A, B, SA, C, Z = np.meshgrid(a, a, s_over_a, chi, z, indexing="ij")
     weight = np.einsum("i,j,k,l,m->ijklm", wa, wa, ws, wc, wz).ravel()
     A, B, SA, C, Z = (v.ravel() for v in (A, B, SA, C, Z))
-    S = A * SA                                            # S = sum_nu c_nu^2 ~ (a/d) chi^2_{p-1}
-    h = A * np.sqrt(B) + np.sqrt(S / d) * Z               # y . u_mu / |u_mu|
-    target = np.sqrt(B) * h
-    y2 = h * h + (S / d) * C - A / d                      # |y|^2 minus one pair term: |y_{-nu}|^2
+    S = A * SA                                            # sum_{lam != mu, nu} c_lam^2 ~ (a/d) chi^2_{p-2}
+    h = A * np.sqrt(B) + np.sqrt(S / d) * Z               # y_{-nu} . u_mu / |u_mu|
+    target = np.sqrt(B) * h                               # t_{-nu}
+    y2 = h * h + (S / d) * C                              # |y_{-nu}|^2
     return A, B, target, y2, weight
+
+
+def _crosstalk_nodes_gaussian(d, p):
+    if p - 2.0 <= 1e-12:
+        return np.zeros(1), np.ones(1)
+    return _gamma_nodes(0.5 * (p - 2.0), 2.0 / d, _GAUSS_NODES["crosstalk_scale"])
 
 
 def _gaussian_competitor_sf(target, y2, a, b, d):
@@ -181,15 +191,19 @@ def _gaussian_failure(d, p):
 
 
 def _sphere_environment(d, p):
+    """Leave-one-out environment grid (t_{-nu}, |y_{-nu}|^2, weight) for the sphere ensemble."""
     nodes = _SPHERE_NODES
-    S, ws = _mapped_nodes(_sphere_crosstalk_scale(d, p), nodes["crosstalk_scale"])
+    if p - 2.0 <= 1e-12:
+        S, ws = np.zeros(1), np.ones(1)
+    else:
+        S, ws = _mapped_nodes(_sphere_crosstalk_scale(d, p - 1.0), nodes["crosstalk_scale"])
     chi, wc = _gamma_nodes(0.5 * (d - 1.0), 2.0, nodes["perp"])
     z, wz = _z_grid(nodes["z"])
     SS, C, Z = np.meshgrid(S, chi, z, indexing="ij")
     weight = np.einsum("i,j,k->ijk", ws, wc, wz).ravel()
     SS, C, Z = (v.ravel() for v in (SS, C, Z))
     target = 1.0 + np.sqrt(SS / d) * Z
-    y2 = target * target + (SS / d) * C - 1.0 / d
+    y2 = target * target + (SS / d) * C
     return target, y2, weight
 
 
@@ -523,21 +537,23 @@ class HebbianScoreLaws:
         return out
 
     # ----- sampling -------------------------------------------------------------------
-    def _environment(self, size, rng):
-        d, p = self.d, self.p
+    def _environment(self, size, rng, *, leave_one_out=False):
+        """Sample (a, b, t, |y|^2); with ``leave_one_out`` the crosstalk has p - 2 terms (t_{-nu}, y_{-nu})."""
+        d = self.d
+        terms = self.p - (2 if leave_one_out else 1)
         if self.ensemble == "gaussian":
             a = rng.gamma(0.5 * d, 2.0 / d, size)
             b = rng.gamma(0.5 * d, 2.0 / d, size)
-            S = a * rng.gamma(0.5 * (p - 1.0), 2.0 / d, size) if p > 1 else np.zeros(size)
+            S = a * rng.gamma(0.5 * terms, 2.0 / d, size) if terms > 0 else np.zeros(size)
         else:
             a = np.ones(size)
             b = np.ones(size)
-            law = _sphere_crosstalk_scale(d, p)
-            S = law.rvs(size=size, random_state=rng)
+            S = _sphere_crosstalk_scale(d, terms + 1.0).rvs(size=size, random_state=rng) if terms > 0 \
+                else np.zeros(size)
         h = a * np.sqrt(b) + np.sqrt(S / d) * rng.standard_normal(size)
         target = np.sqrt(b) * h
-        y2 = h * h + (S / d) * rng.chisquare(d - 1, size) - a / d
-        return a, b, target, np.maximum(y2, 0.0)
+        y2 = h * h + (S / d) * rng.chisquare(d - 1, size)
+        return a, b, target, y2
 
     def _competitors(self, a, b, target, y2, count, rng):
         """Actual competitor scores s_nu (pair term included), shape (len(a), count)."""
@@ -576,25 +592,28 @@ class HebbianScoreLaws:
     def rvs_competitor(self, size, rng):
         """One competitor score ``s[rho, mu]`` / competitor std per sample (model law)."""
         size = check_int(size, "size", low=0)
-        a, b, target, y2 = self._environment(size, rng)
+        a, b, target, y2 = self._environment(size, rng, leave_one_out=True)
         score, _ = self._competitors(a, b, target, y2, 1, rng)
         return score[:, 0] / self.competitor_std
 
     def rvs_joint(self, size, rng, *, chunk=2048):
         """Pairs (target, largest competitor) / competitor std, and the recall indicator.
 
-        Returns ``(target, top_competitor, recalled)``; ``recalled`` uses the model's
-        condition ``max_nu (s_nu - x_nu c_nu) < t_{-nu}``.  Cost ``size * (p - 1)``.
+        Returns ``(target, top_competitor, recalled)`` from the leave-one-out environment:
+        ``recalled`` is the model's condition ``max_nu (s_nu - x_nu c_nu) < t_{-nu}`` and
+        ``target = t_{-top} + x_top c_top`` is the full target seen by the largest
+        competitor.  Cost ``size * (p - 1)``.
         """
         size = check_int(size, "size", low=0)
         targets, tops, oks = [], [], []
         for start in range(0, size, chunk):
             m = min(chunk, size - start)
-            a, b, target, y2 = self._environment(m, rng)
+            a, b, target, y2 = self._environment(m, rng, leave_one_out=True)
             score, pair = self._competitors(a, b, target, y2, int(self.p) - 1, rng)
-            targets.append(target)
-            tops.append(score.max(axis=1))
-            # target without the pair term of each competitor: t - x c (approximated by t per competitor)
+            top = np.argmax(score, axis=1)
+            rows = np.arange(m)
+            targets.append(target + pair[rows, top])
+            tops.append(score[rows, top])
             oks.append(np.all(score - pair < target[:, None], axis=1))
         cat = (lambda xs: np.concatenate(xs) if xs else np.empty(0))
         return cat(targets) / self.competitor_std, cat(tops) / self.competitor_std, cat(oks).astype(bool)

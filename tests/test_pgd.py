@@ -1,0 +1,179 @@
+"""Tests of the ``optimal`` solver (validation.solvers.pgd) and its kernels.
+
+Reference values are independent computations: dense numpy margins, float64 recall
+(``validation.solvers.assess``), brute-force minimisation on a grid, and the
+weak-duality inequality of ``notes/optimal_solver.md``.
+"""
+
+import numpy as np
+import pytest
+
+from validation import make_instance, solve
+from validation.solvers import assess, pgd
+from validation.solvers.pgd import solve_optimal
+
+
+def _dense_margins(inst, W):
+    """margins[mu, rho] = (t_mu - u^(mu)_rho) . W e_mu, diagonal +inf (numpy, float64)."""
+    out = np.empty((inst.p, inst.p))
+    for mu in range(inst.p):
+        cand = inst.candidates(mu)
+        y = W @ inst.inputs[mu]
+        out[mu] = cand[mu] @ y - cand @ y
+        out[mu, mu] = np.inf
+    return out
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_stored_solution_recalls_in_float64(problem):
+    inst = make_instance(16, 40, problem=problem, seed=3)
+    sol = solve_optimal(inst, refine=False)
+    assert sol.status == "stored" and sol.stored and sol.converged
+    stored, fraction, margin, _ = assess(inst, sol.W)
+    assert stored and fraction == 1.0
+    assert margin > 0
+    assert sol.margin == pytest.approx(margin, rel=1e-9)
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_not_stored_only_with_certificate(problem):
+    inst = make_instance(8, 34, problem=problem, seed=5)  # ~1.5 x the finite-size p_c
+    sol = solve_optimal(inst, refine=False)
+    assert sol.status == "not_stored"
+    assert sol.info["margin_bound"] <= sol.info["tol"]
+    assert not sol.stored
+    stored, _, margin, _ = assess(inst, sol.W)
+    assert not stored and margin < 0
+
+
+def test_margin_bound_is_an_upper_bound_on_every_w():
+    """Weak duality: d ||sum lam_i a_i|| / sum lam_i >= normalised margin of any W."""
+    inst = make_instance(10, 30, seed=2)
+    prob = pgd._Problem(inst)
+    rng = np.random.default_rng(0)
+    W0 = rng.normal(size=(10, 10))
+    ws, _ = pgd._full_pass(prob, W0, np.inf, 10**6, 1 << 20)
+    lam = rng.random(ws.size)
+    bound = 10 * np.linalg.norm(ws.combine(lam, exact=True)) / lam.sum()
+    for _ in range(20):
+        W = rng.normal(size=(10, 10))
+        gamma = 10 * _dense_margins(inst, W).min() / np.linalg.norm(W)
+        assert gamma <= bound + 1e-12
+    sol = solve_optimal(inst)  # refined: the reported bound must exceed the margin
+    assert sol.status == "stored"
+    assert sol.margin <= sol.info["margin_bound"] + 1e-12
+
+
+def test_refinement_raises_the_margin_and_reports_its_gap():
+    inst = make_instance(12, 30, seed=7)
+    plain = solve_optimal(inst, refine=False)
+    refined = solve_optimal(inst, refine=True, refine_tol=0.05, refine_iterations=20000)
+    assert plain.status == refined.status == "stored"
+    assert refined.margin >= plain.margin
+    assert refined.info["refine_converged"]
+    gap = (refined.info["margin_bound"] - refined.margin) / refined.info["margin_bound"]
+    assert 0 <= gap <= 0.05
+
+
+@pytest.mark.parametrize("kappa", [0.25, 0.5])
+def test_rank_constrained_stores_easy_instances(kappa):
+    d = 16
+    inst = make_instance(d, 24, seed=11)
+    sol = solve(inst, "optimal", kappa=kappa, refine=False)
+    m = max(1, round(kappa * d))
+    assert sol.rank == m
+    assert sol.status == "stored" and sol.stored
+    Q, R = sol.factors
+    assert Q.shape == (d, m) and R.shape == (d, m)
+    np.testing.assert_allclose(sol.W, Q @ R.T, rtol=1e-12, atol=1e-12)
+    assert np.linalg.matrix_rank(sol.W) <= m
+    assert assess(inst, sol.W)[0]
+
+
+def test_rank_constrained_never_claims_not_stored_without_bound():
+    inst = make_instance(12, 40, seed=1)  # far above the rank-3 capacity
+    sol = solve_optimal(inst, kappa=0.25, max_iterations=300, refine=False)
+    assert sol.status in ("undecided", "not_stored")
+    if sol.status == "not_stored":
+        assert sol.info["margin_bound"] <= sol.info["tol"]
+    else:
+        assert not sol.converged
+
+
+def test_budget_exhausted_is_undecided():
+    inst = make_instance(16, 66, seed=0)  # near the finite-size threshold
+    sol = solve_optimal(inst, max_iterations=1, refresh=1, refine=False)
+    assert sol.status == "undecided"
+    assert not sol.converged and sol.info["margin_bound"] > sol.info["tol"]
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_reproducible(problem):
+    inst = make_instance(12, 36, problem=problem, seed=4)
+    a = solve_optimal(inst, refine_iterations=300)
+    b = solve_optimal(make_instance(12, 36, problem=problem, seed=4), refine_iterations=300)
+    assert a.status == b.status
+    np.testing.assert_array_equal(a.W, b.W)
+
+
+def test_warm_start():
+    inst = make_instance(16, 50, seed=2)
+    cold = solve_optimal(inst, refine=False)
+    warm = solve_optimal(inst, refine=False, initial=cold.W)
+    assert cold.status == warm.status == "stored"
+    assert warm.iterations <= cold.iterations
+    bigger = make_instance(16, 50, seed=2)
+    assert solve_optimal(bigger, refine=False, initial=(cold.W, np.eye(16))).status == "stored"
+
+
+def test_working_set_kernels_match_dense_margins():
+    for problem in ("op", "dp"):
+        inst = make_instance(9, 25, problem=problem, seed=8)
+        prob = pgd._Problem(inst)
+        W = np.random.default_rng(1).normal(size=(9, 9))
+        ws, min32 = pgd._full_pass(prob, W, np.inf, 10**6, 1 << 20)
+        dense = _dense_margins(inst, W)
+        assert ws.size == 25 * 24
+        np.testing.assert_allclose(ws.margins(prob.images(W)), dense[ws.rows, ws.cols],
+                                   rtol=1e-4, atol=1e-4)
+        assert min32 == pytest.approx(dense.min(), rel=1e-4, abs=1e-5)
+        np.testing.assert_allclose(pgd._exact_min_margins(prob, W, 1 << 20), dense.min(axis=1),
+                                   rtol=1e-12, atol=1e-12)
+        # capped working set keeps the smallest margins of each input
+        ws3, _ = pgd._full_pass(prob, W, np.inf, 3, 64)
+        for mu in range(25):
+            kept = np.sort(dense[mu, ws3.cols[ws3.rows == mu]])
+            np.testing.assert_allclose(kept, np.sort(dense[mu])[:3], rtol=1e-4, atol=1e-4)
+
+
+def test_line_search_matches_grid_minimum():
+    rng = np.random.default_rng(3)
+    m0, m1, m2 = rng.normal(size=50), rng.normal(size=50), rng.normal(size=50) * 0.1
+
+    def h(t, quad):
+        m = m0 + t * m1 + (t * t * m2 if quad else 0)
+        return np.sum(np.maximum(1 - m, 0) ** 2)
+
+    grid = np.linspace(0, 20, 200001)
+    t, v = pgd._line_search(m0, m1, None, 0.0, (0, 0, 0, 0, 0))
+    best = min(h(g, False) for g in grid[::10])
+    assert v == pytest.approx(h(t, False)) and v <= best + 1e-9
+    t2, v2 = pgd._line_search(m0, m1, m2, 0.0, (0, 0, 0, 0, 0))
+    assert v2 == pytest.approx(h(t2, True)) and v2 <= h(0.0, True)
+
+
+@pytest.mark.parametrize("options", [
+    {"tol": 0.0}, {"tol": -1.0}, {"max_iterations": 0}, {"refine": "yes"},
+    {"max_active": 0}, {"refresh": 0}, {"time_limit": -1.0}, {"refine_tol": 2.0},
+    {"no_such_option": 1}, {"initial": np.zeros((3, 3))},
+])
+def test_bad_options_raise(options):
+    inst = make_instance(6, 8, seed=0)
+    with pytest.raises(ValueError):
+        solve_optimal(inst, **options)
+
+
+@pytest.mark.parametrize("kappa", [0.0, -0.5, 1.5, float("nan")])
+def test_bad_kappa_raises(kappa):
+    with pytest.raises(ValueError, match="kappa"):
+        solve_optimal(make_instance(6, 8, seed=0), kappa=kappa)

@@ -1,0 +1,238 @@
+"""numba kernels of the ``optimal`` solver (``validation.solvers.pgd``).
+
+The solver works on a *working set* of constraints ``(mu, rho)`` (input ``mu``,
+competitor ``rho != mu``) stored in compressed form, grouped by input: the
+competitors of input ``mu`` are entries ``ptr[mu] .. ptr[mu+1]-1``.  For the
+original problem (OP) an entry is the index ``rho`` into the shared output set;
+for the decoupled problem (DP) it is the competitor vector itself (regenerated
+from the counter-based stream of ``validation._rng`` at every full pass, so that
+nothing of size ``d p^2`` is ever stored).
+
+The margin of constraint ``(mu, rho)`` for the images ``Y[mu] = W e_mu`` is
+``(t_mu - u_rho) . Y[mu]`` with ``t_mu`` the target of input ``mu``.  All
+kernels loop over inputs with ``prange`` (they respect ``NUMBA_NUM_THREADS``)
+and accumulate in float64 whatever the storage type.  See
+``notes/optimal_solver.md``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from validation._rng import _fill_candidate
+
+__all__ = [
+    "active_margins_index",
+    "active_margins_vectors",
+    "active_combine_index",
+    "active_combine_vectors",
+    "dp_block_margins",
+    "dp_fill_pairs",
+]
+
+
+@numba.njit(cache=True, parallel=True, fastmath=True)
+def active_margins_index(images, targets, outputs, ptr, idx, out):
+    """OP margins ``out[k] = (targets[mu] - outputs[idx[k]]) . images[mu]``."""
+    p, d = images.shape
+    for mu in numba.prange(p):
+        start = ptr[mu]
+        stop = ptr[mu + 1]
+        if stop == start:
+            continue
+        t = 0.0
+        for j in range(d):
+            t += targets[mu, j] * images[mu, j]
+        for k in range(start, stop):
+            r = idx[k]
+            s = 0.0
+            for j in range(d):
+                s += outputs[r, j] * images[mu, j]
+            out[k] = t - s
+
+
+@numba.njit(cache=True, parallel=True, fastmath=True)
+def active_margins_vectors(images, targets, ptr, vectors, out):
+    """DP margins ``out[k] = (targets[mu] - vectors[k]) . images[mu]``."""
+    p, d = images.shape
+    for mu in numba.prange(p):
+        start = ptr[mu]
+        stop = ptr[mu + 1]
+        if stop == start:
+            continue
+        t = 0.0
+        for j in range(d):
+            t += targets[mu, j] * images[mu, j]
+        for k in range(start, stop):
+            s = 0.0
+            for j in range(d):
+                s += vectors[k, j] * images[mu, j]
+            out[k] = t - s
+
+
+@numba.njit(cache=True, parallel=True, fastmath=True)
+def active_combine_index(coef, targets, outputs, ptr, idx, out):
+    """OP: ``out[mu] = sum_k coef[k] (targets[mu] - outputs[idx[k]])`` (float64 out)."""
+    p, d = out.shape
+    for mu in numba.prange(p):
+        for j in range(d):
+            out[mu, j] = 0.0
+        total = 0.0
+        for k in range(ptr[mu], ptr[mu + 1]):
+            c = coef[k]
+            if c == 0.0:
+                continue
+            total += c
+            r = idx[k]
+            for j in range(d):
+                out[mu, j] -= c * outputs[r, j]
+        if total != 0.0:
+            for j in range(d):
+                out[mu, j] += total * targets[mu, j]
+
+
+@numba.njit(cache=True, parallel=True, fastmath=True)
+def active_combine_vectors(coef, targets, ptr, vectors, out):
+    """DP: ``out[mu] = sum_k coef[k] (targets[mu] - vectors[k])`` (float64 out)."""
+    p, d = out.shape
+    for mu in numba.prange(p):
+        for j in range(d):
+            out[mu, j] = 0.0
+        total = 0.0
+        for k in range(ptr[mu], ptr[mu + 1]):
+            c = coef[k]
+            if c == 0.0:
+                continue
+            total += c
+            for j in range(d):
+                out[mu, j] -= c * vectors[k, j]
+        if total != 0.0:
+            for j in range(d):
+                out[mu, j] += total * targets[mu, j]
+
+
+@numba.njit(cache=True, parallel=True, fastmath=True)
+def dp_block_margins(key, ensemble_code, images, targets, mus, n_candidates, out):
+    """DP full pass for a block of inputs, in float64.
+
+    ``out[i, rho] = (targets[mus[i]] - u^(mus[i])_rho) . images[i]`` for every
+    ``rho`` (the diagonal ``rho = mus[i]`` comes out as 0 up to rounding and is
+    masked by the caller).
+    """
+    n, d = images.shape
+    for i in numba.prange(n):
+        buf = np.empty(d)
+        mu = mus[i]
+        t = 0.0
+        for j in range(d):
+            t += targets[mu, j] * images[i, j]
+        for rho in range(n_candidates):
+            _fill_candidate(key, ensemble_code, mu, rho, buf)
+            s = 0.0
+            for j in range(d):
+                s += buf[j] * images[i, j]
+            out[i, rho] = t - s
+
+
+@numba.njit(cache=True, parallel=True, fastmath=True)
+def dp_fill_pairs(key, ensemble_code, mus, rhos, out):
+    """``out[k] = u^(mus[k])_(rhos[k])`` (out float32 or float64, shape (n, d))."""
+    n, d = out.shape
+    for k in numba.prange(n):
+        buf = np.empty(d)
+        _fill_candidate(key, ensemble_code, mus[k], rhos[k], buf)
+        for j in range(d):
+            out[k, j] = buf[j]
+
+
+@numba.njit(cache=True, fastmath=True)
+def hinge_along_line(m0, m1, m2, t):
+    """Value, first and second derivative in ``t`` of ``sum_i (1 - m_i(t))_+^2``.
+
+    ``m_i(t) = m0_i + t m1_i + t^2 m2_i``; the second derivative omits the kinks.
+    Serial (called inside the line search, where BLAS threads would only add overhead).
+    """
+    value = 0.0
+    first = 0.0
+    second = 0.0
+    for i in range(m0.shape[0]):
+        m = m0[i] + t * (m1[i] + t * m2[i])
+        r = 1.0 - m
+        if r > 0.0:
+            dm = m1[i] + 2.0 * t * m2[i]
+            value += r * r
+            first -= 2.0 * r * dm
+            second += 2.0 * (dm * dm - r * 2.0 * m2[i])
+    return value, first, second
+
+
+@numba.njit(cache=True, fastmath=True)
+def hinge_along_ray(m0, m1, t):
+    """Same as ``hinge_along_line`` for a straight line (``m2 = 0``)."""
+    value = 0.0
+    first = 0.0
+    second = 0.0
+    for i in range(m0.shape[0]):
+        r = 1.0 - m0[i] - t * m1[i]
+        if r > 0.0:
+            value += r * r
+            first -= 2.0 * r * m1[i]
+            second += 2.0 * m1[i] * m1[i]
+    return value, first, second
+
+
+@numba.njit(cache=True, fastmath=True)
+def vdot(a, b):
+    """Serial dot product of two flat float64 arrays."""
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * b[i]
+    return s
+
+
+@numba.njit(cache=True, parallel=True)
+def select_block(scores, row_offset, threshold, keep, out_idx, out_count, out_min):
+    """Working-set selection from a block of OP scores, without forming margins.
+
+    ``scores[i, rho] = u_rho . W e_mu`` for ``mu = row_offset + i``; the margin of
+    ``(mu, rho)`` is ``scores[i, mu] - scores[i, rho]``.  For each row, the (at most
+    ``keep``) competitors with the smallest margins below ``threshold`` go to
+    ``out_idx[i, :out_count[i]]``; ``out_min[i]`` is the row's smallest margin.
+    """
+    n, p = scores.shape
+    for i in numba.prange(n):
+        mu = row_offset + i
+        t = scores[i, mu]
+        cut = t - threshold  # margin < threshold  <=>  score > cut
+        cnt = 0
+        best = -np.inf
+        for r in range(p):
+            if r == mu:
+                continue
+            s = scores[i, r]
+            if s > best:
+                best = s
+            if s > cut:
+                cnt += 1
+        out_min[i] = t - best
+        if cnt == 0:
+            out_count[i] = 0
+            continue
+        cand = np.empty(cnt, dtype=np.int64)
+        vals = np.empty(cnt)
+        c = 0
+        for r in range(p):
+            if r != mu and scores[i, r] > cut:
+                cand[c] = r
+                vals[c] = scores[i, r]
+                c += 1
+        if cnt > keep:
+            order = np.argsort(-vals)[:keep]
+            for k in range(keep):
+                out_idx[i, k] = cand[order[k]]
+            out_count[i] = keep
+        else:
+            for k in range(cnt):
+                out_idx[i, k] = cand[k]
+            out_count[i] = cnt

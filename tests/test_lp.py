@@ -5,7 +5,7 @@ import pytest
 
 from validation import make_instance, solve
 from validation.ensembles import Instance
-from validation.solvers.lp import lp_nonzeros
+from validation.solvers.lp import MAX_NONZEROS, lp_nonzeros
 
 
 def _custom(inputs, targets):
@@ -87,12 +87,24 @@ def test_rank_constraint_rejected():
 
 
 def test_too_large_says_use_optimal():
-    inst = make_instance(128, 1000, seed=0)
-    assert lp_nonzeros(128, 1000) > 3e7
+    inst = make_instance(64, 500, seed=0)
+    assert lp_nonzeros(64, 500) > MAX_NONZEROS
     with pytest.raises(ValueError, match="optimal"):
         solve(inst, solver="lp")
     with pytest.raises(ValueError, match="optimal"):
         solve(make_instance(4, 10), solver="lp", max_nonzeros=10)
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_working_set_agrees_with_full_lp(problem):
+    for p, seed in [(12, 0), (18, 1), (24, 2)]:
+        inst = make_instance(8, p, problem, seed=seed)
+        full = solve(inst, solver="lp")
+        ws = solve(inst, solver="lp", working_set=True, optimum=True)
+        assert full.status == ws.status
+        assert full.info["exact_optimum"] and ws.info["exact_optimum"]
+        assert ws.info["lp_optimum"] == pytest.approx(full.info["lp_optimum"], abs=1e-7)
+        assert ws.info["constraints"] <= p * (p - 1)
 
 
 def test_time_limit_gives_undecided():

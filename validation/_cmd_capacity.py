@@ -76,7 +76,7 @@ def run(args) -> int:
     try:
         est = estimate_capacity(args.d, args.problem, args.solver, args.kappa, args.ensemble,
                                 trials=args.trials, seed=args.seed, rounds=args.rounds,
-                                executor=executor, store=store, progress=None)
+                                executor=executor, store=store, progress=True)
     finally:
         executor.shutdown()
         if store is not None:

@@ -52,7 +52,7 @@ def run(args) -> int:
         for problem, solver, d, kappa, ensemble in rows_spec:
             sys.stderr.write(f"compare: {problem} {solver} d={d} kappa={kappa:g}\n")
             est = estimate_capacity(d, problem, solver, kappa, ensemble, trials=args.trials, seed=args.seed,
-                                    rounds=args.rounds, executor=executor, store=store, experiment="compare")
+                                    rounds=args.rounds, executor=executor, store=store, experiment="compare", progress=True)
             rows.append(comparison_row(est))
     finally:
         executor.shutdown()

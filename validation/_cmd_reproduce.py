@@ -45,7 +45,7 @@ def run(args) -> int:
     config = dataclasses.replace(config, **changes)
     executor = executor_from_args(args)
     try:
-        result = reproduce(args.out, config, executor=executor, progress=None, log=sys.stderr)
+        result = reproduce(args.out, config, executor=executor, progress=True, log=sys.stderr)
     finally:
         executor.shutdown()
     if args.format == "json":

@@ -474,6 +474,8 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     run_points(snap(center * np.exp(np.linspace(-initial_width, initial_width, initial_points))))
     # extend outwards until P = 1/2 is bracketed by the observed frequencies
     for _ in range(max_expansions):
+        if not any(c[0] + c[1] for c in counts.values()):
+            break  # nothing decided (every trial undecided or failed): more points will not help
         ps = sorted(counts)
         freq = {p: counts[p][0] / max(counts[p][0] + counts[p][1], 1) for p in ps}
         decided = {p: counts[p][0] + counts[p][1] for p in ps}

@@ -186,6 +186,8 @@ def plot_spectra(panels, path):
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.3 * rows), squeeze=False)
     for ax, panel in zip(axes.flat, panels):
         vals = np.asarray(panel["values"], float)
+        if not len(vals):
+            ax.text(0.5, 0.5, "no measurement", ha="center", va="center", transform=ax.transAxes)
         hi = max(2.2, float(np.max(vals)) * 1.02) if len(vals) else 2.2
         ax.hist(vals, bins=np.linspace(0, hi, 40), density=True, color="C0", alpha=0.6,
                 label=f"measured ({len(vals)} values)")
@@ -215,7 +217,12 @@ def plot_scores(panels, path):
         series = [("competitors (sample)", panel.get("competitors"), "0.6"),
                   ("largest competitor", panel.get("top_competitors"), "C3"),
                   ("target", panel.get("targets"), "C0")]
-        allv = np.concatenate([np.asarray(v, float) for _, v, _ in series if v is not None and len(v)])
+        present = [np.asarray(v, float) for _, v, _ in series if v is not None and len(v)]
+        if not present:
+            ax.text(0.5, 0.5, "no measurement", ha="center", va="center", transform=ax.transAxes)
+            ax.set_title(panel["title"], fontsize=9)
+            continue
+        allv = np.concatenate(present)
         bins = np.linspace(np.percentile(allv, 0.2), np.percentile(allv, 99.8), 70)
         for label, vals, color in series:
             if vals is None or not len(vals):

@@ -61,6 +61,8 @@ class ReproduceConfig:
     theory_dims : tuple of int
         d of the finite-size theory curve in figure 2.
     seed : int
+    time_limit : float
+        Wall-time budget (s) of one optimal solve; a solve that runs out is ``undecided``.
     """
 
     name: str
@@ -78,6 +80,7 @@ class ReproduceConfig:
     spectra_kappa: float
     theory_dims: tuple
     seed: int = 2026
+    time_limit: float = 60.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -85,8 +88,9 @@ class ReproduceConfig:
 
 QUICK = ReproduceConfig(name="quick", optimal_solver="optimal", optimal_dims=(8, 12, 16),
                         hebbian_dims=(8, 16, 32), hebbian_ensemble="gaussian", kappa_dim=12,
-                        kappas=(0.25, 0.5), trials=8, rounds=1, initial_points=4, spectra_dim=16,
-                        spectra_instances=3, spectra_kappa=0.5, theory_dims=(8, 12, 16, 24, 32, 64, 128, 256))
+                        kappas=(0.5,), trials=8, rounds=1, initial_points=4, spectra_dim=16,
+                        spectra_instances=3, spectra_kappa=0.5, theory_dims=(8, 12, 16, 24, 32, 64, 128, 256),
+                        time_limit=15.0)
 FULL = ReproduceConfig(name="full", optimal_solver="optimal", optimal_dims=(16, 24, 32, 48, 64),
                        hebbian_dims=(16, 32, 64, 128), hebbian_ensemble="gaussian", kappa_dim=32,
                        kappas=(0.25, 0.5, 0.75), trials=40, rounds=2, initial_points=5, spectra_dim=64,
@@ -119,8 +123,15 @@ def measurement_trial(task: Task) -> dict:
     seed = task_seed(task.seed, task.p, task.trial)
     inst = make_instance(task.d, task.p, problem=task.problem, ensemble=task.ensemble, seed=seed)
     sol = solve(inst, solver=task.solver, kappa=task.kappa, **opts)
+    status = sol.status if not (sol.status == "stored" and not sol.stored) else "undecided"
+    base = {"status": status, "stored": bool(sol.stored) if status != "undecided" else None,
+            "instance_seed": seed, "margin": float(sol.margin), "converged": bool(sol.converged),
+            "iterations": int(sol.iterations), "seconds": float(sol.seconds), "rank": int(sol.rank)}
     w = _memory_matrix(sol)
     fro = float(np.linalg.norm(w))
+    if not fro > 0:  # e.g. an infeasibility certificate without a memory: nothing to measure
+        return {**base, "singular_values": [], "targets": [], "top_competitors": [], "competitors": [],
+                "note": "solver returned W = 0"}
     sv = np.linalg.svd(w, compute_uv=False)
     try:
         from replica.spectra import normalized_singular_values
@@ -137,11 +148,7 @@ def measurement_trial(task: Task) -> dict:
     off = scores[~np.eye(p, dtype=bool)]
     rng = np.random.default_rng(seed)
     comp = off if off.size <= max_comp else rng.choice(off, size=max_comp, replace=False)
-    status = sol.status if not (sol.status == "stored" and not sol.stored) else "undecided"
-    return {"status": status, "stored": bool(sol.stored) if status != "undecided" else None,
-            "instance_seed": seed, "margin": float(sol.margin), "converged": bool(sol.converged),
-            "iterations": int(sol.iterations), "seconds": float(sol.seconds), "rank": int(sol.rank),
-            "singular_values": sv_norm.tolist(), "targets": targets.tolist(), "top_competitors": top.tolist(),
+    return {**base, "singular_values": sv_norm.tolist(), "targets": targets.tolist(), "top_competitors": top.tolist(),
             "competitors": comp.tolist()}
 
 
@@ -198,15 +205,18 @@ def reproduce(out, config: ReproduceConfig = QUICK, executor=None, progress=None
     trials_run = 0
     runs = [(prob, config.optimal_solver, d, 1.0) for d in config.optimal_dims for prob in ("op", "dp")]
     runs += [("op", "hebbian", d, 1.0) for d in config.hebbian_dims]
-    runs += [("op", config.optimal_solver, config.kappa_dim, k) for k in config.kappas]
-    if config.kappa_dim not in config.optimal_dims:
-        runs += [("op", config.optimal_solver, config.kappa_dim, 1.0)]
+    # rank constraints need the projected-gradient solver (the LP is full rank only)
+    runs += [("op", "optimal", config.kappa_dim, k) for k in config.kappas]
+    if config.kappa_dim not in config.optimal_dims or config.optimal_solver != "optimal":
+        runs += [("op", "optimal", config.kappa_dim, 1.0)]
     for problem, solver, d, kappa in runs:
         ensemble = config.hebbian_ensemble if solver == "hebbian" else "gaussian"
         _say(log, f"capacity: {problem} {solver} d={d} kappa={kappa:g}")
+        # storability only: no max-margin refinement after "stored"
+        opts = {"refine": False, "time_limit": config.time_limit} if solver == "optimal" else {}
         est = estimate_capacity(d, problem, solver, kappa, ensemble, trials=config.trials, seed=config.seed,
                                 rounds=config.rounds, initial_points=config.initial_points,
-                                executor=executor, store=store, progress=progress)
+                                executor=executor, store=store, progress=progress, solver_options=opts)
         trials_run += sum(c.trials for c in est.curve)
         estimates.append(est.to_dict())
 
@@ -224,12 +234,14 @@ def reproduce(out, config: ReproduceConfig = QUICK, executor=None, progress=None
     meas_specs = []
     for problem in ("op", "dp"):
         for kappa in (1.0, config.spectra_kappa):
-            meas_specs.append((problem, config.optimal_solver, kappa, "gaussian", p_near(problem, config.optimal_solver, kappa)))
+            solver = config.optimal_solver if kappa == 1.0 else "optimal"
+            meas_specs.append((problem, solver, kappa, "gaussian", p_near(problem, solver, kappa)))
     p_opt = meas_specs[0][4]
     # Hebbian memories at the same p as the optimal OP one (same load), and at its own capacity
     meas_specs.append(("op", "hebbian", 1.0, config.hebbian_ensemble, p_opt))
     tasks = [Task("validation.reproduce:measurement_trial", "measure", prob, solver, ens, dm, p, kappa,
-                  config.seed, t) for prob, solver, kappa, ens, p in meas_specs
+                  config.seed, t, (("time_limit", config.time_limit),) if solver == "optimal" else ())
+             for prob, solver, kappa, ens, p in meas_specs
              for t in range(config.spectra_instances)]
     _say(log, f"measurements at d={dm}: {len(tasks)} solves")
     rep = run_tasks(tasks, store, executor, progress=progress, desc=f"spectra/scores d={dm}")
@@ -356,7 +368,7 @@ def write_outputs(out, config, estimates, meas_specs, measurements, theory):
     # -- figure 3 -------------------------------------------------------------------
     kpoints = []
     for e in estimates:
-        if e["solver"] == config.optimal_solver and e["d"] == config.kappa_dim and e["problem"] == "op":
+        if e["solver"] == "optimal" and e["d"] == config.kappa_dim and e["problem"] == "op":
             th = e["theory"]
             kpoints.append({"kappa": e["kappa"], "d": e["d"], "alpha": e["alpha"], "alpha_low": e["alpha_low"],
                             "alpha_high": e["alpha_high"], "theory_alpha": th["alpha"], "alpha_c": th["alpha_c"]})

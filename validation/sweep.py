@@ -305,8 +305,9 @@ class SweepReport:
 def _progress(total, desc, enabled):
     from tqdm.auto import tqdm
 
+    # shown only once a sweep has run for 2 s, so short runs stay quiet
     return tqdm(total=total, desc=desc, file=sys.stderr, disable=not enabled, smoothing=0.1,
-                mininterval=0.5, leave=False, dynamic_ncols=True)
+                mininterval=0.5, leave=False, dynamic_ncols=True, delay=2.0)
 
 
 def run_tasks(tasks, store: ResultStore | None = None, executor=None, *, progress: bool | None = None,

@@ -25,6 +25,8 @@ def register(subparsers) -> None:
     parser.add_argument("--rounds", type=int, default=2, help="refinement rounds (>= 0)")
     parser.add_argument("--out", default="compare-out",
                         help="folder for results.sqlite, comparison.csv and comparison.md (default compare-out)")
+    parser.add_argument("--time-limit", type=float, default=600.0,
+                        help="wall-time budget (s) of one optimal solve; past it the trial is undecided")
     parser.add_argument("--max-d", type=int, default=None, help="only rows with d <= MAX_D (a cheap subset)")
     add_executor_arguments(parser)
     parser.add_argument("--format", default="markdown", help="markdown | table | csv | json")
@@ -32,7 +34,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from replica._checks import check_choice, check_int
+    from replica._checks import check_choice, check_int, check_real
     from replica._cli_util import render
 
     from .capacity import TABLE_ROWS, comparison_markdown, comparison_row, estimate_capacity
@@ -41,6 +43,7 @@ def run(args) -> int:
     check_choice(args.format, "format", ("markdown", "table", "csv", "json"))
     check_int(args.trials, "trials", low=1)
     check_int(args.seed, "seed", low=0)
+    check_real(args.time_limit, "time-limit", low=0.0, low_open=True)
     check_choice(args.executor, "executor", ("local", "dask"))
     rows_spec = [r for r in TABLE_ROWS if args.max_d is None or r[2] <= check_int(args.max_d, "max-d", low=2)]
     if not rows_spec:
@@ -51,8 +54,10 @@ def run(args) -> int:
     try:
         for problem, solver, d, kappa, ensemble in rows_spec:
             sys.stderr.write(f"compare: {problem} {solver} d={d} kappa={kappa:g}\n")
+            opts = {"refine": False, "time_limit": args.time_limit} if solver == "optimal" else {}
             est = estimate_capacity(d, problem, solver, kappa, ensemble, trials=args.trials, seed=args.seed,
-                                    rounds=args.rounds, executor=executor, store=store, experiment="compare", progress=True)
+                                    rounds=args.rounds, executor=executor, store=store, experiment="compare",
+                                    progress=True, solver_options=opts)
             rows.append(comparison_row(est))
     finally:
         executor.shutdown()

@@ -492,6 +492,9 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
         if not new:
             break
         run_points(new)
+        c = counts[new[0]]
+        if c[2] + c[3] > c[4] / 2:
+            break  # mostly undecided out there: going further would not bracket P = 1/2
     for _ in range(rounds):
         fit = _fit(counts)
         if fit is None:

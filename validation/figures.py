@@ -82,8 +82,8 @@ def plot_success(estimates, path):
                 ax.axvline(th, color=color, ls="--", lw=1)
         asym = 0.125 if solver == "hebbian" else 0.5
         ax.axvline(asym, color="k", lw=1.2, ls=":")
-        ax.text(asym, 1.02, f" {'1/8' if solver == 'hebbian' else '1/2'}", transform=ax.get_xaxis_transform(),
-                ha="left", va="bottom", fontsize=8)
+        ax.text(asym, 0.5, f" d->inf: {'1/8' if solver == 'hebbian' else '1/2'}", transform=ax.get_xaxis_transform(),
+                ha="left", va="center", fontsize=7, rotation=90)
         name = {"op": "original problem (OP)", "dp": "decoupled problem (DP)"}[problem]
         ax.set_title(f"{'Hebbian' if solver == 'hebbian' else solver}, {name}", fontsize=10)
         ax.set_xlabel(r"load $\alpha = p\,\ln p / d^2$")
@@ -189,7 +189,8 @@ def plot_spectra(panels, path):
         if not len(vals):
             ax.text(0.5, 0.5, "no measurement", ha="center", va="center", transform=ax.transAxes)
         hi = max(2.2, float(np.max(vals)) * 1.02) if len(vals) else 2.2
-        ax.hist(vals, bins=np.linspace(0, hi, 40), density=True, color="C0", alpha=0.6,
+        nbins = int(np.clip(len(vals) // 5, 8, 40))
+        ax.hist(vals, bins=np.linspace(0, hi, nbins + 1), density=True, color="C0", alpha=0.6,
                 label=f"measured ({len(vals)} values)")
         if panel.get("pdf") is not None:
             lo_s, hi_s = panel.get("support", (0.0, 2.0))

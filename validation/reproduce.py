@@ -449,7 +449,7 @@ def write_outputs(out, config, estimates, meas_specs, measurements, theory):
                 from replica.hebbian import hebbian_score_moments
 
                 mom = hebbian_score_moments(dm, p, ens)
-                pred_target = float(getattr(mom, "target_mean", math.nan))
+                pred_target = float(mom.standardized_target_mean)  # competitor-std units
             except Exception:  # noqa: BLE001
                 pass
         row["sqrt_2_ln_p"] = math.sqrt(2 * math.log(p))
@@ -476,7 +476,7 @@ def write_outputs(out, config, estimates, meas_specs, measurements, theory):
                          if math.isfinite(r["predicted_target_mean"]) else ""))
     text["fig5"] = ("Theory: the optimal memory lifts every target just above the slightly pushed-down top "
                     "competitors, at the water level L*, with a small spread; the Hebbian targets are spread with "
-                    "unit standard deviation around d/sqrt(p)-ish means. Scores in competitor standard deviations "
+                    "about unit standard deviation (in competitor units) around the predicted mean. Scores in competitor standard deviations "
                     "(score / (||W||_F/d)):\n\n" + "\n".join(slines))
 
     # OP vs DP comparison at spectra_dim

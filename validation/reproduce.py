@@ -90,7 +90,7 @@ QUICK = ReproduceConfig(name="quick", optimal_solver="optimal", optimal_dims=(8,
                         hebbian_dims=(8, 16, 32), hebbian_ensemble="gaussian", kappa_dim=12,
                         kappas=(0.5,), trials=8, rounds=1, initial_points=4, spectra_dim=16,
                         spectra_instances=3, spectra_kappa=0.5, theory_dims=(8, 12, 16, 24, 32, 64, 128, 256),
-                        time_limit=15.0)
+                        time_limit=10.0)
 FULL = ReproduceConfig(name="full", optimal_solver="optimal", optimal_dims=(16, 24, 32, 48, 64),
                        hebbian_dims=(16, 32, 64, 128), hebbian_ensemble="gaussian", kappa_dim=32,
                        kappas=(0.25, 0.5, 0.75), trials=40, rounds=2, initial_points=5, spectra_dim=64,
@@ -371,7 +371,9 @@ def write_outputs(out, config, estimates, meas_specs, measurements, theory):
         if e["solver"] == "optimal" and e["d"] == config.kappa_dim and e["problem"] == "op":
             th = e["theory"]
             kpoints.append({"kappa": e["kappa"], "d": e["d"], "alpha": e["alpha"], "alpha_low": e["alpha_low"],
-                            "alpha_high": e["alpha_high"], "theory_alpha": th["alpha"], "alpha_c": th["alpha_c"]})
+                            "alpha_high": e["alpha_high"], "theory_alpha": th["alpha"], "alpha_c": th["alpha_c"],
+                            "status": e["status"], "undecided": e["undecided"],
+                            "trials": sum(c["trials"] for c in e["curve"])})
     figs.append(figures.plot_alpha_kappa(theory["kappa"], kpoints, os.path.join(out, "fig3_alpha_kappa.png")))
     tables.append(_write_csv(os.path.join(out, "alpha_kappa.csv"), kpoints,
                              ["kappa", "d", "alpha", "alpha_low", "alpha_high", "theory_alpha", "alpha_c"]))
@@ -381,7 +383,8 @@ def write_outputs(out, config, estimates, meas_specs, measurements, theory):
         dof = 0.5 * (2 * q["kappa"] - q["kappa"] ** 2)
         klines.append(f"- kappa = {q['kappa']:g}: measured alpha = {_fmt(q['alpha'])} vs finite-size theory "
                       f"{_fmt(q['theory_alpha'])} ({_reldiff(q['alpha'], q['theory_alpha'])}); corrected "
-                      f"{_fmt(corr)} vs alpha_c = F/2 = {_fmt(q['alpha_c'])} (degree-of-freedom count {_fmt(dof)})")
+                      f"{_fmt(corr)} vs alpha_c = F/2 = {_fmt(q['alpha_c'])} (degree-of-freedom count {_fmt(dof)}); "
+                      f"fit status {q['status']}, {q['undecided']}/{q['trials']} trials undecided")
     text["fig3"] = ("Theory: alpha_c(kappa) = F(kappa)/2 with F the tail second moment of the quarter circle; the "
                     "finite-size equation p_c E[C_p] = F(kappa) d^2 is a conjecture. Corrected point = measured alpha "
                     f"x alpha_c(kappa) / finite-size alpha(d = {config.kappa_dim}, kappa).\n\n" + "\n".join(klines))
@@ -471,6 +474,7 @@ def write_outputs(out, config, estimates, meas_specs, measurements, theory):
     for r in score_rows:
         slines.append(f"- {r['solver']} {r['problem'].upper()} (p = {r['p']}): target mean {_fmt(r['target_mean'])}, "
                       f"sd {_fmt(r['target_sd'])}; largest competitor mean {_fmt(r['top_competitor_mean'])}; "
+                      f"competitor sd {_fmt(r['competitor_sd'])} (1 if W e_mu has its average norm); "
                       f"sqrt(2 ln p) = {_fmt(r['sqrt_2_ln_p'])}; predicted water level {_fmt(r['predicted_water_level'])}"
                       + (f", predicted target mean {_fmt(r['predicted_target_mean'])}"
                          if math.isfinite(r["predicted_target_mean"]) else ""))

@@ -74,7 +74,7 @@ DEFAULT_OPTIONS = {
     "stage_tol": 1e-2,
     "initial": None,
     "active_slack": 1.0,
-    "max_active": 256,
+    "max_active": 64,
     "refresh": 25,
     "memory": 10,
     "block_elements": 1 << 23,
@@ -151,6 +151,9 @@ class _WorkingSet:
         self.ptr = np.zeros(prob.p + 1, dtype=np.int64)
         np.cumsum(counts, out=self.ptr[1:])
         self.size = int(self.rows.size)
+        # dense GEMM path when the working set covers much of a small score matrix
+        self.dense = (prob.problem == "op" and prob.p * prob.p <= (1 << 22)
+                      and self.size >= 0.2 * prob.p * (prob.p - 1))
         if prob.problem == "dp":
             self.vectors = np.empty((self.size, prob.d), dtype=np.float32)
             if self.size:
@@ -162,7 +165,11 @@ class _WorkingSet:
         out = np.empty(self.size)
         if self.size == 0:
             return out
-        if self.prob.problem == "op":
+        if self.dense:
+            S = Y32 @ self.prob.targets32.T  # S[mu, rho] = u_rho . W e_mu
+            diag = S[np.arange(self.prob.p), np.arange(self.prob.p)]
+            np.subtract(diag[self.rows], S[self.rows, self.cols], out=out)
+        elif self.prob.problem == "op":
             _k.active_margins_index(Y32, self.prob.targets32, self.prob.targets32, self.ptr,
                                     self.cols, out)
         else:
@@ -173,7 +180,12 @@ class _WorkingSet:
         """sum_i coef_i a_i as a (d, d) matrix (float64; ``exact`` uses float64 vectors)."""
         V = self._combine
         prob = self.prob
-        if self.size:
+        if self.size and self.dense and not exact:
+            C = np.zeros((prob.p, prob.p), dtype=np.float32)
+            C[self.rows, self.cols] = coef
+            V[:] = prob.targets32 * C.sum(axis=1, dtype=np.float64)[:, None]
+            V -= C @ prob.targets32
+        elif self.size:
             if prob.problem == "op":
                 tg = prob.targets if exact else prob.targets32
                 _k.active_combine_index(coef, tg, tg, self.ptr, self.cols, V)
@@ -283,7 +295,7 @@ def _line_search(m0, m1, m2, ridge, poly):
     t = hi
     for _ in range(80):
         v, g, h = evaluate(t)
-        if g == 0.0:
+        if abs(g) <= 1e-6 * abs(g0):
             break
         if g > 0:
             hi = t
@@ -292,7 +304,7 @@ def _line_search(m0, m1, m2, ridge, poly):
         t_new = t - g / h if (convex and h > 0) else None
         if t_new is None or not lo < t_new < hi:
             t_new = 0.5 * (lo + hi)
-        if abs(t_new - t) <= 1e-12 * t or hi - lo <= 1e-10 * hi:
+        if abs(t_new - t) <= 1e-9 * t or hi - lo <= 1e-7 * hi:
             t = t_new
             break
         t = t_new
@@ -451,8 +463,8 @@ def solve_optimal(instance, kappa=1.0, **options):
         the max-margin ``W``; ``refine_tol`` (default 0.02) is the certified relative
         gap at which it stops, ``refine_iterations`` (default 5000) its budget.
         ``initial``: warm start, a (d, d) array or a (Q, R) pair.
-        ``active_slack`` (default 1.0), ``max_active`` (default 256), ``refresh``
-        (default 25): working-set parameters; ``memory`` (default 10): L-BFGS
+        ``active_slack`` (default 1.0), ``max_active`` (default 64, doubled
+        while it truncates violated constraints), ``refresh`` (default 25): working-set parameters; ``memory`` (default 10): L-BFGS
         history; ``block_elements`` (default 2**23): scores per block in full passes.
 
     Returns
@@ -499,6 +511,8 @@ def solve_optimal(instance, kappa=1.0, **options):
             x = x * scale
 
     lbfgs = _LBFGS(o["memory"])
+    max_active = o["max_active"]
+    restricted_done = False
     iterations = 0
     full_passes = 0
     status = "undecided"
@@ -517,10 +531,28 @@ def solve_optimal(instance, kappa=1.0, **options):
         # ---- full pass: refresh the working set, verify, decide ---------------------
         W = params.W(x)
         sigma = _sigma(W, d)
-        ws, min_margin32 = _full_pass(prob, W, 1.0 + o["active_slack"] * sigma, o["max_active"],
+        ws, min_margin32 = _full_pass(prob, W, 1.0 + o["active_slack"] * sigma, max_active,
                                       o["block_elements"])
         full_passes += 1
         m_ws = ws.margins(prob.images(W))
+        # grow the per-input cap while it truncates violated constraints (otherwise the
+        # restricted problem cannot reach the full minimiser and the bound stalls)
+        while (restricted_done or full_passes % 8 == 0) and max_active < p - 1 and ws.size:
+            counts = np.diff(ws.ptr)
+            full = counts >= max_active
+            if not np.any(full):
+                break
+            nonempty = counts > 0
+            row_max = np.full(p, -np.inf)
+            row_max[nonempty] = np.maximum.reduceat(m_ws, ws.ptr[:-1][nonempty])
+            if not np.any(row_max[full] < 1.0):
+                break
+            max_active = min(p - 1, 2 * max_active)
+            ws, min_margin32 = _full_pass(prob, W, 1.0 + o["active_slack"] * sigma, max_active,
+                                          o["block_elements"])
+            full_passes += 1
+            m_ws = ws.margins(prob.images(W))
+        restricted_done = False
         if min_margin32 > 0:
             exact = _exact_min_margins(prob, W, o["block_elements"])
             if exact.min() > 0:
@@ -593,8 +625,10 @@ def solve_optimal(instance, kappa=1.0, **options):
                 if r.sum() > 0 and not params.factored:
                     # in-loop bound (float32 working set); confirmed in float64 at the full pass
                     if d * gnorm / (2.0 * float(r.sum())) <= 0.5 * o["tol"]:
+                        restricted_done = True
                         break
                 if gnorm <= 1e-12 * max(float(r.sum()), 1e-300):
+                    restricted_done = True
                     break
             direction = lbfgs.direction(g)
             if _dot(direction, g) >= 0:
@@ -672,7 +706,8 @@ def solve_optimal(instance, kappa=1.0, **options):
         info={"margin_bound": float(bound) if np.isfinite(bound) else None,
               "tol": o["tol"], "full_passes": int(full_passes),
               "refine_iterations": int(refine_iterations),
-              "working_set_size": int(ws.size), "refined": phase == "refine",
+              "working_set_size": int(ws.size), "max_active": int(max_active),
+              "refined": phase == "refine",
               "refine_gap": refine_gap, "refine_converged": refine_converged},
     )
 

@@ -36,6 +36,12 @@ def wilson_interval(stored, decided, z=1.959964):
     return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
 
 
+def _err(y, lo, hi):
+    """Error-bar lengths, never negative (rounding at 0 and 1, or an estimate on an interval end)."""
+    y, lo, hi = (np.asarray(v, float) for v in (y, lo, hi))
+    return [np.maximum(y - lo, 0.0), np.maximum(hi - y, 0.0)]
+
+
 def _save(fig, path):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.savefig(path, dpi=_DPI, bbox_inches="tight")
@@ -71,7 +77,7 @@ def plot_success(estimates, path):
             ok = n > 0
             lo, hi = wilson_interval(k[ok], n[ok])
             freq = k[ok] / n[ok]
-            ax.errorbar(alpha[ok], freq, yerr=[freq - lo, hi - freq], fmt="o", ms=3.5, color=color,
+            ax.errorbar(alpha[ok], freq, yerr=_err(freq, lo, hi), fmt="o", ms=3.5, color=color,
                         capsize=2, lw=0.8, label=f"d = {d}")
             if math.isfinite(est.get("slope", math.nan)) and math.isfinite(est["p_c"]):
                 ps = np.exp(np.linspace(np.log(min(c["p"] for c in curve)), np.log(max(c["p"] for c in curve)), 200))
@@ -115,7 +121,7 @@ def plot_alpha_vs_d(estimates, theory_curves, path):
         y = np.array([e["alpha"] for e in ests])
         lo = np.array([e["alpha_low"] for e in ests])
         hi = np.array([e["alpha_high"] for e in ests])
-        ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt=marker, color=color, ms=5, capsize=3, label=label)
+        ax.errorbar(x, y, yerr=_err(y, lo, hi), fmt=marker, color=color, ms=5, capsize=3, label=label)
         for e, xi, yi in zip(ests, x, y):
             ax.annotate(f"d={e['d']}", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7,
                         color=color)
@@ -158,7 +164,7 @@ def plot_alpha_kappa(kappa_curve, points, path):
         y = np.array([q["alpha"] for q in pts]) * ratio
         lo = np.array([q["alpha_low"] for q in pts]) * ratio
         hi = np.array([q["alpha_high"] for q in pts]) * ratio
-        ax.errorbar(k, y, yerr=[y - lo, hi - y], fmt="o", color=f"C{i}", capsize=3, ms=5,
+        ax.errorbar(k, y, yerr=_err(y, lo, hi), fmt="o", color=f"C{i}", capsize=3, ms=5,
                     label=f"simulation d={d}, finite-size corrected")
         ax.plot(k, [q["alpha"] for q in pts], "x", color=f"C{i}", ms=6,
                 label=f"simulation d={d}, raw (finite-size theory: +)")

@@ -169,6 +169,12 @@ def plot_alpha_kappa(kappa_curve, points, path):
         ax.plot(k, [q["alpha"] for q in pts], "x", color=f"C{i}", ms=6,
                 label=f"simulation d={d}, raw (finite-size theory: +)")
         ax.plot(k, [q["theory_alpha"] for q in pts], "+", color=f"C{i}", ms=9)
+        for q, yi in zip(pts, y):
+            if q.get("status", "ok") == "unbracketed" or q.get("undecided", 0) > 0.1 * q.get("trials", 1):
+                ax.plot([q["kappa"]], [yi], "o", ms=11, mfc="none", color="r")
+                ax.annotate(f"unreliable: {q.get('undecided', 0)}/{q.get('trials', 0)} undecided,\n"
+                            f"fit {q.get('status', '?')}", (q["kappa"], yi), textcoords="offset points",
+                            xytext=(8, -4), fontsize=7, color="r")
     ax.set_xlabel(r"rank fraction $\kappa = m/d$")
     ax.set_ylabel(r"capacity $\alpha = p_c\ln p_c/d^2$")
     ax.set_xlim(0, 1.02)

@@ -376,7 +376,8 @@ def write_outputs(out, config, estimates, meas_specs, measurements, theory):
                             "trials": sum(c["trials"] for c in e["curve"])})
     figs.append(figures.plot_alpha_kappa(theory["kappa"], kpoints, os.path.join(out, "fig3_alpha_kappa.png")))
     tables.append(_write_csv(os.path.join(out, "alpha_kappa.csv"), kpoints,
-                             ["kappa", "d", "alpha", "alpha_low", "alpha_high", "theory_alpha", "alpha_c"]))
+                             ["kappa", "d", "alpha", "alpha_low", "alpha_high", "theory_alpha", "alpha_c", "status",
+                              "undecided", "trials"]))
     klines = []
     for q in sorted(kpoints, key=lambda q: q["kappa"]):
         corr = q["alpha"] * q["alpha_c"] / q["theory_alpha"]

@@ -410,7 +410,8 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     experiment : str
         Experiment name in the store key.
     solver_options : dict, optional
-        Passed to ``validation.solve``.
+        Passed to ``validation.solve``.  For ``optimal``, ``refine`` defaults to False
+        (only storability is measured).
     task_function : str, optional
         ``"module:function"`` replacing :func:`storage_trial` (tests use
         :func:`validation.sweep.synthetic_trial`).
@@ -442,6 +443,9 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     initial_points = check_int(initial_points, "initial_points", low=2)
     initial_width = check_real(initial_width, "initial_width", low=0.0, low_open=True)
     solver_options = dict(solver_options or {})
+    if solver == "optimal" and task_function is None:
+        # storability is all that is measured: skip the max-margin refinement after "stored"
+        solver_options.setdefault("refine", False)
     options = tuple(sorted(solver_options.items()))
     function = task_function or "validation.capacity:storage_trial"
 

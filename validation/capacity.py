@@ -252,7 +252,8 @@ def fit_logistic(p, stored, decided) -> LogisticFit:
         c_low, bracketed = lo, False
     if c_high is None:
         c_high, bracketed = hi, False
-    separated = slope >= _MAX_SLOPE * 0.999
+    # complete separation: every point all-stored or none-stored (slope then at its cap)
+    separated = slope >= _MAX_SLOPE * 0.999 and bool(np.all((k == 0) | (k == n)))
     status = "unbracketed" if not bracketed else ("separated" if separated else "ok")
     return LogisticFit(c_hat, slope, float(c_low), float(c_high), bracketed, l_max, status)
 

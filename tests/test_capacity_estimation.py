@@ -123,3 +123,20 @@ def test_export_round_trip(tmp_path, capsys):
     assert dispatch("validation", "test", MODULES, ["export", "--out", str(tmp_path)]) == 0
     lines = (tmp_path / "results.csv").read_text().splitlines()
     assert lines[0].startswith("experiment,") and len(lines) - 1 == ResultStore(tmp_path).summary().rows
+
+
+def test_undecided_counted_as_not_stored_recovers_threshold():
+    # A solver that can only certify "stored" (every failure is "undecided"): counting the
+    # undecided trials as not stored gives exactly the estimate of the certifying solver on
+    # the same seeds; excluding them leaves nothing on the failing side of the transition.
+    from validation.capacity import estimate_capacity
+
+    common = dict(trials=12, seed=3, rounds=1, center=90.0, task_function=SYNTH)
+    plain = estimate_capacity(16, solver_options={"p_c": 100.0}, **common)
+    counted = estimate_capacity(16, solver_options={"p_c": 100.0, "undecided_when_not_stored": True},
+                                undecided_as_not_stored=True, **common)
+    excluded = estimate_capacity(16, solver_options={"p_c": 100.0, "undecided_when_not_stored": True},
+                                 undecided_as_not_stored=False, **common)
+    assert counted.p_c == pytest.approx(plain.p_c, rel=1e-12)
+    assert counted.undecided > 0 and "lower bound" in counted.message
+    assert excluded.status == "unbracketed" or not math.isfinite(excluded.p_c)

@@ -380,6 +380,7 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
                       rounds: int = 2, initial_points: int = 5, initial_width: float = 0.25,
                       executor=None, store=None, progress=None, experiment: str = "capacity",
                       solver_options: dict | None = None, task_function: str | None = None,
+                      undecided_as_not_stored: bool | None = None,
                       center: float | None = None, max_expansions: int = 6) -> CapacityEstimate:
     """Measure P(stored) on an adaptive grid of p and locate p_c with a 95 % interval.
 
@@ -413,6 +414,13 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     solver_options : dict, optional
         Passed to ``validation.solve``.  For ``optimal``, ``refine`` defaults to False
         (only storability is measured).
+    undecided_as_not_stored : bool, optional
+        Count ``undecided`` trials (budget exhausted without a storing W) as not stored
+        in the fit.  The estimate is then the threshold for *finding* a storing memory
+        within the budget, a lower bound on the storability threshold, and the message
+        says so.  Default (None): True for the solvers that cannot certify
+        non-storability (``adam``, and ``optimal`` at rank kappa d < d, a non-convex
+        problem), False otherwise (undecided trials are then excluded from the fit).
     task_function : str, optional
         ``"module:function"`` replacing :func:`storage_trial` (tests use
         :func:`validation.sweep.synthetic_trial`).
@@ -443,6 +451,8 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     rounds = check_int(rounds, "rounds", low=0)
     initial_points = check_int(initial_points, "initial_points", low=2)
     initial_width = check_real(initial_width, "initial_width", low=0.0, low_open=True)
+    if undecided_as_not_stored is None:
+        undecided_as_not_stored = solver == "adam" or (solver == "optimal" and float(kappa) < 1.0)
     solver_options = dict(solver_options or {})
     if solver == "optimal" and task_function is None:
         # storability is all that is measured: skip the max-margin refinement after "stored"
@@ -479,11 +489,11 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     run_points(snap(center * np.exp(np.linspace(-initial_width, initial_width, initial_points))))
     # extend outwards until P = 1/2 is bracketed by the observed frequencies
     for _ in range(max_expansions):
-        if not any(c[0] + c[1] for c in counts.values()):
+        if not any(_decided(c, undecided_as_not_stored) for c in counts.values()):
             break  # nothing decided (every trial undecided or failed): more points will not help
         ps = sorted(counts)
-        freq = {p: counts[p][0] / max(counts[p][0] + counts[p][1], 1) for p in ps}
-        decided = {p: counts[p][0] + counts[p][1] for p in ps}
+        decided = {p: _decided(counts[p], undecided_as_not_stored) for p in ps}
+        freq = {p: counts[p][0] / max(decided[p], 1) for p in ps}
         have_high = any(freq[p] > 0.5 and decided[p] for p in ps)
         have_low = any(freq[p] < 0.5 and decided[p] for p in ps)
         if have_high and have_low:
@@ -498,10 +508,10 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
             break
         run_points(new)
         c = counts[new[0]]
-        if c[2] + c[3] > c[4] / 2:
+        if (0 if undecided_as_not_stored else c[2]) + c[3] > c[4] / 2:
             break  # mostly undecided out there: going further would not bracket P = 1/2
     for _ in range(rounds):
-        fit = _fit(counts)
+        fit = _fit(counts, undecided_as_not_stored)
         if fit is None:
             break
         lo_q, hi_q = fit.quantile(0.8), fit.quantile(0.2)
@@ -511,7 +521,7 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
         new = [p for p in new if pmin <= p <= pmax]
         if new:
             run_points(new)
-    fit = _fit(counts)
+    fit = _fit(counts, undecided_as_not_stored)
     curve = tuple(CurvePoint(p, load(p, d), c[4], c[0], c[1], c[2], c[3])
                   for p, c in sorted(counts.items()))
     undecided = sum(c.undecided for c in curve)
@@ -531,11 +541,14 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
         elif status == "separated":
             msgs.append("no grid point inside the transition: interval from the gap between "
                         "all-stored and none-stored points")
-    if undecided:
+    if undecided and undecided_as_not_stored:
+        msgs.append(f"{undecided}/{total} trials undecided, counted as not stored (no storing W "
+                    "found within the budget): p_c is a lower bound on the storability threshold")
+    elif undecided:
         msgs.append(f"{undecided}/{total} trials undecided (excluded from the fit)")
     if errors:
         msgs.append(f"{errors}/{total} trials failed with an error (excluded; see the store)")
-    if undecided + errors > 0.1 * total:
+    if (0 if undecided_as_not_stored else undecided) + errors > 0.1 * total:
         msgs.append("WARNING: more than 10% of trials excluded; p_c may be biased")
 
     def alpha_of(p):
@@ -547,10 +560,15 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
                             solver_options)
 
 
-def _fit(counts):
+def _decided(c, undecided_as_not_stored=False):
+    """Trials entering the fit at one point: stored + not stored (+ undecided if counted as failures)."""
+    return c[0] + c[1] + (c[2] if undecided_as_not_stored else 0)
+
+
+def _fit(counts, undecided_as_not_stored=False):
     ps = sorted(counts)
     stored = [counts[p][0] for p in ps]
-    decided = [counts[p][0] + counts[p][1] for p in ps]
+    decided = [_decided(counts[p], undecided_as_not_stored) for p in ps]
     if sum(decided) == 0:
         return None
     return fit_logistic(ps, stored, decided)

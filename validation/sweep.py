@@ -442,7 +442,8 @@ def synthetic_trial(task: Task) -> dict:
     own seed stream.  Fault injection for tests: option ``raise_on`` (list of
     ``(p, trial)`` pairs) raises ``RuntimeError``; ``exit_on`` kills the worker process
     with ``os._exit(3)``; ``sleep`` sleeps that many seconds; ``undecided_on`` returns
-    ``undecided``.
+    ``undecided``; ``undecided_when_not_stored`` reports every failure as ``undecided``
+    (a solver that cannot certify non-storability).
     """
     opts = dict(task.options)
     here = (task.p, task.trial)
@@ -460,5 +461,7 @@ def synthetic_trial(task: Task) -> dict:
     prob = 1.0 / (1.0 + math.exp(slope * (math.log(task.p) - math.log(p_c))))
     u = float(np.random.default_rng(seed).random())
     stored = bool(u < prob)
+    if not stored and opts.get("undecided_when_not_stored"):
+        return {"status": "undecided", "stored": None, "instance_seed": seed, "u": u}
     return {"status": "stored" if stored else "not_stored", "stored": stored,
             "instance_seed": seed, "u": u}

@@ -14,6 +14,8 @@ import numpy as np
 
 __all__ = [
     "check_kappa",
+    "check_at_least",
+    "scalar_or_array",
     "check_real",
     "check_int",
     "check_choice",
@@ -41,14 +43,31 @@ def as_float_array(value, name: str) -> np.ndarray:
     return arr
 
 
+def _first_bad(arr: np.ndarray, bad: np.ndarray) -> float:
+    return float(arr[bad].flat[0]) if arr.ndim else float(arr)
+
+
 def check_kappa(kappa, name: str = "kappa") -> np.ndarray:
     """Return ``kappa`` as a float64 array, checking 0 < kappa <= 1 and finiteness."""
     arr = as_float_array(kappa, name)
     bad = ~np.isfinite(arr) | (arr <= 0.0) | (arr > 1.0)
     if np.any(bad):
-        first = float(arr[bad].flat[0]) if arr.ndim else float(arr)
-        raise ValueError(f"{name} must lie in (0, 1], got {first!r}")
+        raise ValueError(f"{name} must lie in (0, 1], got {_first_bad(arr, bad)!r}")
     return arr
+
+
+def check_at_least(values, name: str, low: float) -> np.ndarray:
+    """Return ``values`` as a float64 array, checking every entry is finite and >= ``low``."""
+    arr = as_float_array(values, name)
+    bad = ~np.isfinite(arr) | (arr < low)
+    if np.any(bad):
+        raise ValueError(f"{name} must be a finite number >= {low:g}, got {_first_bad(arr, bad)!r}")
+    return arr
+
+
+def scalar_or_array(values: np.ndarray, like):
+    """Return a Python float when ``like`` was a scalar, else the array ``values``."""
+    return np.asarray(values).item() if np.ndim(like) == 0 else values
 
 
 def check_real(value, name: str, *, low=None, high=None, low_open=False, high_open=False,

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 from scipy import special, stats
 
-from ._checks import as_float_array, check_int, check_real
+from ._checks import check_at_least, check_int, check_real, scalar_or_array
 
 __all__ = [
     "expected_max",
@@ -27,12 +27,7 @@ EULER_GAMMA = 0.57721566490153286060651209008240243
 
 
 def _check_n(n, name="n"):
-    arr = as_float_array(n, name)
-    bad = ~np.isfinite(arr) | (arr < 1.0)
-    if np.any(bad):
-        first = float(arr[bad].flat[0]) if arr.ndim else float(arr)
-        raise ValueError(f"{name} must be a finite number >= 1, got {first!r}")
-    return arr
+    return check_at_least(n, name, 1.0)
 
 
 def extreme_value_threshold(n):
@@ -54,7 +49,7 @@ def extreme_value_threshold(n):
     """
     arr = _check_n(n)
     out = np.sqrt(2.0 * np.log(arr))
-    return out.item() if np.ndim(n) == 0 else out
+    return scalar_or_array(out, n)
 
 
 def _log_density_of_max(m, n):
@@ -128,7 +123,7 @@ def expected_max(n):
     arr = _check_n(n)
     flat = [_max_moment(float(v), 1) for v in arr.ravel()]
     out = np.asarray(flat, dtype=np.float64).reshape(arr.shape)
-    return out.item() if np.ndim(n) == 0 else out
+    return scalar_or_array(out, n)
 
 
 def expected_max_mp(n, dps: int = 30):

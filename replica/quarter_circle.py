@@ -31,7 +31,7 @@ import math
 import numpy as np
 from scipy import special, stats
 
-from ._checks import check_int, check_kappa
+from ._checks import check_int, check_kappa, scalar_or_array
 
 __all__ = [
     "QuarterCircle",
@@ -143,10 +143,6 @@ def _angles_from_tail(kappa):
     return x, y, small
 
 
-def _scalar_or_array(arr, like):
-    return arr.item() if np.ndim(like) == 0 else arr
-
-
 def truncation_point(kappa):
     """Truncation point ``s_kappa`` with ``Int_{s_kappa}^2 rho_QC(s) ds = kappa``.
 
@@ -168,7 +164,7 @@ def truncation_point(kappa):
     arr = check_kappa(kappa)
     x, y, small = _angles_from_tail(arr)
     s = np.where(small, 2.0 * np.cos(0.5 * y), 2.0 * np.sin(0.5 * x))
-    return _scalar_or_array(s, kappa)
+    return scalar_or_array(s, kappa)
 
 
 def tail_second_moment(kappa):
@@ -195,7 +191,7 @@ def tail_second_moment(kappa):
     arr = check_kappa(kappa)
     x, y, small = _angles_from_tail(arr)
     f = np.where(small, _g(2.0 * y) / (2.0 * _PI), 1.0 - _g(2.0 * x) / (2.0 * _PI))
-    return _scalar_or_array(f, kappa)
+    return scalar_or_array(f, kappa)
 
 
 def alpha_c(kappa=1.0):
@@ -218,7 +214,7 @@ def alpha_c(kappa=1.0):
     ValueError
         If any ``kappa`` is outside (0, 1], NaN or infinite.
     """
-    return _scalar_or_array(0.5 * np.asarray(tail_second_moment(kappa)), kappa)
+    return scalar_or_array(0.5 * np.asarray(tail_second_moment(kappa)), kappa)
 
 
 def alpha_c_hebbian(kappa=1.0):
@@ -241,7 +237,7 @@ def alpha_c_hebbian(kappa=1.0):
     ValueError
         If any ``kappa`` is outside (0, 1], NaN or infinite.
     """
-    return _scalar_or_array(0.125 * np.asarray(tail_second_moment(kappa)), kappa)
+    return scalar_or_array(0.125 * np.asarray(tail_second_moment(kappa)), kappa)
 
 
 # --------------------------------------------------------------------------- mpmath reference

@@ -39,7 +39,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "capacity", help="measure P(stored) against p and locate p_c (with a 95%% interval)",
         description="Measure the success probability P(stored) on an adaptive grid of p around the "
-                    "theory's p_c, fit a logistic in ln p and report p_c where P = 1/2 with its 95%% "
+                    "theory's p_c, fit a logistic in ln p and report p_c where P = 1/2 with its 95 % "
                     "profile-likelihood interval, next to the finite-size theory.")
     parser.add_argument("--d", type=int, required=True, help="dimension (>= 2)")
     parser.add_argument("--problem", default="op", help="op (original) | dp (decoupled)")

@@ -192,47 +192,74 @@ def vdot(a, b):
 
 
 @numba.njit(cache=True, parallel=True)
-def select_block(scores, row_offset, threshold, keep, out_idx, out_count, out_min):
+def select_block(scores, row_offset, threshold, keep, out_idx, out_count, out_min, out_loss,
+                 out_violated):
     """Working-set selection from a block of OP scores, without forming margins.
 
     ``scores[i, rho] = u_rho . W e_mu`` for ``mu = row_offset + i``; the margin of
     ``(mu, rho)`` is ``scores[i, mu] - scores[i, rho]``.  For each row, the (at most
     ``keep``) competitors with the smallest margins below ``threshold`` go to
-    ``out_idx[i, :out_count[i]]``; ``out_min[i]`` is the row's smallest margin.
+    ``out_idx[i, :out_count[i]]`` (in heap order); ``out_min[i]`` is the row's
+    smallest margin, ``out_loss[i]`` its full squared hinge ``sum_rho (1 - margin)_+^2``
+    (float64) and ``out_violated[i]`` the number of its margins below 1.
+
+    One pass per row with a bounded min-heap of the ``keep`` largest scores above the
+    cut: ``O(p)`` per row plus ``O(log keep)`` per admitted score, and once the heap
+    is full a score is admitted only if it beats the heap's smallest one.
     """
     n, p = scores.shape
     for i in numba.prange(n):
         mu = row_offset + i
         t = scores[i, mu]
-        cut = t - threshold  # margin < threshold  <=>  score > cut
-        cnt = 0
+        floor = t - threshold  # margin < threshold  <=>  score > floor
         best = -np.inf
+        heap = np.empty(max(keep, 1), dtype=scores.dtype)
+        cnt = 0
+        hinge = np.float64(t) - 1.0  # margin < 1  <=>  score > hinge
+        loss = 0.0
+        violated = 0
         for r in range(p):
             if r == mu:
                 continue
             s = scores[i, r]
             if s > best:
                 best = s
-            if s > cut:
-                cnt += 1
+            if s > hinge:
+                excess = np.float64(s) - hinge
+                loss += excess * excess
+                violated += 1
+            if s > floor and keep > 0:
+                if cnt < keep:  # push, sift up
+                    j = cnt
+                    cnt += 1
+                    while j > 0:
+                        parent = (j - 1) >> 1
+                        if heap[parent] <= s:
+                            break
+                        heap[j] = heap[parent]
+                        out_idx[i, j] = out_idx[i, parent]
+                        j = parent
+                    heap[j] = s
+                    out_idx[i, j] = r
+                    if cnt == keep:
+                        floor = max(floor, heap[0])
+                else:  # replace the smallest, sift down
+                    j = 0
+                    while True:
+                        c = 2 * j + 1
+                        if c >= keep:
+                            break
+                        if c + 1 < keep and heap[c + 1] < heap[c]:
+                            c += 1
+                        if heap[c] >= s:
+                            break
+                        heap[j] = heap[c]
+                        out_idx[i, j] = out_idx[i, c]
+                        j = c
+                    heap[j] = s
+                    out_idx[i, j] = r
+                    floor = heap[0]
         out_min[i] = t - best
-        if cnt == 0:
-            out_count[i] = 0
-            continue
-        cand = np.empty(cnt, dtype=np.int64)
-        vals = np.empty(cnt)
-        c = 0
-        for r in range(p):
-            if r != mu and scores[i, r] > cut:
-                cand[c] = r
-                vals[c] = scores[i, r]
-                c += 1
-        if cnt > keep:
-            order = np.argsort(-vals)[:keep]
-            for k in range(keep):
-                out_idx[i, k] = cand[order[k]]
-            out_count[i] = keep
-        else:
-            for k in range(cnt):
-                out_idx[i, k] = cand[k]
-            out_count[i] = cnt
+        out_count[i] = cnt
+        out_loss[i] = loss
+        out_violated[i] = violated

@@ -204,25 +204,42 @@ class _WorkingSet:
         return V.T @ prob.inputs
 
 
+class _PassResult:
+    """What a full pass returns: the new working set and statistics of all constraints."""
+
+    __slots__ = ("ws", "min_margin", "loss", "violated")
+
+    def __init__(self, ws, min_margin, loss, violated):
+        self.ws = ws                  # _WorkingSet
+        self.min_margin = min_margin  # smallest margin (float32 search precision for OP)
+        self.loss = loss              # full squared hinge sum_i (1 - m_i)_+^2
+        self.violated = violated      # per input: number of margins below 1 (int64, p)
+
+
 def _full_pass(prob, W, threshold, max_active, block_elements):
-    """Scan all constraints: new working set and the smallest float32 margin."""
+    """Scan all constraints: new working set, smallest margin, full loss, violations per input."""
     Y = prob.images(W)
     step = prob.rows_per_block(block_elements)
     keep = min(prob.p - 1, int(max_active))
     rows_list, cols_list = [], []
     min_margin = np.inf
+    loss = 0.0
+    violated = np.empty(prob.p, dtype=np.int64)
     if prob.problem == "op":
         Y32 = Y.astype(np.float32)
         idx = np.empty((step, max(keep, 1)), dtype=np.int64)
         cnt = np.empty(step, dtype=np.int64)
         mins = np.empty(step)
+        losses = np.empty(step)
     for start in range(0, prob.p, step):
         stop = min(prob.p, start + step)
         if prob.problem == "op":
             n = stop - start
             S = Y32[start:stop] @ prob.targets32.T
-            _k.select_block(S, start, threshold, keep, idx[:n], cnt[:n], mins[:n])
+            _k.select_block(S, start, threshold, keep, idx[:n], cnt[:n], mins[:n], losses[:n],
+                            violated[start:stop])
             min_margin = min(min_margin, float(mins[:n].min()))
+            loss += float(losses[:n].sum())
             r = np.repeat(np.arange(n), cnt[:n])
             cols = idx[:n][np.arange(idx.shape[1])[None, :] < cnt[:n, None]]
             rows_list.append(r + start)
@@ -230,6 +247,9 @@ def _full_pass(prob, W, threshold, max_active, block_elements):
             continue
         M = prob.block_margins(Y, start, stop, exact=False)
         min_margin = min(min_margin, float(M.min()))
+        below = M < 1.0
+        violated[start:stop] = below.sum(axis=1)
+        loss += float(np.square(1.0 - M[below]).sum())
         if keep < prob.p - 1:
             part = np.argpartition(M, keep - 1, axis=1)[:, :keep]
             vals = np.take_along_axis(M, part, axis=1)
@@ -241,7 +261,7 @@ def _full_pass(prob, W, threshold, max_active, block_elements):
         cols_list.append(cols)
     rows = np.concatenate(rows_list) if rows_list else np.empty(0, np.int64)
     cols = np.concatenate(cols_list) if cols_list else np.empty(0, np.int64)
-    return _WorkingSet(prob, rows, cols), min_margin
+    return _PassResult(_WorkingSet(prob, rows, cols), min_margin, loss, violated)
 
 
 def _exact_min_margins(prob, W, block_elements):
@@ -500,8 +520,8 @@ def solve_optimal(instance, kappa=1.0, **options):
 
     # scale the start so that the loss is minimal along the ray (exact line search from 0)
     W = params.W(x)
-    ws, _ = _full_pass(prob, W, np.inf if p <= 64 else 1.0 + o["active_slack"] * _sigma(W, d),
-                       o["max_active"], o["block_elements"])
+    ws = _full_pass(prob, W, np.inf if p <= 64 else 1.0 + o["active_slack"] * _sigma(W, d),
+                    o["max_active"], o["block_elements"]).ws
     m_ws = ws.margins(prob.images(W))
     scale, _ = _line_search(np.zeros_like(m_ws), m_ws, None, 0.0, (0, 0, 0, 0, 0))
     if scale > 0:
@@ -526,32 +546,44 @@ def solve_optimal(instance, kappa=1.0, **options):
     stalls = 0
     message_extra = ""
     stage_converged = False
+    accepted = None  # (x, full loss) at the last full pass of the decide phase
+    rejected = 0     # working-set rounds undone because the full loss went up
 
     while True:
         # ---- full pass: refresh the working set, verify, decide ---------------------
         W = params.W(x)
         sigma = _sigma(W, d)
-        ws, min_margin32 = _full_pass(prob, W, 1.0 + o["active_slack"] * sigma, max_active,
-                                      o["block_elements"])
+        fp = _full_pass(prob, W, 1.0 + o["active_slack"] * sigma, max_active, o["block_elements"])
         full_passes += 1
-        m_ws = ws.margins(prob.images(W))
-        # grow the per-input cap while it truncates violated constraints (otherwise the
-        # restricted problem cannot reach the full minimiser and the bound stalls)
-        while (restricted_done or full_passes % 8 == 0) and max_active < p - 1 and ws.size:
-            counts = np.diff(ws.ptr)
-            full = counts >= max_active
-            if not np.any(full):
-                break
-            nonempty = counts > 0
-            row_max = np.full(p, -np.inf)
-            row_max[nonempty] = np.maximum.reduceat(m_ws, ws.ptr[:-1][nonempty])
-            if not np.any(row_max[full] < 1.0):
-                break
+        if phase == "decide" and accepted is not None and \
+                fp.loss > accepted[1] * (1.0 + 1e-6) + 1e-12 and max_active < p - 1:
+            # the working-set iterations raised the full loss: constraints outside the
+            # working set got worse than those inside improved.  Back to the last full
+            # pass, with a larger cap (far above p_c without this the iterates diverge).
+            x = accepted[0]
             max_active = min(p - 1, 2 * max_active)
-            ws, min_margin32 = _full_pass(prob, W, 1.0 + o["active_slack"] * sigma, max_active,
-                                          o["block_elements"])
+            rejected += 1
+            lbfgs.reset()
+            W = params.W(x)
+            sigma = _sigma(W, d)
+            fp = _full_pass(prob, W, 1.0 + o["active_slack"] * sigma, max_active,
+                            o["block_elements"])
             full_passes += 1
+        ws, min_margin32 = fp.ws, fp.min_margin
+        m_ws = ws.margins(prob.images(W))
+        # grow the per-input cap while it truncates violated constraints, once the
+        # restricted problem has converged (and every 8 full passes): otherwise it cannot
+        # reach the full minimiser and the bound stalls
+        while (restricted_done or full_passes % 8 == 0) and max_active < p - 1 and \
+                np.any(fp.violated > max_active):
+            max_active = min(p - 1, 2 * max_active)
+            fp = _full_pass(prob, W, 1.0 + o["active_slack"] * sigma, max_active,
+                            o["block_elements"])
+            full_passes += 1
+            ws, min_margin32 = fp.ws, fp.min_margin
             m_ws = ws.margins(prob.images(W))
+        if phase == "decide":
+            accepted = (x.copy(), fp.loss)
         restricted_done = False
         if min_margin32 > 0:
             exact = _exact_min_margins(prob, W, o["block_elements"])
@@ -707,6 +739,7 @@ def solve_optimal(instance, kappa=1.0, **options):
               "tol": o["tol"], "full_passes": int(full_passes),
               "refine_iterations": int(refine_iterations),
               "working_set_size": int(ws.size), "max_active": int(max_active),
+              "rejected_rounds": int(rejected),
               "refined": phase == "refine",
               "refine_gap": refine_gap, "refine_converged": refine_converged},
     )

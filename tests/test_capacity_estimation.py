@@ -86,6 +86,39 @@ def test_grid_expands_to_bracket():
     assert est.p_c_low <= 100.0 <= est.p_c_high or abs(est.p_c - 100) < 15
 
 
+def test_bracket_design_recovers_known_p_c_with_nominal_coverage():
+    """Same known-answer check as above for design="bracket" (centre 8 % off, steep curve)."""
+    misses, estimates = 0, []
+    for seed in range(20):
+        est = estimate_capacity(16, trials=8, seed=seed, task_function=SYNTH, center=92.0,
+                                solver_options={"p_c": 100.0, "slope": 40.0}, rounds=2,
+                                design="bracket")
+        assert est.design == "bracket" and est.status in ("ok", "separated")
+        misses += not (est.p_c_low <= 100.0 <= est.p_c_high)
+        estimates.append(est.p_c)
+        # the first point is the centre, and no point lies beyond 1.5 x p_c
+        assert min(c.p for c in est.curve) >= 80 and max(c.p for c in est.curve) <= 150
+    assert misses <= 3
+    assert abs(np.median(estimates) - 100.0) < 2.0
+
+
+@pytest.mark.parametrize("center", [20.0, 400.0])
+def test_bracket_design_walks_to_a_far_threshold(center):
+    est = estimate_capacity(16, trials=8, seed=1, task_function=SYNTH, center=center,
+                            solver_options={"p_c": 100.0, "slope": 8.0}, rounds=1, design="bracket")
+    assert est.status in ("ok", "separated")
+    assert est.p_c_low <= 100.0 <= est.p_c_high or abs(est.p_c - 100) < 15
+
+
+def test_design_auto_chooses_by_dimension():
+    kw = dict(trials=2, task_function=SYNTH, center=100.0, rounds=0,
+              solver_options={"p_c": 100.0, "slope": 8.0})
+    assert estimate_capacity(64, **kw).design == "grid"
+    assert estimate_capacity(128, **kw).design == "bracket"
+    with pytest.raises(ValueError, match="design"):
+        estimate_capacity(64, design="wide", **kw)
+
+
 @pytest.mark.parametrize("argv, word", [
     (["capacity", "--d", "16", "--solver", "hebbian", "--trials", "0"], "trials"),
     (["capacity", "--d", "1", "--solver", "hebbian", "--trials", "3"], "d"),
@@ -94,6 +127,7 @@ def test_grid_expands_to_bracket():
     (["capacity", "--d", "16", "--kappa", "1.5", "--trials", "3"], "kappa"),
     (["capacity", "--d", "16", "--ensemble", "cube", "--trials", "3"], "ensemble"),
     (["capacity", "--d", "16", "--trials", "3", "--executor", "spark"], "executor"),
+    (["capacity", "--d", "16", "--trials", "3", "--design", "wide"], "design"),
     (["compare", "--trials", "0"], "trials"),
     (["reproduce", "--workers", "-1"], "workers"),
     (["export", "--out", "/nonexistent/folder/x"], "does not exist"),

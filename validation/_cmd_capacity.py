@@ -49,6 +49,10 @@ def register(subparsers) -> None:
     parser.add_argument("--trials", type=int, default=20, help="instances per grid point per round (>= 1)")
     parser.add_argument("--seed", type=int, default=0, help="base seed (>= 0)")
     parser.add_argument("--rounds", type=int, default=2, help="refinement rounds (>= 0)")
+    parser.add_argument("--design", default="auto",
+                        help="first points: grid (5 points over +-25%% in p) | bracket (the theory "
+                             "p_c, then single points 5%%, 10%%, 20%%, ... away until P = 1/2 is "
+                             "bracketed) | auto (bracket for d >= 128, grid below)")
     parser.add_argument("--out", default=None,
                         help="folder of a result store: trials are saved there and reused on a rerun")
     add_executor_arguments(parser)
@@ -71,12 +75,13 @@ def run(args) -> int:
     check_int(args.trials, "trials", low=1)
     check_int(args.seed, "seed", low=0)
     check_choice(args.executor, "executor", ("local", "dask"))
+    check_choice(args.design, "design", ("auto", "grid", "bracket"))
     store = ResultStore(args.out) if args.out else None
     executor = executor_from_args(args)
     try:
         est = estimate_capacity(args.d, args.problem, args.solver, args.kappa, args.ensemble,
                                 trials=args.trials, seed=args.seed, rounds=args.rounds,
-                                executor=executor, store=store, progress=True)
+                                design=args.design, executor=executor, store=store, progress=True)
     finally:
         executor.shutdown()
         if store is not None:
@@ -92,7 +97,7 @@ def run(args) -> int:
     th = result["theory"]
     sys.stdout.write(
         f"d={est.d} problem={est.problem} solver={est.solver} kappa={est.kappa:g} "
-        f"ensemble={est.ensemble} trials/point={est.trials} seed={est.seed}\n"
+        f"ensemble={est.ensemble} trials/point={est.trials} seed={est.seed} design={est.design}\n"
         f"measured  p_c = {est.p_c:.2f}  95% [{est.p_c_low:.2f}, {est.p_c_high:.2f}]  "
         f"alpha = {est.alpha:.4f} [{est.alpha_low:.4f}, {est.alpha_high:.4f}]\n"
         f"theory    p_c = {th['p_c']:.2f}  alpha = {th['alpha']:.4f}  alpha_c(d->inf) = {th['alpha_c']:.4f}"

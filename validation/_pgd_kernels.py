@@ -34,50 +34,59 @@ __all__ = [
 
 @numba.njit(cache=True, parallel=True, fastmath=True)
 def active_margins_index(images, targets, outputs, ptr, idx, out):
-    """OP margins ``out[k] = (targets[mu] - outputs[idx[k]]) . images[mu]``."""
+    """OP margins ``out[k] = (targets[mu] - outputs[idx[k]]) . images[mu]``.
+
+    Dot products accumulate in the storage type (float32 in the search: twice as fast as
+    a float64 accumulator, absolute error ~1e-5 on the margins at d = 256, measured).
+    """
     p, d = images.shape
+    zero = images.dtype.type(0.0)
     for mu in numba.prange(p):
         start = ptr[mu]
         stop = ptr[mu + 1]
         if stop == start:
             continue
-        t = 0.0
+        t = zero
         for j in range(d):
             t += targets[mu, j] * images[mu, j]
         for k in range(start, stop):
             r = idx[k]
-            s = 0.0
+            s = zero
             for j in range(d):
                 s += outputs[r, j] * images[mu, j]
-            out[k] = t - s
+            out[k] = np.float64(t) - np.float64(s)
 
 
 @numba.njit(cache=True, parallel=True, fastmath=True)
 def active_margins_vectors(images, targets, ptr, vectors, out):
-    """DP margins ``out[k] = (targets[mu] - vectors[k]) . images[mu]``."""
+    """DP margins ``out[k] = (targets[mu] - vectors[k]) . images[mu]`` (storage-type sums)."""
     p, d = images.shape
+    zero = images.dtype.type(0.0)
     for mu in numba.prange(p):
         start = ptr[mu]
         stop = ptr[mu + 1]
         if stop == start:
             continue
-        t = 0.0
+        t = zero
         for j in range(d):
             t += targets[mu, j] * images[mu, j]
         for k in range(start, stop):
-            s = 0.0
+            s = zero
             for j in range(d):
                 s += vectors[k, j] * images[mu, j]
-            out[k] = t - s
+            out[k] = np.float64(t) - np.float64(s)
 
 
 @numba.njit(cache=True, parallel=True, fastmath=True)
 def active_combine_index(coef, targets, outputs, ptr, idx, out):
-    """OP: ``out[mu] = sum_k coef[k] (targets[mu] - outputs[idx[k]])`` (float64 out)."""
+    """OP: ``out[mu] = sum_k coef[k] (targets[mu] - outputs[idx[k]])`` (float64 out).
+
+    The sum over competitors accumulates in the storage type of ``outputs`` (float32 in
+    the search, float64 for the certificate).
+    """
     p, d = out.shape
     for mu in numba.prange(p):
-        for j in range(d):
-            out[mu, j] = 0.0
+        acc = np.zeros(d, dtype=outputs.dtype)
         total = 0.0
         for k in range(ptr[mu], ptr[mu + 1]):
             c = coef[k]
@@ -85,31 +94,31 @@ def active_combine_index(coef, targets, outputs, ptr, idx, out):
                 continue
             total += c
             r = idx[k]
+            cc = outputs.dtype.type(c)
             for j in range(d):
-                out[mu, j] -= c * outputs[r, j]
-        if total != 0.0:
-            for j in range(d):
-                out[mu, j] += total * targets[mu, j]
+                acc[j] += cc * outputs[r, j]
+        for j in range(d):
+            out[mu, j] = total * targets[mu, j] - acc[j]
 
 
 @numba.njit(cache=True, parallel=True, fastmath=True)
 def active_combine_vectors(coef, targets, ptr, vectors, out):
-    """DP: ``out[mu] = sum_k coef[k] (targets[mu] - vectors[k])`` (float64 out)."""
+    """DP: ``out[mu] = sum_k coef[k] (targets[mu] - vectors[k])`` (float64 out, sums over
+    competitors in the storage type of ``vectors``)."""
     p, d = out.shape
     for mu in numba.prange(p):
-        for j in range(d):
-            out[mu, j] = 0.0
+        acc = np.zeros(d, dtype=vectors.dtype)
         total = 0.0
         for k in range(ptr[mu], ptr[mu + 1]):
             c = coef[k]
             if c == 0.0:
                 continue
             total += c
+            cc = vectors.dtype.type(c)
             for j in range(d):
-                out[mu, j] -= c * vectors[k, j]
-        if total != 0.0:
-            for j in range(d):
-                out[mu, j] += total * targets[mu, j]
+                acc[j] += cc * vectors[k, j]
+        for j in range(d):
+            out[mu, j] = total * targets[mu, j] - acc[j]
 
 
 @numba.njit(cache=True, parallel=True, fastmath=True)

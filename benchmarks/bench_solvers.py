@@ -149,11 +149,12 @@ def _gemm_rates(d, p, repeats=5):
     # a representative solver state: the W after 30 L-BFGS iterations
     W = pgd.solve_optimal(inst, refine=False, max_iterations=30).W
     thr = 1.0 + pgd._sigma(W, d)
-    pgd._full_pass(prob, W, thr, 256, pgd.DEFAULT_OPTIONS["block_elements"])
+    cap = pgd.DEFAULT_OPTIONS["max_active"]
+    pgd._full_pass(prob, W, thr, cap, pgd.DEFAULT_OPTIONS["block_elements"])
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        pgd._full_pass(prob, W, thr, 256, pgd.DEFAULT_OPTIONS["block_elements"])
+        pgd._full_pass(prob, W, thr, cap, pgd.DEFAULT_OPTIONS["block_elements"])
         times.append(time.perf_counter() - t0)
     rates["optimal_full_pass"] = 2.0 * p * p * d / min(times) / 1e9
     Y = prob.images(W).astype(np.float32)

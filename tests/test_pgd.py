@@ -199,6 +199,36 @@ def test_working_set_rounds_that_raise_the_full_loss_are_undone():
         assert np.all(np.isfinite(sol.W)) and np.linalg.norm(sol.W) < 1e6
 
 
+def test_lbfgs_ring_buffer_matches_textbook_two_loop():
+    """The numba two-loop recursion over the ring buffer against Nocedal-Wright Alg. 7.4
+    written with Python lists (memory 4, 7 updates: the buffer wraps around)."""
+    rng = np.random.default_rng(5)
+    n, memory = 30, 4
+    A = rng.normal(size=(n, n))
+    H = A @ A.T + n * np.eye(n)  # SPD: every pair has s.y > 0
+    lb = pgd._LBFGS(memory)
+    pairs = []
+    for _ in range(7):
+        s_ = rng.normal(size=n)
+        y_ = H @ s_
+        lb.update(s_, y_)
+        pairs = (pairs + [(s_, y_)])[-memory:]
+        g = rng.normal(size=n)
+        q = g.copy()
+        alphas = []
+        for s_i, y_i in reversed(pairs):
+            a = (s_i @ q) / (s_i @ y_i)
+            alphas.append(a)
+            q -= a * y_i
+        q *= (pairs[-1][0] @ pairs[-1][1]) / (pairs[-1][1] @ pairs[-1][1])
+        for (s_i, y_i), a in zip(pairs, reversed(alphas)):
+            b = (y_i @ q) / (s_i @ y_i)
+            q += (a - b) * s_i
+        np.testing.assert_allclose(lb.direction(g), -q, rtol=1e-12, atol=1e-12)
+    lb.reset()
+    np.testing.assert_array_equal(lb.direction(g), -g)
+
+
 def test_line_search_matches_grid_minimum():
     rng = np.random.default_rng(3)
     m0, m1, m2 = rng.normal(size=50), rng.normal(size=50), rng.normal(size=50) * 0.1

@@ -191,6 +191,47 @@ def hinge_along_ray(m0, m1, t):
     return value, first, second
 
 
+@numba.njit(cache=True)
+def lbfgs_direction(S, Y, rho, head, count, g, q):
+    """L-BFGS two-loop recursion: ``q = -H g`` from the ``count`` newest pairs.
+
+    ``S[i], Y[i]`` (ring buffer, newest in slot ``head - 1``) are the steps and gradient
+    changes, ``rho[i] = 1 / (s_i . y_i)``; the initial matrix is ``(s.y / y.y) I`` of the
+    newest pair.  Serial (the vectors are at most a few 1e5 long).
+    """
+    m = S.shape[0]
+    n = g.shape[0]
+    for j in range(n):
+        q[j] = -g[j]
+    alpha = np.empty(count)
+    for i in range(count):  # newest to oldest
+        k = (head - 1 - i + m) % m
+        a = 0.0
+        for j in range(n):
+            a += S[k, j] * q[j]
+        a *= rho[k]
+        alpha[i] = a
+        for j in range(n):
+            q[j] -= a * Y[k, j]
+    k = (head - 1 + m) % m
+    sy = 0.0
+    yy = 0.0
+    for j in range(n):
+        sy += S[k, j] * Y[k, j]
+        yy += Y[k, j] * Y[k, j]
+    gamma = sy / yy
+    for j in range(n):
+        q[j] *= gamma
+    for i in range(count - 1, -1, -1):  # oldest to newest
+        k = (head - 1 - i + m) % m
+        b = 0.0
+        for j in range(n):
+            b += Y[k, j] * q[j]
+        b *= rho[k]
+        for j in range(n):
+            q[j] += (alpha[i] - b) * S[k, j]
+
+
 @numba.njit(cache=True, fastmath=True)
 def vdot(a, b):
     """Serial dot product of two flat float64 arrays."""

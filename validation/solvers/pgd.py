@@ -154,6 +154,9 @@ class _WorkingSet:
         # dense GEMM path when the working set covers much of a small score matrix
         self.dense = (prob.problem == "op" and prob.p * prob.p <= (1 << 22)
                       and self.size >= 0.2 * prob.p * (prob.p - 1))
+        if self.dense:
+            self._flat = self.rows * prob.p + self.cols
+            self._diag = np.arange(prob.p) * (prob.p + 1)
         if prob.problem == "dp":
             self.vectors = np.empty((self.size, prob.d), dtype=np.float32)
             if self.size:
@@ -166,9 +169,8 @@ class _WorkingSet:
         if self.size == 0:
             return out
         if self.dense:
-            S = Y32 @ self.prob.targets32.T  # S[mu, rho] = u_rho . W e_mu
-            diag = S[np.arange(self.prob.p), np.arange(self.prob.p)]
-            np.subtract(diag[self.rows], S[self.rows, self.cols], out=out)
+            S = (Y32 @ self.prob.targets32.T).ravel()  # S[mu * p + rho] = u_rho . W e_mu
+            np.subtract(np.take(S, self._diag)[self.rows], np.take(S, self._flat), out=out)
         elif self.prob.problem == "op":
             _k.active_margins_index(Y32, self.prob.targets32, self.prob.targets32, self.ptr,
                                     self.cols, out)
@@ -181,8 +183,9 @@ class _WorkingSet:
         V = self._combine
         prob = self.prob
         if self.size and self.dense and not exact:
-            C = np.zeros((prob.p, prob.p), dtype=np.float32)
-            C[self.rows, self.cols] = coef
+            C = np.zeros(prob.p * prob.p, dtype=np.float32)
+            C[self._flat] = coef.astype(np.float32)
+            C = C.reshape(prob.p, prob.p)
             V[:] = prob.targets32 * C.sum(axis=1, dtype=np.float64)[:, None]
             V -= C @ prob.targets32
         elif self.size:
@@ -332,35 +335,39 @@ def _line_search(m0, m1, m2, ridge, poly):
 
 
 class _LBFGS:
+    """L-BFGS history in a ring buffer; the two-loop recursion is one numba call."""
+
     def __init__(self, memory):
         self.memory = int(memory)
-        self.s, self.y, self.rho = [], [], []
+        self.S = self.Y = None
+        self.rho = np.zeros(self.memory)
+        self.count = 0  # pairs stored
+        self.head = 0   # slot of the next pair
 
     def reset(self):
-        self.s, self.y, self.rho = [], [], []
+        self.count = 0
+        self.head = 0
 
     def update(self, s, y):
         sy = _dot(s, y)
         if sy <= 1e-12 * _dot(y, y) or not np.isfinite(sy):
             return
-        self.s.append(s)
-        self.y.append(y)
-        self.rho.append(1.0 / sy)
-        if len(self.s) > self.memory:
-            self.s.pop(0), self.y.pop(0), self.rho.pop(0)
+        if self.S is None or self.S.shape[1] != s.size:
+            self.S = np.empty((self.memory, s.size))
+            self.Y = np.empty((self.memory, s.size))
+            self.count = self.head = 0
+        self.S[self.head] = s.ravel()
+        self.Y[self.head] = y.ravel()
+        self.rho[self.head] = 1.0 / sy
+        self.head = (self.head + 1) % self.memory
+        self.count = min(self.count + 1, self.memory)
 
     def direction(self, g):
-        q = -g.copy()
-        alpha = []
-        for s, y, rho in zip(reversed(self.s), reversed(self.y), reversed(self.rho)):
-            a = rho * _dot(s, q)
-            alpha.append(a)
-            q -= a * y
-        if self.s:
-            q *= _dot(self.s[-1], self.y[-1]) / _dot(self.y[-1], self.y[-1])
-        for (s, y, rho), a in zip(zip(self.s, self.y, self.rho), reversed(alpha)):
-            b = rho * _dot(y, q)
-            q += (a - b) * s
+        g = np.ascontiguousarray(g, dtype=np.float64)
+        if self.count == 0:
+            return -g
+        q = np.empty_like(g)
+        _k.lbfgs_direction(self.S, self.Y, self.rho, self.head, self.count, g, q)
         return q
 
 
@@ -409,6 +416,13 @@ def _norm_poly(W, D1, D2):
 # ----------------------------------------------------------------------------------
 # the solver
 # ----------------------------------------------------------------------------------
+
+
+# a working-set round is undone when the full loss rises above its lowest value so far
+# (by more than _EARLY_RISE x during the first _EARLY_PASSES full passes) while the cap
+# truncates violated constraints (notes/optimal_solver.md, section 7)
+_EARLY_RISE = 3.0
+_EARLY_PASSES = 3
 
 
 def _check_options(options):
@@ -520,8 +534,11 @@ def solve_optimal(instance, kappa=1.0, **options):
 
     # scale the start so that the loss is minimal along the ray (exact line search from 0)
     W = params.W(x)
-    ws = _full_pass(prob, W, np.inf if p <= 64 else 1.0 + o["active_slack"] * _sigma(W, d),
-                    o["max_active"], o["block_elements"]).ws
+    def threshold(sigma):
+        return 1.0 + o["active_slack"] * sigma
+
+    ws = _full_pass(prob, W, np.inf if p <= 64 else threshold(_sigma(W, d)), o["max_active"],
+                    o["block_elements"]).ws
     m_ws = ws.margins(prob.images(W))
     scale, _ = _line_search(np.zeros_like(m_ws), m_ws, None, 0.0, (0, 0, 0, 0, 0))
     if scale > 0:
@@ -548,25 +565,31 @@ def solve_optimal(instance, kappa=1.0, **options):
     stage_converged = False
     accepted = None  # (x, full loss) at the last full pass of the decide phase
     rejected = 0     # working-set rounds undone because the full loss went up
+    lowest_loss = np.inf
+    accepted_passes = 0
 
     while True:
         # ---- full pass: refresh the working set, verify, decide ---------------------
         W = params.W(x)
         sigma = _sigma(W, d)
-        fp = _full_pass(prob, W, 1.0 + o["active_slack"] * sigma, max_active, o["block_elements"])
+        fp = _full_pass(prob, W, threshold(sigma), max_active, o["block_elements"])
         full_passes += 1
         if phase == "decide" and accepted is not None and \
-                fp.loss > accepted[1] * (1.0 + 1e-6) + 1e-12 and max_active < p - 1:
-            # the working-set iterations raised the full loss: constraints outside the
-            # working set got worse than those inside improved.  Back to the last full
-            # pass, with a larger cap (far above p_c without this the iterates diverge).
+                fp.loss > (_EARLY_RISE if accepted_passes <= _EARLY_PASSES else 1.0 + 1e-6) \
+                * lowest_loss + 1e-12 and max_active < p - 1 and np.any(fp.violated > max_active):
+            # the working-set iterations raised the full loss above its lowest value while
+            # the cap truncates violated constraints: those left out got worse than the
+            # kept ones improved.  Back to the last full pass, with a larger cap (far above
+            # p_c the iterates diverge without this).  In the first passes, while W grows
+            # from the Hebbian start, rises up to _EARLY_RISE x are normal and the next
+            # round corrects them.
             x = accepted[0]
             max_active = min(p - 1, 2 * max_active)
             rejected += 1
             lbfgs.reset()
             W = params.W(x)
             sigma = _sigma(W, d)
-            fp = _full_pass(prob, W, 1.0 + o["active_slack"] * sigma, max_active,
+            fp = _full_pass(prob, W, threshold(sigma), max_active,
                             o["block_elements"])
             full_passes += 1
         ws, min_margin32 = fp.ws, fp.min_margin
@@ -577,13 +600,15 @@ def solve_optimal(instance, kappa=1.0, **options):
         while (restricted_done or full_passes % 8 == 0) and max_active < p - 1 and \
                 np.any(fp.violated > max_active):
             max_active = min(p - 1, 2 * max_active)
-            fp = _full_pass(prob, W, 1.0 + o["active_slack"] * sigma, max_active,
+            fp = _full_pass(prob, W, threshold(sigma), max_active,
                             o["block_elements"])
             full_passes += 1
             ws, min_margin32 = fp.ws, fp.min_margin
             m_ws = ws.margins(prob.images(W))
         if phase == "decide":
             accepted = (x.copy(), fp.loss)
+            accepted_passes += 1
+            lowest_loss = min(lowest_loss, fp.loss)
         restricted_done = False
         if min_margin32 > 0:
             exact = _exact_min_margins(prob, W, o["block_elements"])

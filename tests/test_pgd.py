@@ -245,6 +245,20 @@ def test_line_search_matches_grid_minimum():
     assert v2 == pytest.approx(h(t2, True)) and v2 <= h(0.0, True)
 
 
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 300), seed=st.integers(0, 2**32 - 1), shift=st.floats(-3.0, 3.0))
+def test_numba_ray_line_search_takes_the_python_steps(n, seed, shift):
+    """The one-call numba line search (no ridge) against the Python one (a zero ridge
+    term, ridge = 1e-300, forces the Python path with the same arithmetic)."""
+    rng = np.random.default_rng(seed)
+    m0, m1 = rng.normal(size=n) + shift, rng.normal(size=n)
+    zeros = (0, 0, 0, 0, 0)
+    t_fast, v_fast = pgd._line_search(m0, m1, None, 0.0, zeros)
+    t_ref, v_ref = pgd._line_search(m0, m1, None, 1e-300, zeros)
+    assert t_fast == pytest.approx(t_ref, rel=1e-12, abs=1e-300)
+    assert v_fast == pytest.approx(v_ref, rel=1e-12, abs=1e-300)
+
+
 @pytest.mark.parametrize("options", [
     {"tol": 0.0}, {"tol": -1.0}, {"max_iterations": 0}, {"refine": "yes"},
     {"max_active": 0}, {"refresh": 0}, {"time_limit": -1.0}, {"refine_tol": 2.0},

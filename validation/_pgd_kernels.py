@@ -192,6 +192,48 @@ def hinge_along_ray(m0, m1, t):
 
 
 @numba.njit(cache=True)
+def ray_line_search(m0, m1):
+    """Exact line search of ``sum_i (1 - m0_i - t m1_i)_+^2`` over ``t >= 0`` (no ridge).
+
+    The same bracketing and safeguarded Newton steps as ``pgd._line_search`` for a
+    straight line, in one call.  Returns ``(t, value at t)``; ``t = 0`` when ``m1`` is
+    not a descent direction.
+    """
+    v0, g0, _ = hinge_along_ray(m0, m1, 0.0)
+    if not g0 < 0.0:
+        return 0.0, v0
+    lo = 0.0
+    hi = 1.0
+    bracketed = False
+    for _ in range(80):
+        v, g, h = hinge_along_ray(m0, m1, hi)
+        if g >= 0.0:
+            bracketed = True
+            break
+        lo = hi
+        hi = 2.0 * hi
+    if not bracketed:
+        return hi, hinge_along_ray(m0, m1, hi)[0]
+    t = hi
+    for _ in range(80):
+        v, g, h = hinge_along_ray(m0, m1, t)
+        if abs(g) <= 1e-6 * abs(g0):
+            break
+        if g > 0:
+            hi = t
+        else:
+            lo = t
+        t_new = t - g / h if h > 0 else 0.5 * (lo + hi)
+        if not lo < t_new < hi:
+            t_new = 0.5 * (lo + hi)
+        if abs(t_new - t) <= 1e-9 * t or hi - lo <= 1e-7 * hi:
+            t = t_new
+            break
+        t = t_new
+    return t, hinge_along_ray(m0, m1, t)[0]
+
+
+@numba.njit(cache=True)
 def lbfgs_direction(S, Y, rho, head, count, g, q):
     """L-BFGS two-loop recursion: ``q = -H g`` from the ``count`` newest pairs.
 

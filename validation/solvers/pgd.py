@@ -290,6 +290,9 @@ def _line_search(m0, m1, m2, ridge, poly):
     line (then ``h`` is convex and piecewise quadratic, and safeguarded Newton ends in a
     few steps).  Returns (t, h(t)); t = 0 when the direction is not a descent direction.
     """
+    if m2 is None and ridge == 0.0:
+        t, v = _k.ray_line_search(m0, m1)  # the same steps in one numba call
+        return float(t), float(v)
     c = [float(v) for v in poly]
     straight = m2 is None
 

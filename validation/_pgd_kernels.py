@@ -192,45 +192,62 @@ def hinge_along_ray(m0, m1, t):
 
 
 @numba.njit(cache=True)
-def ray_line_search(m0, m1):
-    """Exact line search of ``sum_i (1 - m0_i - t m1_i)_+^2`` over ``t >= 0`` (no ridge).
+def _hinge_and_ridge(m0, m1, m2, quadratic, ridge, c, t):
+    """Value, first and second derivative at ``t`` of the line-search objective."""
+    if quadratic:
+        v, g, h = hinge_along_line(m0, m1, m2, t)
+    else:
+        v, g, h = hinge_along_ray(m0, m1, t)
+    if ridge != 0.0:
+        v += ridge * (c[0] + t * (c[1] + t * (c[2] + t * (c[3] + t * c[4]))))
+        g += ridge * (c[1] + t * (2 * c[2] + t * (3 * c[3] + t * 4 * c[4])))
+        h += ridge * (2 * c[2] + t * (6 * c[3] + t * 12 * c[4]))
+    return v, g, h
 
-    The same bracketing and safeguarded Newton steps as ``pgd._line_search`` for a
-    straight line, in one call.  Returns ``(t, value at t)``; ``t = 0`` when ``m1`` is
-    not a descent direction.
+
+@numba.njit(cache=True)
+def line_search(m0, m1, m2, quadratic, ridge, c):
+    """Minimise ``h(t) = sum_i (1 - m_i(t))_+^2 + ridge * poly(t)`` over ``t >= 0``.
+
+    ``m_i(t) = m0_i + t m1_i (+ t^2 m2_i if quadratic)``; ``poly(t) = c0 + c1 t + ... +
+    c4 t^4``.  Bracketing by doubling, then bisection safeguarded by Newton steps where
+    ``h`` is convex (a straight line with at most a quadratic ridge term: piecewise
+    quadratic, so Newton ends in a few steps).  Returns ``(t, h(t))``; ``t = 0`` when the
+    direction is not a descent direction.
     """
-    v0, g0, _ = hinge_along_ray(m0, m1, 0.0)
+    v0, g0, _ = _hinge_and_ridge(m0, m1, m2, quadratic, ridge, c, 0.0)
     if not g0 < 0.0:
         return 0.0, v0
+    convex = (not quadratic) and c[3] == 0.0 and c[4] == 0.0
     lo = 0.0
     hi = 1.0
     bracketed = False
     for _ in range(80):
-        v, g, h = hinge_along_ray(m0, m1, hi)
+        v, g, h = _hinge_and_ridge(m0, m1, m2, quadratic, ridge, c, hi)
         if g >= 0.0:
             bracketed = True
             break
         lo = hi
         hi = 2.0 * hi
     if not bracketed:
-        return hi, hinge_along_ray(m0, m1, hi)[0]
+        return hi, _hinge_and_ridge(m0, m1, m2, quadratic, ridge, c, hi)[0]
     t = hi
     for _ in range(80):
-        v, g, h = hinge_along_ray(m0, m1, t)
+        v, g, h = _hinge_and_ridge(m0, m1, m2, quadratic, ridge, c, t)
         if abs(g) <= 1e-6 * abs(g0):
             break
         if g > 0:
             hi = t
         else:
             lo = t
-        t_new = t - g / h if h > 0 else 0.5 * (lo + hi)
+        t_new = t - g / h if (convex and h > 0) else 0.5 * (lo + hi)
         if not lo < t_new < hi:
             t_new = 0.5 * (lo + hi)
         if abs(t_new - t) <= 1e-9 * t or hi - lo <= 1e-7 * hi:
             t = t_new
             break
         t = t_new
-    return t, hinge_along_ray(m0, m1, t)[0]
+    return t, _hinge_and_ridge(m0, m1, m2, quadratic, ridge, c, t)[0]
 
 
 @numba.njit(cache=True)

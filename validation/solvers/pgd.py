@@ -289,52 +289,12 @@ def _line_search(m0, m1, m2, ridge, poly):
     ``poly`` = (c0, c1, c2, c3, c4) of ``||W(t)||_F^2``; ``m2 = None`` for a straight
     line (then ``h`` is convex and piecewise quadratic, and safeguarded Newton ends in a
     few steps).  Returns (t, h(t)); t = 0 when the direction is not a descent direction.
+    One numba call (``_pgd_kernels.line_search``).
     """
-    if m2 is None and ridge == 0.0:
-        t, v = _k.ray_line_search(m0, m1)  # the same steps in one numba call
-        return float(t), float(v)
-    c = [float(v) for v in poly]
-    straight = m2 is None
-
-    def evaluate(t):
-        if straight:
-            v, g, h = _k.hinge_along_ray(m0, m1, t)
-        else:
-            v, g, h = _k.hinge_along_line(m0, m1, m2, t)
-        v += ridge * (c[0] + t * (c[1] + t * (c[2] + t * (c[3] + t * c[4]))))
-        g += ridge * (c[1] + t * (2 * c[2] + t * (3 * c[3] + t * 4 * c[4])))
-        h += ridge * (2 * c[2] + t * (6 * c[3] + t * 12 * c[4]))
-        return v, g, h
-
-    v0, g0, _ = evaluate(0.0)
-    if not g0 < 0.0:
-        return 0.0, v0
-    convex = straight and c[3] == 0 and c[4] == 0
-    lo, hi = 0.0, 1.0
-    for _ in range(80):
-        v, g, h = evaluate(hi)
-        if g >= 0.0:
-            break
-        lo, hi = hi, 2.0 * hi
-    else:
-        return hi, evaluate(hi)[0]
-    t = hi
-    for _ in range(80):
-        v, g, h = evaluate(t)
-        if abs(g) <= 1e-6 * abs(g0):
-            break
-        if g > 0:
-            hi = t
-        else:
-            lo = t
-        t_new = t - g / h if (convex and h > 0) else None
-        if t_new is None or not lo < t_new < hi:
-            t_new = 0.5 * (lo + hi)
-        if abs(t_new - t) <= 1e-9 * t or hi - lo <= 1e-7 * hi:
-            t = t_new
-            break
-        t = t_new
-    return t, evaluate(t)[0]
+    quadratic = m2 is not None
+    t, v = _k.line_search(m0, m1, m2 if quadratic else m1, quadratic, float(ridge),
+                          np.asarray(poly, dtype=np.float64))
+    return float(t), float(v)
 
 
 class _LBFGS:

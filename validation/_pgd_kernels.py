@@ -2,16 +2,17 @@
 
 The solver works on a *working set* of constraints ``(mu, rho)`` (input ``mu``,
 competitor ``rho != mu``) stored in compressed form, grouped by input: the
-competitors of input ``mu`` are entries ``ptr[mu] .. ptr[mu+1]-1``.  For the
-original problem (OP) an entry is the index ``rho`` into the shared output set;
-for the decoupled problem (DP) it is the competitor vector itself (regenerated
-from the counter-based stream of ``validation._rng`` at every full pass, so that
-nothing of size ``d p^2`` is ever stored).
+competitors of input ``mu`` are entries ``ptr[mu] .. ptr[mu+1]-1``, each an index
+into a table of competitor vectors: for the original problem (OP) the shared
+output set (index ``rho``); for the decoupled problem (DP) the working set's own
+vectors (regenerated from the counter-based stream of ``validation._rng`` at
+every full pass, so that nothing of size ``d p^2`` is ever stored; index ``k``).
 
 The margin of constraint ``(mu, rho)`` for the images ``Y[mu] = W e_mu`` is
 ``(t_mu - u_rho) . Y[mu]`` with ``t_mu`` the target of input ``mu``.  All
-kernels loop over inputs with ``prange`` (they respect ``NUMBA_NUM_THREADS``)
-and accumulate in float64 whatever the storage type.  See
+kernels loop over inputs with ``prange`` (they respect ``NUMBA_NUM_THREADS``);
+the working-set kernels accumulate dot products in the storage type (float32 in
+the search, float64 for certificates).  See
 ``notes/optimal_solver.md``.
 """
 
@@ -23,18 +24,16 @@ import numpy as np
 from validation._rng import _fill_candidate
 
 __all__ = [
-    "active_margins_index",
-    "active_margins_vectors",
-    "active_combine_index",
-    "active_combine_vectors",
+    "active_margins",
+    "active_combine",
     "dp_block_margins",
     "dp_fill_pairs",
 ]
 
 
 @numba.njit(cache=True, parallel=True, fastmath=True)
-def active_margins_index(images, targets, outputs, ptr, idx, out):
-    """OP margins ``out[k] = (targets[mu] - outputs[idx[k]]) . images[mu]``.
+def active_margins(images, targets, outputs, ptr, idx, out):
+    """Margins ``out[k] = (targets[mu] - outputs[idx[k]]) . images[mu]`` (OP and DP).
 
     Dot products accumulate in the storage type (float32 in the search: twice as fast as
     a float64 accumulator, absolute error ~1e-5 on the margins at d = 256, measured).
@@ -58,28 +57,8 @@ def active_margins_index(images, targets, outputs, ptr, idx, out):
 
 
 @numba.njit(cache=True, parallel=True, fastmath=True)
-def active_margins_vectors(images, targets, ptr, vectors, out):
-    """DP margins ``out[k] = (targets[mu] - vectors[k]) . images[mu]`` (storage-type sums)."""
-    p, d = images.shape
-    zero = images.dtype.type(0.0)
-    for mu in numba.prange(p):
-        start = ptr[mu]
-        stop = ptr[mu + 1]
-        if stop == start:
-            continue
-        t = zero
-        for j in range(d):
-            t += targets[mu, j] * images[mu, j]
-        for k in range(start, stop):
-            s = zero
-            for j in range(d):
-                s += vectors[k, j] * images[mu, j]
-            out[k] = np.float64(t) - np.float64(s)
-
-
-@numba.njit(cache=True, parallel=True, fastmath=True)
-def active_combine_index(coef, targets, outputs, ptr, idx, out):
-    """OP: ``out[mu] = sum_k coef[k] (targets[mu] - outputs[idx[k]])`` (float64 out).
+def active_combine(coef, targets, outputs, ptr, idx, out):
+    """``out[mu] = sum_k coef[k] (targets[mu] - outputs[idx[k]])`` (float64 out).
 
     The sum over competitors accumulates in the storage type of ``outputs`` (float32 in
     the search, float64 for the certificate).
@@ -97,26 +76,6 @@ def active_combine_index(coef, targets, outputs, ptr, idx, out):
             cc = outputs.dtype.type(c)
             for j in range(d):
                 acc[j] += cc * outputs[r, j]
-        for j in range(d):
-            out[mu, j] = total * targets[mu, j] - acc[j]
-
-
-@numba.njit(cache=True, parallel=True, fastmath=True)
-def active_combine_vectors(coef, targets, ptr, vectors, out):
-    """DP: ``out[mu] = sum_k coef[k] (targets[mu] - vectors[k])`` (float64 out, sums over
-    competitors in the storage type of ``vectors``)."""
-    p, d = out.shape
-    for mu in numba.prange(p):
-        acc = np.zeros(d, dtype=vectors.dtype)
-        total = 0.0
-        for k in range(ptr[mu], ptr[mu + 1]):
-            c = coef[k]
-            if c == 0.0:
-                continue
-            total += c
-            cc = vectors.dtype.type(c)
-            for j in range(d):
-                acc[j] += cc * vectors[k, j]
         for j in range(d):
             out[mu, j] = total * targets[mu, j] - acc[j]
 

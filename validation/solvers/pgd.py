@@ -157,10 +157,16 @@ class _WorkingSet:
         if self.dense:
             self._flat = self.rows * prob.p + self.cols
             self._diag = np.arange(prob.p) * (prob.p + 1)
+        # competitor vectors of the entries: rows ``index`` of ``table`` (OP: the shared
+        # outputs; DP: the entries' own candidates, regenerated here)
         if prob.problem == "dp":
-            self.vectors = np.empty((self.size, prob.d), dtype=np.float32)
+            self.table = np.empty((self.size, prob.d), dtype=np.float32)
             if self.size:
-                _k.dp_fill_pairs(prob.key, prob.code, self.rows, self.cols, self.vectors)
+                _k.dp_fill_pairs(prob.key, prob.code, self.rows, self.cols, self.table)
+            self.index = np.arange(self.size)
+        else:
+            self.table = prob.targets32
+            self.index = self.cols
         self._combine = np.empty((prob.p, prob.d))
 
     def margins(self, Y):
@@ -171,11 +177,8 @@ class _WorkingSet:
         if self.dense:
             S = (Y32 @ self.prob.targets32.T).ravel()  # S[mu * p + rho] = u_rho . W e_mu
             np.subtract(np.take(S, self._diag)[self.rows], np.take(S, self._flat), out=out)
-        elif self.prob.problem == "op":
-            _k.active_margins_index(Y32, self.prob.targets32, self.prob.targets32, self.ptr,
-                                    self.cols, out)
         else:
-            _k.active_margins_vectors(Y32, self.prob.targets32, self.ptr, self.vectors, out)
+            _k.active_margins(Y32, self.prob.targets32, self.table, self.ptr, self.index, out)
         return out
 
     def combine(self, coef, exact=False):
@@ -188,20 +191,17 @@ class _WorkingSet:
             C = C.reshape(prob.p, prob.p)
             V[:] = prob.targets32 * C.sum(axis=1, dtype=np.float64)[:, None]
             V -= C @ prob.targets32
-        elif self.size:
-            if prob.problem == "op":
-                tg = prob.targets if exact else prob.targets32
-                _k.active_combine_index(coef, tg, tg, self.ptr, self.cols, V)
-            else:
-                if exact:
-                    keep = np.flatnonzero(coef)
-                    vec = np.empty((keep.size, prob.d))
-                    _k.dp_fill_pairs(prob.key, prob.code, self.rows[keep], self.cols[keep], vec)
-                    ptr = np.zeros(prob.p + 1, dtype=np.int64)
-                    np.cumsum(np.bincount(self.rows[keep], minlength=prob.p), out=ptr[1:])
-                    _k.active_combine_vectors(coef[keep], prob.targets, ptr, vec, V)
-                else:
-                    _k.active_combine_vectors(coef, prob.targets32, self.ptr, self.vectors, V)
+        elif self.size and not exact:
+            _k.active_combine(coef, prob.targets32, self.table, self.ptr, self.index, V)
+        elif self.size and prob.problem == "op":
+            _k.active_combine(coef, prob.targets, prob.targets, self.ptr, self.cols, V)
+        elif self.size:  # DP in float64: regenerate the vectors of the nonzero terms
+            keep = np.flatnonzero(coef)
+            vec = np.empty((keep.size, prob.d))
+            _k.dp_fill_pairs(prob.key, prob.code, self.rows[keep], self.cols[keep], vec)
+            ptr = np.zeros(prob.p + 1, dtype=np.int64)
+            np.cumsum(np.bincount(self.rows[keep], minlength=prob.p), out=ptr[1:])
+            _k.active_combine(coef[keep], prob.targets, vec, ptr, np.arange(keep.size), V)
         else:
             V[:] = 0.0
         return V.T @ prob.inputs

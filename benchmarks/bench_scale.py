@@ -32,7 +32,7 @@ def main(argv=None):
 
     from replica.finite_size import capacity
     from validation import make_instance
-    from validation.solvers.pgd import solve_optimal
+    from validation.solvers.optimal import solve_optimal
 
     solve_optimal(make_instance(8, 16, problem=opts.problem, seed=0), refine=False)
     p_c = capacity(opts.d).p_c

@@ -14,7 +14,7 @@ Usage (see benchmarks/README.md)::
 
 Contenders
 ----------
-optimal   ``validation.solvers.pgd.solve_optimal(refine=False)``: certified decision.
+optimal   ``validation.solvers.optimal.solve_optimal(refine=False)``: certified decision.
 lbfgs     ``scipy.optimize.minimize(method="L-BFGS-B")`` on the squared hinge
           ``sum (1 - margin)_+^2`` over dense W, float64 numpy, full p x p scores at every
           evaluation, stopped early as soon as every input is recalled (checked in the
@@ -95,7 +95,7 @@ def _timed(run, budget=1.0, max_repeats=5):
 
 def _child(args):
     from validation import make_instance
-    from validation.solvers.pgd import solve_optimal
+    from validation.solvers.optimal import solve_optimal
 
     # warm-up on a small instance that takes every code path (numba compilation and
     # cache loading are never timed): p = 100 > 64 uses the working-set kernels
@@ -142,7 +142,7 @@ def _run_child(solver, d, p, seed, problem, opts):
 def _gemm_rates(d, p, repeats=5):
     """numpy GEMM rate and the optimal solver's full-pass score rate at (p x d)(d x p)."""
     from validation import make_instance
-    from validation.solvers import pgd
+    from validation.solvers import optimal as opt
 
     rng = np.random.default_rng(0)
     rates = {}
@@ -157,23 +157,23 @@ def _gemm_rates(d, p, repeats=5):
             times.append(time.perf_counter() - t0)
         rates[f"numpy_gemm_{np.dtype(dtype).name}"] = 2.0 * p * p * d / min(times) / 1e9
     inst = make_instance(d, p, seed=0)
-    prob = pgd._Problem(inst)
+    prob = opt._Problem(inst)
     # a representative solver state: the W after 30 L-BFGS iterations
-    W = pgd.solve_optimal(inst, refine=False, max_iterations=30).W
-    thr = 1.0 + pgd._sigma(W, d)
-    cap = pgd.DEFAULT_OPTIONS["max_active"]
-    pgd._full_pass(prob, W, thr, cap, pgd.DEFAULT_OPTIONS["block_elements"])
+    W = opt.solve_optimal(inst, refine=False, max_iterations=30).W
+    thr = 1.0 + opt._sigma(W, d)
+    cap = opt.DEFAULT_OPTIONS["max_active"]
+    opt._full_pass(prob, W, thr, cap, opt.DEFAULT_OPTIONS["block_elements"])
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        pgd._full_pass(prob, W, thr, cap, pgd.DEFAULT_OPTIONS["block_elements"])
+        opt._full_pass(prob, W, thr, cap, opt.DEFAULT_OPTIONS["block_elements"])
         times.append(time.perf_counter() - t0)
     rates["optimal_full_pass"] = 2.0 * p * p * d / min(times) / 1e9
     Y = prob.images(W).astype(np.float32)
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        step = prob.rows_per_block(pgd.DEFAULT_OPTIONS["block_elements"])
+        step = prob.rows_per_block(opt.DEFAULT_OPTIONS["block_elements"])
         for s in range(0, p, step):
             Y[s:s + step] @ prob.targets32.T
         times.append(time.perf_counter() - t0)

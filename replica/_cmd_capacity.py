@@ -8,7 +8,7 @@ from __future__ import annotations
 import inspect
 import sys
 
-from ._cli_util import render
+from .common.cliutil import render
 
 COLUMNS = ["d", "kappa", "margin", "top_k", "p_c", "stderr", "alpha", "alpha_stderr", "alpha_c", "converged"]
 HEBBIAN_COLUMNS = ["hebbian_p_c", "hebbian_alpha", "hebbian_alpha_c", "hebbian_converged"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from ._cli_util import render
+from .common.cliutil import render
 
 COLUMNS = ["d", "p", "alpha", "q", "q_stderr", "free_entropy", "free_entropy_stderr", "residual",
            "capacity_coefficient", "converged"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from ._checks import check_kappa
-from ._cli_util import parse_grid, render
+from .common.checks import check_kappa
+from .common.cliutil import parse_grid, render
 
 DEFAULT_KAPPAS = [0.05, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0]
 COLUMNS = ["kappa", "s_kappa", "alpha_c", "alpha_c_hebbian"]

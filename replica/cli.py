@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from ._cli_util import dispatch
+from .common.cliutil import dispatch
 
 COMMAND_MODULES = [
     "replica._cmd_table",

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 from scipy import special, stats
 
-from ._checks import check_at_least, check_int, check_real, scalar_or_array
+from .common.checks import check_at_least, check_int, check_real, scalar_or_array
 
 __all__ = [
     "expected_max",

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import integrate, optimize, special
 
-from ._checks import as_float_array, check_int, check_kappa, check_real
+from .common.checks import as_float_array, check_int, check_kappa, check_real
 
 __all__ = [
     "DEFAULT_SEED",
@@ -57,7 +57,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 # F(kappa)
 # --------------------------------------------------------------------------------------
 def _tail_second_moment(kappa: float) -> float:
-    """F(kappa), the tail second moment of the quarter-circle law (THEORY.md section 5)."""
+    """F(kappa), the tail second moment of the quarter-circle law (``notes/alpha_c_kappa.md``)."""
     from .quarter_circle import tail_second_moment
 
     return float(tail_second_moment(kappa))
@@ -597,7 +597,7 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, rel_tol=1e-3, seed=DEFAULT_SE
     limit; a fixed ``margin`` or ``top_k`` does not change it (their corrections vanish
     like ``margin / sqrt(ln p)`` and ``ln(top_k) / ln p``).  The standard error of
     ``p_c`` comes from that of ``E[C]`` by the delta method.  For kappa < 1 the
-    finite-size equation is the conjecture of THEORY.md section 5.  Derivation:
+    finite-size equation is the conjecture of ``notes/finite_size_capacity.md``.  Derivation:
     ``notes/finite_size_capacity.md``.
 
     Parameters

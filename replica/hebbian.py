@@ -46,7 +46,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
-from ._checks import check_choice, check_int, check_kappa, check_real
+from .common.checks import check_choice, check_int, check_kappa, check_real
 
 __all__ = [
     "ENSEMBLES",
@@ -335,7 +335,7 @@ def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, rtol=1e-9):
     ``ln(-ln P)`` against ``ln p`` (nearly linear), with a bracketed Brent search as
     fallback; the root is accepted only if ``|P - 1/2| <= 1e-6``.
     ``alpha = p_c ln p_c / d^2``; ``alpha_c = 1/8`` is the ``d -> infinity`` value
-    (THEORY section 3, ``notes/hebbian_finite_size.md``).
+    (``notes/hebbian_finite_size.md``).
 
     Parameters
     ----------
@@ -468,7 +468,7 @@ def hebbian_score_moments(d, p, ensemble="gaussian"):
     ``Var t`` is the norm factor ``|u|^2 |e|^2`` (standard deviation about ``2/sqrt(d)``);
     the ``2/d`` terms of ``Var s`` come from ``(u_rho . u_mu)|e_mu|^2`` and
     ``|u_rho|^2 (e_rho . e_mu)``.  ``heuristic_competitor_std = sqrt(p)/d`` is the
-    ``p >> d`` value of THEORY section 3.  ``notes/hebbian_finite_size.md``.
+    ``p >> d`` value of the asymptotic theory.  ``notes/hebbian_finite_size.md``.
 
     Parameters
     ----------

@@ -31,7 +31,7 @@ import math
 import numpy as np
 from scipy import special, stats
 
-from ._checks import check_int, check_kappa, scalar_or_array
+from .common.checks import check_int, check_kappa, scalar_or_array
 
 __all__ = [
     "QuarterCircle",
@@ -198,7 +198,7 @@ def alpha_c(kappa=1.0):
     """Asymptotic storage capacity ``alpha_c(kappa) = F(kappa) / 2`` of a rank-``kappa d`` memory.
 
     ``alpha = p ln p / d^2`` at the threshold as d -> infinity; ``alpha_c(1) = 1/2``
-    exactly.  See ``notes/alpha_c_kappa.md`` and THEORY section 5.
+    exactly.  See ``notes/alpha_c_kappa.md``.
 
     Parameters
     ----------
@@ -221,7 +221,7 @@ def alpha_c_hebbian(kappa=1.0):
     """Asymptotic capacity ``F(kappa) / 8`` of the (rank-truncated) Hebbian memory.
 
     ``alpha_H(1) = 1/8`` is derived in ``notes/hebbian_one_eighth.md``; the rank-
-    truncated value is a heuristic (THEORY section 5).
+    truncated value is a heuristic (``notes/spectra.md``).
 
     Parameters
     ----------
@@ -458,7 +458,7 @@ class TruncatedQuarterCircle(_QuarterCircleBase):
     """Quarter-circle law restricted to ``[s_kappa, 2]``, density ``rho_QC(s) / kappa``.
 
     The predicted (normalised) singular-value law of an optimal rank-``kappa d``
-    memory at capacity, up to the overall scale (THEORY section 6).
+    memory at capacity, up to the overall scale (``notes/spectra.md``).
 
     Parameters
     ----------

@@ -44,7 +44,7 @@ from numba import njit
 from numpy.polynomial.legendre import leggauss
 from scipy import optimize, special
 
-from ._checks import as_float_array, check_int, check_real
+from .common.checks import as_float_array, check_int, check_real
 from .extremes import order_statistics_from_uniforms
 
 __all__ = [

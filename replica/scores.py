@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ._checks import check_int, check_real
+from .common.checks import check_int, check_real
 from .finite_size import (
     DEFAULT_SEED,
     _check_p_top_k,

@@ -1,4 +1,4 @@
-"""Predicted singular-value laws of the learnt memories (THEORY section 6).
+"""Predicted singular-value laws of the learnt memories (``notes/spectra.md``).
 
 Normalisation (``notes/spectra.md``): a singular value ``s`` of a ``d x d``
 memory ``W`` is measured in units of ``||W||_F / sqrt(d)``, i.e. ``s / (||W||_F /
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, interpolate, special
 
-from ._checks import as_float_array, check_int, check_kappa, check_real
+from .common.checks import as_float_array, check_int, check_kappa, check_real
 
 __all__ = [
     "spectrum",

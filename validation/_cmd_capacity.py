@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sys
 
-from replica._checks import check_int
+from replica.common.checks import check_int
 
 _COLUMNS = ["p", "alpha", "trials", "stored", "not_stored", "undecided", "errors"]
 
@@ -61,8 +61,8 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from replica._cli_util import render
-    from replica._checks import check_choice
+    from replica.common.cliutil import render
+    from replica.common.checks import check_choice
 
     from .capacity import ENSEMBLES, PROBLEMS, SOLVERS, estimate_capacity
     from .store import ResultStore

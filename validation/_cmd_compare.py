@@ -34,8 +34,8 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from replica._checks import check_choice, check_int, check_real
-    from replica._cli_util import render
+    from replica.common.checks import check_choice, check_int, check_real
+    from replica.common.cliutil import render
 
     from .capacity import TABLE_ROWS, comparison_markdown, comparison_row, estimate_capacity
     from .store import ResultStore

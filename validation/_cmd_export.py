@@ -20,7 +20,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from replica._checks import check_choice
+    from replica.common.checks import check_choice
 
     from .store import ResultStore
 

@@ -29,7 +29,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from replica._checks import check_choice, check_int
+    from replica.common.checks import check_choice, check_int
 
     from .reproduce import FULL, QUICK, reproduce
 

@@ -30,8 +30,8 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from replica._checks import check_choice, check_int, check_kappa
-    from replica._cli_util import render
+    from replica.common.checks import check_choice, check_int, check_kappa
+    from replica.common.cliutil import render
 
     from .ensembles import ENSEMBLES, PROBLEMS, make_instance
     from .solvers import SOLVERS, solve

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special, stats
 
-from replica._checks import check_choice, check_int, check_kappa, check_real
+from replica.common.checks import check_choice, check_int, check_kappa, check_real
 
 from .sweep import Task, run_tasks, task_seed
 
@@ -363,10 +363,11 @@ def storage_trial(task: Task) -> dict:
         ``instance_seed`` and the solver's diagnostics (margin, iterations, ...).
     """
     from . import make_instance, solve
+    from .solvers import solve_arguments
 
     seed = task_seed(task.seed, task.p, task.trial)
     inst = make_instance(task.d, task.p, problem=task.problem, ensemble=task.ensemble, seed=seed)
-    sol = solve(inst, solver=task.solver, kappa=task.kappa, **dict(task.options))
+    sol = solve(inst, solver=task.solver, kappa=task.kappa, **solve_arguments(task.options))
     out = {k: v for k, v in sol.to_dict().items() if not isinstance(v, (list, dict))}
     out["instance_seed"] = seed
     status = sol.status

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from replica._cli_util import dispatch
+from replica.common.cliutil import dispatch
 
 COMMAND_MODULES = [
     "validation._cmd_solve",

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from replica._checks import check_choice, check_int
+from replica.common.checks import check_choice, check_int
 
 from . import _rng
 

@@ -2,10 +2,10 @@
 
 * Singular values are divided by ``||W||_F / sqrt(d)``, so their mean square is 1
   and a d x d matrix with i.i.d. N(0, 1/d) entries follows the quarter-circle
-  law on [0, 2] (THEORY section 5; ``replica`` holds the predicted laws).
+  law on [0, 2] (``notes/spectra.md``; ``replica`` holds the predicted laws).
 * Scores are divided by the competitor standard deviation ``||W||_F / d`` (the
   standard deviation of ``u^T W e`` for independent ``u, e`` with covariance
-  ``I/d``), as in THEORY section 6.
+  ``I/d``), as in ``notes/spectra.md``.
 
 See ``notes/simulation.md``.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from replica._checks import check_int
+from replica.common.checks import check_int
 
 from .recall import competitor_scale, top_competitors
 
@@ -127,7 +127,7 @@ class Spectrum:
 
 
 def spectrum(W) -> Spectrum:
-    """Normalised singular values and their moments (THEORY section 6).
+    """Normalised singular values and their moments (``notes/spectra.md``).
 
     Parameters
     ----------

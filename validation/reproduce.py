@@ -117,12 +117,13 @@ def measurement_trial(task: Task) -> dict:
     (option, default 3000) competitor scores are kept, uniformly sampled.
     """
     from . import make_instance, solve
+    from .solvers import solve_arguments
 
     opts = dict(task.options)
     max_comp = int(opts.pop("max_competitors", 3000))
     seed = task_seed(task.seed, task.p, task.trial)
     inst = make_instance(task.d, task.p, problem=task.problem, ensemble=task.ensemble, seed=seed)
-    sol = solve(inst, solver=task.solver, kappa=task.kappa, **opts)
+    sol = solve(inst, solver=task.solver, kappa=task.kappa, **solve_arguments(opts))
     status = sol.status if not (sol.status == "stored" and not sol.stored) else "undecided"
     base = {"status": status, "stored": bool(sol.stored) if status != "undecided" else None,
             "instance_seed": seed, "margin": float(sol.margin), "converged": bool(sol.converged),

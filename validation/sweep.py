@@ -45,7 +45,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from replica._checks import check_choice, check_int
+from replica.common.checks import check_choice, check_int
 
 from .store import KEY_COLUMNS, ResultStore, package_version
 

@@ -2,7 +2,7 @@
 
 * ``hebbian`` -- ``W = sum_mu u_mu e_mu^T`` (best rank-m approximation for kappa < 1).
 * ``optimal`` -- margin-maximising projected-gradient solver
-  (:func:`validation.solvers.pgd.solve_optimal`).
+  (:func:`validation.solvers.optimal.solve_optimal`).
 * ``lp`` -- exact feasibility by linear programming (HiGHS), small d, full rank.
 * ``adam`` -- Adam on the softmax cross-entropy (baseline with a step budget).
 
@@ -19,16 +19,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from replica._checks import check_choice, check_kappa
+from replica.common.checks import check_choice, check_kappa
 
-__all__ = ["Solution", "solve", "SOLVERS", "rank_for", "assess"]
+__all__ = ["Solution", "solve", "solve_arguments", "SHARED_ARGUMENTS", "SOLVERS", "rank_for", "assess"]
 
 SOLVERS = ("hebbian", "optimal", "lp", "adam")
 STATUSES = ("stored", "not_stored", "undecided")
 
 _DISPATCH = {
     "hebbian": ("validation.solvers.hebbian", "solve_hebbian"),
-    "optimal": ("validation.solvers.pgd", "solve_optimal"),
+    "optimal": ("validation.solvers.optimal", "solve_optimal"),
     "lp": ("validation.solvers.lp", "solve_lp"),
     "adam": ("validation.solvers.adam", "solve_adam"),
 }
@@ -181,7 +181,35 @@ def assess(instance, W=None, *, images=None):
     return (bool(recalled.all()), float(recalled.mean()), normalised_margin(margins, mat), recalled)
 
 
-def solve(instance, solver="optimal", kappa=1.0, **options) -> Solution:
+SHARED_ARGUMENTS = ("tol", "max_iter", "time_limit", "seed", "refine")
+"""Arguments that every solver understands under the same name (see :func:`solve`)."""
+
+
+def solve_arguments(settings) -> dict:
+    """Split a flat settings mapping into :func:`solve` keyword arguments.
+
+    Sweeps store one flat dictionary of solver settings per task; this puts the shared
+    names (:data:`SHARED_ARGUMENTS`) into their own keywords and everything else into
+    ``options``.
+
+    Parameters
+    ----------
+    settings : mapping or None
+
+    Returns
+    -------
+    dict
+        Keyword arguments for :func:`solve` (without ``instance``, ``solver``, ``kappa``).
+    """
+    flat = dict(settings or {})
+    out = {name: flat.pop(name) for name in SHARED_ARGUMENTS if name in flat}
+    if flat:
+        out["options"] = flat
+    return out
+
+
+def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, time_limit=None,
+          seed=None, refine=None, options=None) -> Solution:
     """Solve a memory problem: find W that recalls every input, or decide it cannot.
 
     Parameters
@@ -193,9 +221,23 @@ def solve(instance, solver="optimal", kappa=1.0, **options) -> Solution:
     kappa : float
         Rank ratio in (0, 1]; the rank is ``max(1, round(kappa d))``.  ``lp``
         supports only ``kappa = 1``.
-    **options
-        Passed to the solver (e.g. ``steps``, ``learning_rate`` for ``adam``;
-        ``tol`` for ``lp``).  Unknown options raise ``ValueError``.
+    tol : float, optional
+        The solver's decision tolerance (``optimal``: ``not_stored`` when no W can
+        reach a normalised margin above ``tol``; ``lp``: threshold on the LP optimum).
+        ``None`` takes the solver's default.  Not used by ``hebbian`` and ``adam``.
+    max_iter : int, optional
+        Iteration budget (``optimal``: L-BFGS iterations of the decision phase;
+        ``adam``: steps; ``lp``: constraint-generation rounds).
+    time_limit : float, optional
+        Wall-time budget in seconds; the status is ``undecided`` when it runs out.
+    seed : None, int, SeedSequence or Generator, optional
+        For solvers with random initialisation (``adam`` at ``kappa < 1``); the
+        deterministic solvers ignore it.  ``None`` is the package default seed.
+    refine : bool, optional
+        ``optimal`` only: after ``stored``, continue towards the max-margin W.
+    options : mapping, optional
+        Solver-specific settings (``notes/simulation.md`` lists them per solver).
+        Unknown names raise ``ValueError``.
 
     Returns
     -------
@@ -205,9 +247,8 @@ def solve(instance, solver="optimal", kappa=1.0, **options) -> Solution:
     ------
     ValueError
         For an unknown solver, kappa outside (0, 1], an instance that is not an
-        :class:`validation.Instance`, bad options, or an LP too large to handle.
-    ImportError
-        If the ``optimal`` solver module is missing from this installation.
+        :class:`validation.Instance`, bad or unknown options, an argument the solver
+        does not take, or an LP too large to handle.
     """
     from validation.ensembles import Instance
 
@@ -215,6 +256,14 @@ def solve(instance, solver="optimal", kappa=1.0, **options) -> Solution:
         raise ValueError(f"instance must be a validation.Instance, got {type(instance).__name__}")
     solver = check_choice(solver, "solver", SOLVERS)
     kappa = float(check_kappa(kappa))
+    if options is not None and not isinstance(options, dict):
+        try:
+            options = dict(options)
+        except (TypeError, ValueError):
+            raise ValueError(f"options must be a mapping of solver settings, got "
+                             f"{type(options).__name__}") from None
+    kwargs = _solver_keywords(solver, dict(options or {}), tol=tol, max_iter=max_iter,
+                              time_limit=time_limit, seed=seed, refine=refine)
     module_name, func_name = _DISPATCH[solver]
     try:
         module = importlib.import_module(module_name)
@@ -224,7 +273,53 @@ def solve(instance, solver="optimal", kappa=1.0, **options) -> Solution:
                 f"solver {solver!r} needs the module {module_name}, which is not available "
                 f"in this installation ({exc})") from exc
         raise
-    solution = getattr(module, func_name)(instance, kappa=kappa, **options)
+    function = getattr(module, func_name)
+    _check_option_names(solver, function, kwargs)
+    solution = function(instance, kappa=kappa, **kwargs)
     if solution.status not in STATUSES:  # pragma: no cover - solver bug guard
         raise RuntimeError(f"solver {solver!r} returned unknown status {solution.status!r}")
     return solution
+
+
+# How each solver spells the shared arguments; None: the solver does not take it.
+_SPELLING = {
+    "optimal": {"tol": "tol", "max_iter": "max_iterations", "time_limit": "time_limit",
+                "seed": None, "refine": "refine"},
+    "lp": {"tol": "tol", "max_iter": "max_rounds", "time_limit": "time_limit",
+           "seed": None, "refine": None},
+    "adam": {"tol": None, "max_iter": "steps", "time_limit": None, "seed": "seed",
+             "refine": None},
+    "hebbian": {"tol": None, "max_iter": None, "time_limit": None, "seed": None,
+                "refine": None},
+}
+_IGNORED = ("seed",)  # harmless for deterministic solvers
+
+
+def _check_option_names(solver, function, options):
+    import inspect
+
+    params = inspect.signature(function).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return  # the solver checks its own option names
+    known = [name for name, p in params.items()
+             if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))} for solver {solver!r}; "
+                         f"valid options: {', '.join(known) or 'none'}")
+
+
+def _solver_keywords(solver, options, **shared):
+    spelling = _SPELLING[solver]
+    for name, value in shared.items():
+        if value is None:
+            continue
+        target = spelling[name]
+        if target is None:
+            if name in _IGNORED:
+                continue
+            raise ValueError(f"solver {solver!r} does not take {name}; got {name}={value!r}")
+        if target in options:
+            raise ValueError(f"{name} given twice (as {name}= and in options[{target!r}])")
+        options[target] = value
+    return options

@@ -1,6 +1,6 @@
 """Hebbian (correlation-matrix) memory ``W = sum_mu u_mu e_mu^T`` and its rank-m truncation.
 
-See ``notes/simulation.md`` (solvers) and THEORY section 3.
+See ``notes/simulation.md`` (solvers) and ``notes/hebbian_finite_size.md``.
 """
 
 from __future__ import annotations

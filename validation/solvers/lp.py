@@ -24,7 +24,7 @@ import time
 import numba
 import numpy as np
 
-from replica._checks import check_choice, check_int, check_real
+from replica.common.checks import check_choice, check_int, check_real
 
 from .. import _rng
 

@@ -44,7 +44,7 @@ Speed
 Constraints are handled on a *working set*: for each input the competitors whose
 margin lies below ``1 + active_slack * sigma`` (``sigma = ||W||_F / d`` is the
 standard deviation of a competitor score), at most ``max_active`` per input.
-L-BFGS iterates on the working set (numba kernels, ``validation._pgd_kernels``),
+L-BFGS iterates on the working set (numba kernels, ``validation._optimal_kernels``),
 and a full pass over all ``p (p - 1)`` constraints (blocked float32 GEMM for OP,
 regenerated candidates for DP; the ``p x p`` score matrix is never held) refreshes
 the working set every ``refresh`` iterations, and whenever the working set is
@@ -59,8 +59,8 @@ import time
 
 import numpy as np
 
-from replica._checks import check_choice, check_int, check_kappa, check_real
-from validation import _pgd_kernels as _k
+from replica.common.checks import check_choice, check_int, check_kappa, check_real
+from validation import _optimal_kernels as _k
 
 __all__ = ["solve_optimal", "DEFAULT_OPTIONS"]
 
@@ -289,7 +289,7 @@ def _line_search(m0, m1, m2, ridge, poly):
     ``poly`` = (c0, c1, c2, c3, c4) of ``||W(t)||_F^2``; ``m2 = None`` for a straight
     line (then ``h`` is convex and piecewise quadratic, and safeguarded Newton ends in a
     few steps).  Returns (t, h(t)); t = 0 when the direction is not a descent direction.
-    One numba call (``_pgd_kernels.line_search``).
+    One numba call (``_optimal_kernels.line_search``).
     """
     quadratic = m2 is not None
     t, v = _k.line_search(m0, m1, m2 if quadratic else m1, quadratic, float(ridge),

@@ -285,7 +285,7 @@ def test_capacity_small_d_and_rank_margin_top_k():
     assert tiny.converged and 2 < tiny.p_c < 10
     base = capacity(32)
     low_rank = capacity(32, kappa=0.5)
-    assert low_rank.alpha_c == pytest.approx(0.446865, abs=1e-6)  # THEORY.md table (F/2)
+    assert low_rank.alpha_c == pytest.approx(0.446865, abs=1e-6)  # alpha_c = F/2 from the closed form (notes/alpha_c_kappa.md)
     assert low_rank.p_c < base.p_c
     assert capacity(32, margin=0.5).p_c < base.p_c
     assert capacity(32, top_k=3).p_c > base.p_c

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from replica._cli_util import dispatch
+from replica.common.cliutil import dispatch
 from validation.capacity import estimate_capacity, fit_logistic, load
 from validation.store import ResultStore
 

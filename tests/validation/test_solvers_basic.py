@@ -18,13 +18,22 @@ from validation.solvers.hebbian import hebbian_matrix
     (dict(solver="hebbian", kappa=0.0), "kappa"),
     (dict(solver="hebbian", kappa=1.5), "kappa"),
     (dict(solver="hebbian", kappa=float("nan")), "kappa"),
-    (dict(solver="hebbian", bogus=1), "option"),
-    (dict(solver="adam", bogus=1), "bogus"),
+    (dict(solver="hebbian", options={"bogus": 1}), "option"),
+    (dict(solver="adam", options={"bogus": 1}), "bogus"),
+    (dict(solver="hebbian", refine=True), "refine"),
+    (dict(solver="adam", options=[1, 2]), "options"),
 ])
 def test_solve_bad_input(kwargs, pattern):
     inst = make_instance(4, 5)
-    with pytest.raises((ValueError, TypeError), match=pattern):
+    with pytest.raises(ValueError, match=pattern):
         solve(inst, **kwargs)
+
+
+def test_solve_unknown_keyword_is_a_type_error():
+    # A misspelt keyword of solve() itself is a call error (TypeError, as for any Python
+    # function); unknown *solver settings* go through ``options`` and raise ValueError.
+    with pytest.raises(TypeError, match="bogus"):
+        solve(make_instance(4, 5), solver="hebbian", bogus=1)
 
 
 def test_solve_rejects_non_instance():

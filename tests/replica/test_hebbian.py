@@ -97,7 +97,7 @@ def test_success_probability_rejects_naive_models():
 
     d, p = 64, 60
     sigma = math.sqrt(p) / d
-    # Heuristic of THEORY section 3: target 1 + sigma z, competitors sigma g (i.i.d.), product over inputs.
+    # Heuristic of notes/hebbian_finite_size.md: target 1 + sigma z, competitors sigma g (i.i.d.), product over inputs.
     per_input = integrate.quad(lambda z: math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
                                * special.ndtr(1 / sigma + z) ** (p - 1), -12, 12)[0]
     heuristic = per_input ** p

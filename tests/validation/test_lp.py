@@ -69,7 +69,7 @@ def test_consistent_with_hebbian_and_adam():
             lp = solve(inst, solver="lp")
             assert lp.status in ("stored", "not_stored")
             counts[lp.status] += 1
-            adam = solve(inst, solver="adam", steps=1000)
+            adam = solve(inst, solver="adam", max_iter=1000)
             hebb = solve(inst, solver="hebbian")
             if adam.stored or hebb.stored:
                 assert lp.stored
@@ -92,7 +92,7 @@ def test_too_large_says_use_optimal():
     with pytest.raises(ValueError, match="optimal"):
         solve(inst, solver="lp")
     with pytest.raises(ValueError, match="optimal"):
-        solve(make_instance(4, 10), solver="lp", max_nonzeros=10)
+        solve(make_instance(4, 10), solver="lp", options={"max_nonzeros": 10})
 
 
 @pytest.mark.parametrize("problem", ["op", "dp"])
@@ -100,7 +100,7 @@ def test_working_set_agrees_with_full_lp(problem):
     for p, seed in [(12, 0), (18, 1), (24, 2)]:
         inst = make_instance(8, p, problem, seed=seed)
         full = solve(inst, solver="lp")
-        ws = solve(inst, solver="lp", working_set=True, optimum=True)
+        ws = solve(inst, solver="lp", options={"working_set": True, "optimum": True})
         assert full.status == ws.status
         assert full.info["exact_optimum"] and ws.info["exact_optimum"]
         assert ws.info["lp_optimum"] == pytest.approx(full.info["lp_optimum"], abs=1e-7)

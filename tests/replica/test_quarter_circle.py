@@ -75,7 +75,7 @@ def test_mp_path_is_accurate_beyond_float64():
 
 
 def test_theory_brief_reference_table():
-    # THEORY.md section 5 table (6 decimals); recomputed here from the closed form.
+    # Six-decimal table of notes/alpha_c_kappa.md; recomputed here from the closed form.
     table = {0.1: (1.610767, 0.156784), 0.25: (1.269409, 0.311456), 0.5: (0.807946, 0.446865),
              0.75: (0.395288, 0.493524), 1.0: (0.0, 0.5)}
     for kappa, (s_ref, a_ref) in table.items():

@@ -1,4 +1,4 @@
-"""numba kernels of the ``optimal`` solver (``validation.solvers.pgd``).
+"""numba kernels of the ``optimal`` solver (``validation.solvers.optimal``).
 
 The solver works on a *working set* of constraints ``(mu, rho)`` (input ``mu``,
 competitor ``rho != mu``) stored in compressed form, grouped by input: the

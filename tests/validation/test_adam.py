@@ -50,7 +50,7 @@ def test_reproducible():
 
 def test_budget_exhausted_is_undecided_never_not_stored():
     inst = make_instance(4, 40, seed=0)  # alpha = 9.2: far beyond capacity
-    sol = solve(inst, solver="adam", steps=200)
+    sol = solve(inst, solver="adam", max_iter=200)
     assert sol.status == "undecided" and not sol.stored and not sol.converged
     assert sol.iterations == 200
     assert "cannot certify" in sol.message
@@ -72,4 +72,4 @@ def test_bad_options():
     for kwargs, name in [(dict(steps=0), "steps"), (dict(learning_rate=-1.0), "learning_rate"),
                          (dict(check_every=0), "check_every"), (dict(beta1=1.0), "beta1")]:
         with pytest.raises(ValueError, match=name):
-            solve(inst, solver="adam", **kwargs)
+            solve(inst, solver="adam", options=kwargs)

@@ -1,4 +1,4 @@
-"""Tests of the ``optimal`` solver (validation.solvers.pgd) and its kernels.
+"""Tests of the ``optimal`` solver (validation.solvers.optimal) and its kernels.
 
 Reference values are independent computations: dense numpy margins, float64 recall
 (``validation.solvers.assess``), brute-force minimisation on a grid, and the
@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from validation import make_instance, solve
-from validation.solvers import assess, pgd
-from validation import _pgd_kernels as _k
-from validation.solvers.pgd import solve_optimal
+from validation.solvers import assess, optimal as opt
+from validation import _optimal_kernels as _k
+from validation.solvers.optimal import solve_optimal
 
 
 def _dense_margins(inst, W):
@@ -52,10 +52,10 @@ def test_not_stored_only_with_certificate(problem):
 def test_margin_bound_is_an_upper_bound_on_every_w():
     """Weak duality: d ||sum lam_i a_i|| / sum lam_i >= normalised margin of any W."""
     inst = make_instance(10, 30, seed=2)
-    prob = pgd._Problem(inst)
+    prob = opt._Problem(inst)
     rng = np.random.default_rng(0)
     W0 = rng.normal(size=(10, 10))
-    ws = pgd._full_pass(prob, W0, np.inf, 10**6, 1 << 20).ws
+    ws = opt._full_pass(prob, W0, np.inf, 10**6, 1 << 20).ws
     lam = rng.random(ws.size)
     bound = 10 * np.linalg.norm(ws.combine(lam, exact=True)) / lam.sum()
     for _ in range(20):
@@ -132,9 +132,9 @@ def test_warm_start():
 def test_working_set_kernels_match_dense_margins():
     for problem in ("op", "dp"):
         inst = make_instance(9, 25, problem=problem, seed=8)
-        prob = pgd._Problem(inst)
+        prob = opt._Problem(inst)
         W = np.random.default_rng(1).normal(size=(9, 9))
-        fp = pgd._full_pass(prob, W, np.inf, 10**6, 1 << 20)
+        fp = opt._full_pass(prob, W, np.inf, 10**6, 1 << 20)
         ws, min32 = fp.ws, fp.min_margin
         dense = _dense_margins(inst, W)
         assert ws.size == 25 * 24
@@ -146,10 +146,10 @@ def test_working_set_kernels_match_dense_margins():
         hinge = np.where(off, np.maximum(1.0 - dense, 0.0), 0.0)
         assert fp.loss == pytest.approx(np.square(hinge).sum(), rel=1e-4)
         np.testing.assert_array_equal(fp.violated, ((dense < 1.0) & off).sum(axis=1))
-        np.testing.assert_allclose(pgd._exact_min_margins(prob, W, 1 << 20), dense.min(axis=1),
+        np.testing.assert_allclose(opt._exact_min_margins(prob, W, 1 << 20), dense.min(axis=1),
                                    rtol=1e-12, atol=1e-12)
         # capped working set keeps the smallest margins of each input
-        ws3 = pgd._full_pass(prob, W, np.inf, 3, 64).ws
+        ws3 = opt._full_pass(prob, W, np.inf, 3, 64).ws
         for mu in range(25):
             kept = np.sort(dense[mu, ws3.cols[ws3.rows == mu]])
             np.testing.assert_allclose(kept, np.sort(dense[mu])[:3], rtol=1e-4, atol=1e-4)
@@ -206,7 +206,7 @@ def test_lbfgs_ring_buffer_matches_textbook_two_loop():
     n, memory = 30, 4
     A = rng.normal(size=(n, n))
     H = A @ A.T + n * np.eye(n)  # SPD: every pair has s.y > 0
-    lb = pgd._LBFGS(memory)
+    lb = opt._LBFGS(memory)
     pairs = []
     for _ in range(7):
         s_ = rng.normal(size=n)
@@ -238,10 +238,10 @@ def test_line_search_matches_grid_minimum():
         return np.sum(np.maximum(1 - m, 0) ** 2)
 
     grid = np.linspace(0, 20, 200001)
-    t, v = pgd._line_search(m0, m1, None, 0.0, (0, 0, 0, 0, 0))
+    t, v = opt._line_search(m0, m1, None, 0.0, (0, 0, 0, 0, 0))
     best = min(h(g, False) for g in grid[::10])
     assert v == pytest.approx(h(t, False)) and v <= best + 1e-9
-    t2, v2 = pgd._line_search(m0, m1, m2, 0.0, (0, 0, 0, 0, 0))
+    t2, v2 = opt._line_search(m0, m1, m2, 0.0, (0, 0, 0, 0, 0))
     assert v2 == pytest.approx(h(t2, True)) and v2 <= h(0.0, True)
 
 
@@ -253,8 +253,8 @@ def test_line_search_unchanged_by_a_vanishing_ridge_term(n, seed, shift):
     rng = np.random.default_rng(seed)
     m0, m1 = rng.normal(size=n) + shift, rng.normal(size=n)
     zeros = (0, 0, 0, 0, 0)
-    t_fast, v_fast = pgd._line_search(m0, m1, None, 0.0, zeros)
-    t_ref, v_ref = pgd._line_search(m0, m1, None, 1e-300, zeros)
+    t_fast, v_fast = opt._line_search(m0, m1, None, 0.0, zeros)
+    t_ref, v_ref = opt._line_search(m0, m1, None, 1e-300, zeros)
     assert t_fast == pytest.approx(t_ref, rel=1e-12, abs=1e-300)
     assert v_fast == pytest.approx(v_ref, rel=1e-12, abs=1e-300)
 

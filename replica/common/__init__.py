@@ -1,0 +1,14 @@
+"""Internal helpers shared by ``replica`` and ``validation``.
+
+These modules are the documented internal interface between the two packages
+(``validation`` may import them; neither imports the other's underscore modules):
+
+* :mod:`replica.common.checks` -- argument checks that raise one-line ``ValueError``.
+* :mod:`replica.common.results` -- the result contract (``status``, ``converged``,
+  ``message``, JSON-safe ``to_dict``) that every public result type follows.
+* :mod:`replica.common.seeds` -- the one seed policy of the package.
+* :mod:`replica.common.cliutil` -- the command-line plumbing (one-line errors, exit 2,
+  ``--format table|csv|json`` rendering).
+
+They are not part of the stable user API: names may change between minor versions.
+"""

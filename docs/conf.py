@@ -1,0 +1,154 @@
+"""Sphinx configuration of the linear-memory-capacity documentation.
+
+Build with ``sphinx-build -W --keep-going -b html docs docs/_build/html``.
+
+Two kinds of pages are written here at build time so that they cannot drift from the code
+and the notes:
+
+* ``api/generated/<package>.rst``: one autosummary list per package, made from the
+  package's ``__all__`` (functions, result types, other classes);
+* ``theory/<note>.md``: one page per ``notes/*.md``, which includes the note with
+  myst-parser (the notes are never copied).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("NUMBA_CACHE_DIR", str(DOCS / "_build" / "numba-cache"))
+
+import replica  # noqa: E402
+
+project = "linear-memory-capacity"
+author = "The linear-memory-capacity authors"
+copyright = "2026, The linear-memory-capacity authors"
+release = replica.__version__
+version = ".".join(release.split(".")[:2])
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "myst_parser",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+templates_path = ["_templates"]
+html_static_path = ["_static"]
+html_theme = "alabaster"
+html_title = "linear-memory-capacity"
+# Committed outputs of the scripts under docs/: included by the results pages, never
+# documents of their own.
+exclude_patterns = [
+    "_build",
+    "quick",
+    "op_vs_dp_d64",
+    "op_vs_dp_d64_stored.md",
+    "*.txt",
+]
+
+# myst-parser: the notes and reports are plain GitHub markdown.
+myst_enable_extensions: list[str] = []
+myst_heading_anchors = 3
+
+# autosummary / autodoc / numpydoc
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"
+autodoc_default_options = {"members": False}
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+# Docstrings are checked by their owners (ruff, tests); here only the sections that
+# would break the rendering are validated.
+numpydoc_validation_checks = set()
+
+PACKAGES = {
+    "replica": "Replica theory: closed forms, finite-size theory, laws and spectra (no random instances).",
+    "validation": "Simulation: instances, solvers and what they decide.",
+}
+
+
+def _is_result_type(obj) -> bool:
+    from replica.common.results import Result
+
+    return inspect.isclass(obj) and issubclass(obj, Result)
+
+
+def _api_page(package: str, summary: str) -> str:
+    """The autosummary page of ``package``: every name of its ``__all__``, grouped by kind."""
+    module = importlib.import_module(package)
+    names = sorted(module.__all__, key=str.lower)
+    groups = {"Functions": [], "Result types": [], "Classes": [], "Other names": []}
+    for name in names:
+        obj = getattr(module, name)
+        if _is_result_type(obj):
+            groups["Result types"].append(name)
+        elif inspect.isclass(obj):
+            groups["Classes"].append(name)
+        elif callable(obj):
+            groups["Functions"].append(name)
+        else:
+            groups["Other names"].append(name)
+    title = f"``{package}``"
+    lines = [
+        ".. This file is written by docs/conf.py from the package's __all__; do not edit.",
+        "",
+        title,
+        "=" * len(title),
+        "",
+        summary,
+        "",
+        f".. automodule:: {package}",
+        "   :no-members:",
+        "",
+        f".. currentmodule:: {package}",
+        "",
+    ]
+    for heading, members in groups.items():
+        if not members:
+            continue
+        lines += [heading, "-" * len(heading), "", ".. autosummary::", "   :toctree: .", ""]
+        lines += [f"   {name}" for name in members]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _theory_page(note: Path) -> str:
+    rel = os.path.relpath(note, DOCS / "theory")
+    return (
+        f"<!-- This file is written by docs/conf.py: it includes notes/{note.name}; do not edit. -->\n\n"
+        f"```{{include}} {rel}\n```\n\n"
+        f"*Source: `notes/{note.name}` in the repository.*\n"
+    )
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+
+
+def _write_generated_pages() -> None:
+    for package, summary in PACKAGES.items():
+        _write_if_changed(DOCS / "api" / "generated" / f"{package}.rst", _api_page(package, summary))
+    notes = sorted((ROOT / "notes").glob("*.md"))
+    for note in notes:
+        _write_if_changed(DOCS / "theory" / note.name, _theory_page(note))
+    names = {note.name for note in notes}
+    for page in (DOCS / "theory").glob("*.md"):  # the page of a note that was removed
+        if page.name not in names and "written by docs/conf.py" in page.read_text(encoding="utf-8"):
+            page.unlink()
+
+
+_write_generated_pages()

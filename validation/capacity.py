@@ -2,16 +2,17 @@
 
 For given (d, problem, solver, kappa, ensemble) every point of a grid of p gets
 ``trials`` independent instances (seeds from ``SeedSequence(seed, spawn_key=(p, trial))``,
-see :func:`validation.sweep.task_seed`).  The grid starts around the theory's
-finite-size p_c and is refined where the transition is: a logistic model in ln p,
+see :func:`validation.sweep.task_seed`).  The first points are placed by a *design*
+(:class:`CapacityDesign`: a log-spaced grid around the theory's finite-size p_c, or a
+bracketing walk from it), and refined where the transition is: a logistic model in ln p,
 
     P(stored | p) = 1 / (1 + exp(slope * (ln p - ln p_c))),
 
-is fitted to the binomial counts by maximum likelihood, and new points go to the
-fitted p_c and to the fitted 20 % and 80 % points.  The 95 % interval of p_c is the
-profile-likelihood interval of ln p_c (slope profiled out; deviance <= 3.84).
-``undecided`` trials (a solver that stopped without deciding) and ``error`` trials are
-counted and reported, never counted as stored or not stored.
+is fitted to the binomial counts by maximum likelihood (:func:`fit_logistic`), and new
+points go to the fitted p_c and to the fitted 20 % and 80 % points.  The 95 % interval
+of p_c is the profile-likelihood interval of ln p_c (slope profiled out; deviance
+<= 3.84).  ``undecided`` trials (a solver that stopped without deciding) and ``error``
+trials are counted and reported, never counted as stored or not stored.
 
 alpha = p_c ln p_c / d^2 (natural log).
 
@@ -20,33 +21,38 @@ See ``notes/capacity_estimation.md`` for the design and its justification.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 from scipy import optimize, special, stats
 
 from replica.common.checks import check_choice, check_int, check_kappa, check_real
+from replica.common.results import Result
+from replica.common.seeds import resolve_seed
 
+from .ensembles import ENSEMBLES, PROBLEMS
+from .solvers import SOLVERS
 from .sweep import Task, run_tasks, task_seed
 
-__all__ = ["CurvePoint", "CapacityEstimate", "LogisticFit", "estimate_capacity", "fit_logistic",
-           "theory_capacity", "storage_trial", "load", "PROBLEMS", "SOLVERS", "ENSEMBLES"]
+__all__ = ["CurvePoint", "CapacityEstimate", "CapacityDesign", "SweepSettings", "LogisticFit",
+           "estimate_capacity", "fit_logistic", "theory_capacity", "storage_trial", "load", "DESIGNS",
+           "PROBLEMS", "SOLVERS", "ENSEMBLES"]
 
-PROBLEMS = ("op", "dp")
-SOLVERS = ("hebbian", "optimal", "lp", "adam")
-ENSEMBLES = ("gaussian", "sphere")
+DESIGNS = ("auto", "grid", "bracket")
 _CHI2_95 = float(stats.chi2.ppf(0.95, 1))  # 3.841...
 _MAX_SLOPE = 400.0
 
 
-def load(p, d):
+def load(d, p):
     """alpha = p ln p / d^2 (natural log)."""
     return p * math.log(p) / d ** 2
 
 
-def _p_from_load(alpha, d):
+def _p_from_load(d, alpha):
     """Inverse of :func:`load` on p >= e^{-1}: solve p ln p = alpha d^2 (Lambert W)."""
     x = alpha * d * d
     return float(x / special.lambertw(x).real)
@@ -59,61 +65,50 @@ def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "ga
     """Finite-size theory prediction matching a measurement.
 
     ``replica.capacity(d, kappa)`` for ``optimal``/``lp``/``adam`` and
-    ``replica.hebbian_capacity(d, ensemble=...)`` for ``hebbian`` (the Hebbian one is
-    also given ``kappa`` when it accepts it).
+    ``replica.hebbian_capacity(d, ensemble=..., kappa=...)`` for ``hebbian``
+    (``notes/finite_size_capacity.md``, ``notes/hebbian_finite_size.md``).
 
     Returns
     -------
     dict
-        ``p_c``, ``alpha``, ``alpha_c`` (the d -> infinity value) and ``source`` (the
-        function used).  If the theory function is unavailable, ``p_c`` and ``alpha``
-        are ``nan`` and ``source`` says why.
+        ``p_c``, ``alpha``, ``alpha_c`` (the d -> infinity value), ``source`` (the
+        function used) and, for the optimal memory, ``stderr`` of p_c.
     """
     import replica
 
-    try:
-        if solver == "hebbian":
-            func = getattr(replica, "hebbian_capacity", None)
-            if func is None:
-                from replica.hebbian import hebbian_capacity as func
-            try:
-                res = func(d, kappa=kappa, ensemble=ensemble) if kappa != 1.0 else func(d, ensemble=ensemble)
-            except TypeError:
-                if kappa != 1.0:
-                    raise
-                res = func(d, ensemble=ensemble)
-            source = "replica.hebbian_capacity"
-        else:
-            func = getattr(replica, "capacity", None)
-            if func is None:
-                from replica.finite_size import capacity as func
-            res = func(d, kappa)
-            source = "replica.capacity"
-    except (AttributeError, ImportError) as exc:
-        return {"p_c": math.nan, "alpha": math.nan, "alpha_c": math.nan,
-                "source": f"unavailable ({type(exc).__name__}: {exc})"}
-    get = (lambda name: res.get(name)) if isinstance(res, dict) else (lambda name: getattr(res, name, None))
-    out = {"p_c": float(get("p_c")), "alpha": float(get("alpha")),
-           "alpha_c": float(get("alpha_c")) if get("alpha_c") is not None else math.nan,
-           "source": source}
-    stderr = get("stderr")
-    if stderr is not None:
-        out["stderr"] = float(stderr)
+    if solver == "hebbian":
+        res = replica.hebbian_capacity(d, ensemble=ensemble, kappa=kappa)
+        source = "replica.hebbian_capacity"
+    else:
+        res = replica.capacity(d, kappa)
+        source = "replica.capacity"
+    out = {"p_c": float(res.p_c), "alpha": float(res.alpha), "alpha_c": float(res.alpha_c), "source": source}
+    if solver != "hebbian":
+        out["stderr"] = float(res.stderr)
     return out
 
 
 def _asymptotic_alpha(solver: str, kappa: float) -> float:
-    """alpha_c(kappa) = F(kappa)/2 (optimal) or F(kappa)/8 (Hebbian); a fallback grid centre."""
-    theta = optimize.brentq(lambda th: 1.0 - (2 * th + math.sin(2 * th)) / math.pi - kappa, 0.0, math.pi / 2)
-    big_f = 1.0 - (2 * theta - math.sin(4 * theta) / 2) / math.pi
-    return big_f / (8.0 if solver == "hebbian" else 2.0)
+    """alpha_c(kappa) = F(kappa)/2 (optimal) or F(kappa)/8 (Hebbian): the grid centre without a theory p_c."""
+    import replica
+
+    return float(replica.alpha_c_hebbian(kappa) if solver == "hebbian" else replica.alpha_c(kappa))
 
 
 # ---------------------------------------------------------------------------------
 # Logistic fit and profile-likelihood interval
 # ---------------------------------------------------------------------------------
+_FIT_MESSAGES = {
+    "ok": "ok",
+    "separated": "no grid point inside the transition: interval from the gap between all-stored and "
+                 "none-stored points",
+    "unbracketed": "P(stored) = 1/2 is not bracketed by the grid; p_c is an extrapolation",
+    "failed": "no decided trials: nothing to fit",
+}
+
+
 @dataclass(frozen=True)
-class LogisticFit:
+class LogisticFit(Result):
     """Maximum-likelihood logistic fit of P(stored) in ln p.
 
     Attributes
@@ -121,25 +116,45 @@ class LogisticFit:
     log_p_c, slope : float
         ``P = 1 / (1 + exp(slope (ln p - log_p_c)))``.
     log_p_c_low, log_p_c_high : float
-        95 % profile-likelihood interval of ``log_p_c``.
-    bracketed : bool
-        The data contain points on both sides of P = 1/2 (both ends of the interval
-        were found inside the search range).
+        95 % profile-likelihood interval of ``log_p_c`` (clipped to the search range
+        when unbracketed).
     loglik : float
     status : str
-        ``"ok"``, ``"separated"`` (the counts jump from all-stored to none-stored:
-        slope at its cap, p_c known to lie in the gap) or ``"unbracketed"``.
+        ``"ok"``; ``"separated"`` (the counts jump from all-stored to none-stored:
+        slope at its cap, p_c known to lie in the gap); ``"unbracketed"`` (an end of
+        the interval was not found inside the search range: P = 1/2 is not bracketed
+        by the data); ``"failed"`` (no decided trials; every number is NaN).
+    converged : bool
+        ``status`` is ``"ok"`` or ``"separated"``.
+    message : str
+        What the status means, in words.
     """
+
+    STATUSES: ClassVar[tuple] = ("ok", "separated", "unbracketed", "failed")
 
     log_p_c: float
     slope: float
     log_p_c_low: float
     log_p_c_high: float
-    bracketed: bool
     loglik: float
     status: str
+    converged: bool
+    message: str
+
+    @classmethod
+    def with_status(cls, status, log_p_c=math.nan, slope=math.nan, low=math.nan, high=math.nan,
+                    loglik=math.nan) -> LogisticFit:
+        """A fit with ``status`` and the matching ``converged`` flag and message."""
+        return cls(log_p_c, slope, low, high, loglik, status, status in ("ok", "separated"),
+                   _FIT_MESSAGES[status])
+
+    @property
+    def bracketed(self) -> bool:
+        """Deprecated: ``status in ("ok", "separated")``."""
+        return self.converged
 
     def probability(self, p):
+        """Fitted P(stored) at ``p``."""
         return special.expit(-self.slope * (np.log(p) - self.log_p_c))
 
     def quantile(self, prob):
@@ -196,8 +211,26 @@ def _endpoint(excess, grid, c_hat, j, step):
     return float(optimize.brentq(excess, min(a, grid[j]), max(a, grid[j]), xtol=1e-7))
 
 
+def _maximum(grid, prof, x, k, n):
+    """Maximum-likelihood ln p_c (refined from the coarse profile), its log-likelihood and slope."""
+    i = int(np.argmax(prof))
+    a, b = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    res = optimize.minimize_scalar(lambda c: -_profile(c, x, k, n)[0], bounds=(a, b), method="bounded",
+                                   options={"xatol": 1e-7})
+    c_hat = float(res.x) if -res.fun >= prof[i] else float(grid[i])
+    l_max, slope = _profile(c_hat, x, k, n)
+    # under complete separation the profile is flat (l = 0) on the whole gap: take its middle
+    flat = np.flatnonzero(prof >= l_max - 1e-9)
+    if len(flat) > 1 and slope >= _MAX_SLOPE * 0.999:
+        c_hat = float(0.5 * (grid[flat[0]] + grid[flat[-1]]))
+        l_max, slope = _profile(c_hat, x, k, n)
+    return c_hat, l_max, slope
+
+
 def fit_logistic(p, stored, decided) -> LogisticFit:
     """Fit the logistic model to counts and return the profile-likelihood interval.
+
+    See ``notes/capacity_estimation.md`` ("Model, estimate and interval").
 
     Parameters
     ----------
@@ -209,6 +242,7 @@ def fit_logistic(p, stored, decided) -> LogisticFit:
     Returns
     -------
     LogisticFit
+        Status ``"ok"``, ``"separated"`` or ``"unbracketed"``.
 
     Raises
     ------
@@ -226,44 +260,38 @@ def fit_logistic(p, stored, decided) -> LogisticFit:
     lo, hi = x.min() - span, x.max() + span
     grid = np.linspace(lo, hi, 161)
     prof = _profile_on_grid(grid, x, k, n)
-    i = int(np.argmax(prof))
-    # refine the maximum
-    a, b = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    res = optimize.minimize_scalar(lambda c: -_profile(c, x, k, n)[0], bounds=(a, b), method="bounded",
-                                   options={"xatol": 1e-7})
-    c_hat = float(res.x) if -res.fun >= prof[i] else float(grid[i])
-    l_max, slope = _profile(c_hat, x, k, n)
-    # under complete separation the profile is flat (l = 0) on the whole gap: take its middle
-    flat = np.flatnonzero(prof >= l_max - 1e-9)
-    if len(flat) > 1 and slope >= _MAX_SLOPE * 0.999:
-        c_hat = float(0.5 * (grid[flat[0]] + grid[flat[-1]]))
-        l_max, slope = _profile(c_hat, x, k, n)
+    c_hat, l_max, slope = _maximum(grid, prof, x, k, n)
     target = l_max - _CHI2_95 / 2.0
 
     def excess(c):
         return _profile(c, x, k, n)[0] - target
 
-    bracketed = True
     below = np.flatnonzero((grid < c_hat) & (prof < target))
     above = np.flatnonzero((grid > c_hat) & (prof < target))
     c_low = _endpoint(excess, grid, c_hat, below[-1] if len(below) else None, -1)
     c_high = _endpoint(excess, grid, c_hat, above[0] if len(above) else None, +1)
-    if c_low is None:
-        c_low, bracketed = lo, False
-    if c_high is None:
-        c_high, bracketed = hi, False
+    bracketed = c_low is not None and c_high is not None
+    c_low = lo if c_low is None else c_low
+    c_high = hi if c_high is None else c_high
     # complete separation: every point all-stored or none-stored (slope then at its cap)
     separated = slope >= _MAX_SLOPE * 0.999 and bool(np.all((k == 0) | (k == n)))
     status = "unbracketed" if not bracketed else ("separated" if separated else "ok")
-    return LogisticFit(c_hat, slope, float(c_low), float(c_high), bracketed, l_max, status)
+    return LogisticFit.with_status(status, c_hat, slope, float(c_low), float(c_high), l_max)
 
 
 # ---------------------------------------------------------------------------------
 # Result types
 # ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class CurvePoint:
-    """Counts at one p: ``trials`` run = stored + not_stored + undecided + errors."""
+class CurvePoint(Result):
+    """Counts at one p: ``trials`` run = stored + not_stored + undecided + errors.
+
+    ``status`` is ``"ok"`` when at least one trial was decided (stored or not stored)
+    and ``"undecided"`` when none was (every trial undecided or an error);
+    ``converged`` is ``status == "ok"``.
+    """
+
+    STATUSES: ClassVar[tuple] = ("ok", "undecided")
 
     p: int
     alpha: float
@@ -272,18 +300,27 @@ class CurvePoint:
     not_stored: int
     undecided: int
     errors: int
+    status: str
+    converged: bool
+    message: str
+
+    @classmethod
+    def from_counts(cls, d, p, counts) -> CurvePoint:
+        """From ``[stored, not_stored, undecided, errors, trials]`` at ``p``."""
+        stored, not_stored, undecided, errors, trials = counts
+        ok = stored + not_stored > 0
+        message = f"{stored} stored, {not_stored} not stored, {undecided} undecided, {errors} errors"
+        return cls(p, load(d, p), trials, stored, not_stored, undecided, errors,
+                   "ok" if ok else "undecided", ok, message)
 
     @property
     def decided(self) -> int:
+        """Stored + not stored trials."""
         return self.stored + self.not_stored
-
-    def to_dict(self) -> dict:
-        return {"p": self.p, "alpha": self.alpha, "trials": self.trials, "stored": self.stored,
-                "not_stored": self.not_stored, "undecided": self.undecided, "errors": self.errors}
 
 
 @dataclass(frozen=True)
-class CapacityEstimate:
+class CapacityEstimate(Result):
     """Measured capacity of one (d, problem, solver, kappa, ensemble).
 
     Attributes
@@ -298,11 +335,16 @@ class CapacityEstimate:
     theory : dict
         ``{p_c, alpha, alpha_c, source}`` of :func:`theory_capacity`.
     undecided, errors : int
-        Trials that were undecided or failed (excluded from the fit).
+        Trials that were undecided or failed (excluded from the fit unless undecided
+        trials are counted as not stored).
     status : str
-        ``"ok"``, ``"separated"`` (interval from the gap between all-stored and
-        none-stored points) or ``"unbracketed"`` (P = 1/2 not inside the grid; the
-        interval is clipped and p_c is unreliable).
+        The fit's status (:class:`LogisticFit`): ``"ok"``, ``"separated"`` (interval
+        from the gap between all-stored and none-stored points), ``"unbracketed"``
+        (P = 1/2 not inside the grid; the interval is clipped and p_c is unreliable) or
+        ``"failed"`` (no decided trial; p_c and its interval are NaN, ``None`` in
+        ``to_dict``).
+    converged : bool
+        ``status`` is ``"ok"`` or ``"separated"``.
     message : str
     seed, trials : int
         Base seed and trials per grid point per round.
@@ -311,6 +353,8 @@ class CapacityEstimate:
     design : str
         ``"grid"`` or ``"bracket"``: how the first points were placed.
     """
+
+    STATUSES: ClassVar[tuple] = LogisticFit.STATUSES
 
     d: int
     problem: str
@@ -329,6 +373,7 @@ class CapacityEstimate:
     undecided: int
     errors: int
     status: str
+    converged: bool
     message: str
     seed: int
     trials: int
@@ -336,7 +381,7 @@ class CapacityEstimate:
     solver_options: dict = field(default_factory=dict)
     design: str = "grid"
 
-    def to_dict(self) -> dict:
+    def _payload(self) -> dict:
         return {"d": self.d, "problem": self.problem, "solver": self.solver, "kappa": self.kappa,
                 "ensemble": self.ensemble, "p_c": self.p_c, "p_c_low": self.p_c_low,
                 "p_c_high": self.p_c_high, "alpha": self.alpha, "alpha_low": self.alpha_low,
@@ -345,8 +390,8 @@ class CapacityEstimate:
                 "theory": {k: self.theory[k] for k in ("p_c", "alpha", "alpha_c") if k in self.theory},
                 "theory_source": self.theory.get("source"),
                 "undecided": self.undecided, "errors": self.errors, "status": self.status,
-                "message": self.message, "seed": self.seed, "trials": self.trials,
-                "seconds": self.seconds, "solver_options": dict(self.solver_options),
+                "converged": self.converged, "message": self.message, "seed": self.seed,
+                "trials": self.trials, "seconds": self.seconds, "solver_options": dict(self.solver_options),
                 "design": self.design}
 
 
@@ -379,17 +424,351 @@ def storage_trial(task: Task) -> dict:
 
 
 # ---------------------------------------------------------------------------------
+# Settings
+# ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CapacityDesign:
+    """Where the trials of :func:`estimate_capacity` go (``notes/capacity_estimation.md``, "Grid").
+
+    Attributes
+    ----------
+    kind : {"auto", "grid", "bracket"}
+        How the first points are placed.  ``"grid"``: ``initial_points`` log-spaced
+        points over ``exp(+-initial_width)`` around the centre, then outward steps of
+        ``exp(2 initial_width)`` until P = 1/2 is bracketed.  ``"bracket"``: the centre
+        alone, then one point at a time, ``exp(+-bracket_step)`` away from the last one in
+        the direction its frequency points to, the step doubling each time, until
+        bracketed.  ``"auto"``: ``"bracket"`` for ``d >= 128`` (the theory is within a
+        few per cent of the measured p_c and the transition is narrow, so the wide grid
+        spends most trials far above p_c, where deciding "not stored" costs the most),
+        ``"grid"`` below.  Refinement rounds are the same in both.
+    trials : int
+        Independent instances per grid point per round, ``>= 1``.
+    rounds : int
+        Refinement rounds after the first points (each adds up to 3 points), ``>= 0``.
+    initial_points : int
+        Points of the initial grid (log-spaced), ``>= 2``.
+    initial_width : float
+        Half width of the initial grid in ln p around its centre, ``> 0``.
+    bracket_step : float
+        First step of the bracketing design in ln p, ``> 0``.
+    max_expansions : int
+        How often the points may be extended outwards to bracket P = 1/2.
+    center : float, optional
+        Centre of the first points, ``>= 2`` (default: the theory p_c; the asymptotic
+        alpha_c(kappa) if there is no theory value).
+    """
+
+    kind: str = "auto"
+    trials: int = 20
+    rounds: int = 2
+    initial_points: int = 5
+    initial_width: float = 0.25
+    bracket_step: float = 0.05
+    max_expansions: int = 6
+    center: float | None = None
+
+    def checked(self, d: int) -> CapacityDesign:
+        """Validated copy with ``kind`` resolved for dimension ``d``; ``ValueError`` when out of range."""
+        changes = {"trials": check_int(self.trials, "trials", low=1),
+                   "rounds": check_int(self.rounds, "rounds", low=0),
+                   "initial_points": check_int(self.initial_points, "initial_points", low=2),
+                   "initial_width": check_real(self.initial_width, "initial_width", low=0.0, low_open=True),
+                   "kind": check_choice(self.kind, "design", DESIGNS),
+                   "bracket_step": check_real(self.bracket_step, "bracket_step", low=0.0, low_open=True),
+                   "max_expansions": check_int(self.max_expansions, "max_expansions", low=0)}
+        if changes["kind"] == "auto":
+            changes["kind"] = "bracket" if d >= 128 else "grid"
+        if self.center is not None:
+            changes["center"] = check_real(self.center, "center", low=2.0)
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """How the trials of :func:`estimate_capacity` are run and kept.
+
+    Attributes
+    ----------
+    executor : optional
+        From :func:`validation.sweep.make_executor`; ``None`` runs serially.
+    store : ResultStore, optional
+        Persist and reuse trials (resumable).
+    progress : bool, optional
+        Progress bar on stderr.
+    experiment : str
+        Experiment name in the store key.
+    """
+
+    executor: object = None
+    store: object = None
+    progress: bool | None = None
+    experiment: str = "capacity"
+
+
+@dataclass(frozen=True)
+class _Measurement:
+    """What one trial measures: everything of a :class:`~validation.sweep.Task` but p and trial."""
+
+    function: str
+    experiment: str
+    problem: str
+    solver: str
+    ensemble: str
+    d: int
+    kappa: float
+    seed: int
+    options: tuple
+    undecided_as_not_stored: bool
+
+    def tasks(self, p: int, first: int, count: int) -> list:
+        return [Task(self.function, self.experiment, self.problem, self.solver, self.ensemble, self.d, p,
+                     self.kappa, self.seed, t, self.options) for t in range(first, first + count)]
+
+
+_DESIGN_KEYS = frozenset(f.name for f in dataclasses.fields(CapacityDesign)) - {"kind"}
+_SWEEP_KEYS = frozenset(f.name for f in dataclasses.fields(SweepSettings))
+_MEASUREMENT_KEYS = frozenset({"solver_options", "task_function", "undecided_as_not_stored"})
+
+
+def _split_settings(design, settings: dict):
+    """(CapacityDesign, SweepSettings, measurement keywords) from the keywords of :func:`estimate_capacity`."""
+    settings = dict(settings)
+    unknown = set(settings) - _DESIGN_KEYS - _SWEEP_KEYS - _MEASUREMENT_KEYS - {"sweep"}
+    if unknown:
+        raise TypeError(f"estimate_capacity() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+    if not isinstance(design, CapacityDesign):
+        design = CapacityDesign(kind=design)
+    design = dataclasses.replace(design, **{k: settings.pop(k) for k in _DESIGN_KEYS & set(settings)})
+    sweep = settings.pop("sweep", None) or SweepSettings()
+    sweep = dataclasses.replace(sweep, **{k: settings.pop(k) for k in _SWEEP_KEYS & set(settings)})
+    return design, sweep, settings
+
+
+def _measurement(d, problem, solver, kappa, ensemble, seed, sweep, extra) -> _Measurement:
+    """Checked :class:`_Measurement` (``ValueError`` naming the bad argument)."""
+    task_function = extra.get("task_function")
+    d = check_int(d, "d", low=2)
+    check_choice(problem, "problem", PROBLEMS)
+    if task_function is None:
+        check_choice(solver, "solver", SOLVERS)
+    kappa = float(check_kappa(kappa))
+    check_choice(ensemble, "ensemble", ENSEMBLES)
+    seed = resolve_seed(seed)
+    lenient = extra.get("undecided_as_not_stored")
+    if lenient is None:
+        lenient = solver == "adam" or (solver == "optimal" and kappa < 1.0)
+    options = dict(extra.get("solver_options") or {})
+    if solver == "optimal" and task_function is None:
+        # storability is all that is measured: skip the max-margin refinement after "stored"
+        options.setdefault("refine", False)
+    return _Measurement(task_function or "validation.capacity:storage_trial", sweep.experiment, problem, solver,
+                        ensemble, d, kappa, seed, tuple(sorted(options.items())), bool(lenient))
+
+
+# ---------------------------------------------------------------------------------
+# Trial counting
+# ---------------------------------------------------------------------------------
+_STATUS_INDEX = {"stored": 0, "not_stored": 1, "undecided": 2, "error": 3}
+
+
+class TrialCounts:
+    """Counts per grid point: ``p -> [stored, not_stored, undecided, errors, trials]``.
+
+    ``undecided_as_not_stored`` decides whether undecided trials enter the fit as
+    failures (see :func:`estimate_capacity`).
+    """
+
+    def __init__(self, undecided_as_not_stored: bool = False):
+        self.lenient = undecided_as_not_stored
+        self.by_p: dict = {}
+
+    def __contains__(self, p) -> bool:
+        return p in self.by_p
+
+    def points(self) -> list:
+        """The grid points so far, sorted."""
+        return sorted(self.by_p)
+
+    def done(self, p) -> int:
+        """Trials run at ``p`` so far (the next trial index)."""
+        return self.by_p[p][4] if p in self.by_p else 0
+
+    def add(self, p, status: str) -> None:
+        """Count one trial at ``p`` with record status ``status``."""
+        c = self.by_p.setdefault(p, [0, 0, 0, 0, 0])
+        c[_STATUS_INDEX[status]] += 1
+        c[4] += 1
+
+    def decided(self, p) -> int:
+        """Trials entering the fit at ``p``: stored + not stored (+ undecided if counted as failures)."""
+        c = self.by_p[p]
+        return c[0] + c[1] + (c[2] if self.lenient else 0)
+
+    def frequency(self, p) -> float:
+        """Stored fraction of the decided trials at ``p``."""
+        return self.by_p[p][0] / self.decided(p)
+
+    def any_decided(self) -> bool:
+        return any(self.decided(p) for p in self.by_p)
+
+    def sides(self):
+        """(has a point with frequency > 1/2, has one with frequency < 1/2) among decided."""
+        high = low = False
+        for p in self.by_p:
+            if self.decided(p):
+                high |= self.frequency(p) > 0.5
+                low |= self.frequency(p) < 0.5
+        return high, low
+
+    def mostly_undecided(self, p) -> bool:
+        """More than half of the trials at ``p`` are left out of the fit."""
+        c = self.by_p[p]
+        return (0 if self.lenient else c[2]) + c[3] > c[4] / 2
+
+    def fit(self) -> LogisticFit:
+        """:func:`fit_logistic` of the counts; status ``"failed"`` without decided trials."""
+        ps = self.points()
+        decided = [self.decided(p) for p in ps]
+        if sum(decided) == 0:
+            return LogisticFit.with_status("failed")
+        return fit_logistic(ps, [self.by_p[p][0] for p in ps], decided)
+
+    def curve(self, d) -> tuple:
+        return tuple(CurvePoint.from_counts(d, p, self.by_p[p]) for p in self.points())
+
+
+class _PointRunner:
+    """Runs ``trials`` more trials at grid points through :func:`validation.sweep.run_tasks`."""
+
+    def __init__(self, measurement: _Measurement, trials: int, sweep: SweepSettings, counts: TrialCounts):
+        self.measurement, self.trials, self.sweep, self.counts = measurement, trials, sweep, counts
+
+    def run(self, ps) -> None:
+        m = self.measurement
+        tasks = [t for p in ps for t in m.tasks(int(p), self.counts.done(p), self.trials)]
+        rep = run_tasks(tasks, store=self.sweep.store, executor=self.sweep.executor, progress=self.sweep.progress,
+                        desc=f"{m.problem}/{m.solver} d={m.d} kappa={m.kappa:g}")
+        for t in tasks:
+            self.counts.add(t.p, rep.records[t]["status"])
+
+
+def _snap(ps):
+    return sorted({max(2, int(round(p))) for p in ps})
+
+
+# ---------------------------------------------------------------------------------
+# Designs: where the first points go (one function per design, same interface)
+# ---------------------------------------------------------------------------------
+def _start_grid(runner: _PointRunner, design: CapacityDesign, center: float) -> None:
+    """``initial_points`` log-spaced points over ``exp(+-initial_width)`` around ``center``."""
+    w = design.initial_width
+    runner.run(_snap(center * np.exp(np.linspace(-w, w, design.initial_points))))
+
+
+def _start_bracket(runner: _PointRunner, design: CapacityDesign, center: float) -> None:
+    """``center``, then single points ``exp(+-step)`` away (step doubling) until P = 1/2 is bracketed."""
+    counts = runner.counts
+    last = _snap([center])[0]
+    runner.run([last])
+    step = design.bracket_step
+    for _ in range(design.max_expansions):
+        high, low = counts.sides()
+        if (high and low) or counts.mostly_undecided(last):
+            break
+        up = counts.frequency(last) >= 0.5  # mostly stored here: P = 1/2 lies at larger p
+        new = [p for p in _snap([last * math.exp(step if up else -step)]) if p not in counts]
+        if not new:
+            break
+        last = new[0]
+        runner.run([last])
+        step *= 2
+
+
+_STARTS = {"grid": _start_grid, "bracket": _start_bracket}
+
+
+def _expand(runner: _PointRunner, design: CapacityDesign) -> None:
+    """Extend outwards in steps of ``exp(2 initial_width)`` until the frequencies bracket 1/2."""
+    counts = runner.counts
+    step = 2 * design.initial_width
+    for _ in range(design.max_expansions):
+        if not counts.any_decided():
+            break  # nothing decided (every trial undecided or failed): more points will not help
+        have_high, have_low = counts.sides()
+        if have_high and have_low:
+            break
+        ps = counts.points()
+        if not have_low:    # everything stored: go to larger p
+            new = [ps[-1] * math.exp(step)]
+        else:               # nothing stored: go to smaller p
+            new = [max(2.0, ps[0] * math.exp(-step))]
+        new = [p for p in _snap(new) if p not in counts]
+        if not new:
+            break
+        runner.run(new)
+        if counts.mostly_undecided(new[0]):
+            break  # mostly undecided out there: going further would not bracket P = 1/2
+
+
+def _refine(runner: _PointRunner, design: CapacityDesign) -> None:
+    """``rounds`` rounds of new trials at the fitted p_c and the fitted 80 % and 20 % points."""
+    counts = runner.counts
+    for _ in range(design.rounds):
+        fit = counts.fit()
+        if fit.status == "failed":
+            break
+        new = _snap([math.exp(fit.log_p_c), fit.quantile(0.8), fit.quantile(0.2)])
+        # keep new points near the data (a flat fit can put quantiles far away)
+        ps = counts.points()
+        new = [p for p in new if ps[0] / 2 <= p <= ps[-1] * 2]
+        if new:
+            runner.run(new)
+
+
+# ---------------------------------------------------------------------------------
 # The estimator
 # ---------------------------------------------------------------------------------
+def _messages(fit: LogisticFit, curve, lenient: bool) -> str:
+    """The estimate's message: fit problems, left-out trials, a warning above 10 %."""
+    undecided = sum(c.undecided for c in curve)
+    errors = sum(c.errors for c in curve)
+    total = sum(c.trials for c in curve)
+    msgs = [] if fit.status == "ok" else [fit.message]
+    if undecided and lenient:
+        msgs.append(f"{undecided}/{total} trials undecided, counted as not stored (no storing W "
+                    "found within the budget): p_c is a lower bound on the storability threshold")
+    elif undecided:
+        msgs.append(f"{undecided}/{total} trials undecided (excluded from the fit)")
+    if errors:
+        msgs.append(f"{errors}/{total} trials failed with an error (excluded; see the store)")
+    if (0 if lenient else undecided) + errors > 0.1 * total:
+        msgs.append("WARNING: more than 10% of trials excluded; p_c may be biased")
+    return "; ".join(msgs) or "ok"
+
+
+def _estimate(m: _Measurement, design: CapacityDesign, counts: TrialCounts, theory: dict,
+              seconds: float) -> CapacityEstimate:
+    """The :class:`CapacityEstimate` of the final counts."""
+    fit = counts.fit()
+    curve = counts.curve(m.d)
+    p_c, p_lo, p_hi = (math.exp(v) for v in (fit.log_p_c, fit.log_p_c_low, fit.log_p_c_high))
+
+    def alpha_of(p):
+        return load(m.d, p) if math.isfinite(p) and p > 1 else math.nan
+
+    return CapacityEstimate(
+        m.d, m.problem, m.solver, m.kappa, m.ensemble, p_c, p_lo, p_hi, alpha_of(p_c), alpha_of(p_lo),
+        alpha_of(p_hi), fit.slope, curve, theory, sum(c.undecided for c in curve), sum(c.errors for c in curve),
+        fit.status, fit.converged, _messages(fit, curve, m.undecided_as_not_stored), m.seed, design.trials,
+        seconds, dict(m.options), design.kind)
+
+
 def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kappa: float = 1.0,
-                      ensemble: str = "gaussian", *, trials: int = 20, seed: int = 0,
-                      rounds: int = 2, initial_points: int = 5, initial_width: float = 0.25,
-                      executor=None, store=None, progress=None, experiment: str = "capacity",
-                      solver_options: dict | None = None, task_function: str | None = None,
-                      undecided_as_not_stored: bool | None = None,
-                      center: float | None = None, max_expansions: int = 6,
-                      design: str = "auto", bracket_step: float = 0.05) -> CapacityEstimate:
+                      ensemble: str = "gaussian", *, seed=0, design="auto", **settings) -> CapacityEstimate:
     """Measure P(stored) on an adaptive grid of p and locate p_c with a 95 % interval.
+
+    See ``notes/capacity_estimation.md``.
 
     Parameters
     ----------
@@ -400,55 +779,33 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     kappa : float
         Rank fraction in (0, 1].
     ensemble : {"gaussian", "sphere"}
-    trials : int
-        Independent instances per grid point per round, ``>= 1``.
-    seed : int
-        Base seed (``>= 0``); trial t at p uses ``task_seed(seed, p, t)``.
-    rounds : int
-        Refinement rounds after the initial grid (each adds up to 3 points).
-    initial_points : int
-        Points of the initial grid (log-spaced), ``>= 2``.
-    initial_width : float
-        Half width of the initial grid in ln p around its centre.
-    executor : optional
-        From :func:`validation.sweep.make_executor`; ``None`` runs serially.
-    store : ResultStore, optional
-        Persist and reuse trials (resumable).
-    progress : bool, optional
-        Progress bar on stderr.
-    experiment : str
-        Experiment name in the store key.
-    solver_options : dict, optional
-        Passed to ``validation.solve``.  For ``optimal``, ``refine`` defaults to False
-        (only storability is measured).
-    undecided_as_not_stored : bool, optional
-        Count ``undecided`` trials (budget exhausted without a storing W) as not stored
-        in the fit.  The estimate is then the threshold for *finding* a storing memory
-        within the budget, a lower bound on the storability threshold, and the message
-        says so.  Default (None): True for the solvers that cannot certify
-        non-storability (``adam``, and ``optimal`` at rank kappa d < d, a non-convex
-        problem), False otherwise (undecided trials are then excluded from the fit).
-    task_function : str, optional
-        ``"module:function"`` replacing :func:`storage_trial` (tests use
-        :func:`validation.sweep.synthetic_trial`).
-    center : float, optional
-        Centre of the initial grid (default: the theory p_c; the asymptotic
-        alpha_c(kappa) if the theory is unavailable).
-    max_expansions : int
-        How often the grid may be extended outwards to bracket P = 1/2.
-    design : {"auto", "grid", "bracket"}
-        How the first points are placed.  ``"grid"``: ``initial_points`` log-spaced
-        points over ``exp(+-initial_width)`` around the centre, then outward steps of
-        ``exp(2 initial_width)`` until P = 1/2 is bracketed.  ``"bracket"``: the centre
-        alone, then one point at a time, ``exp(+-bracket_step)`` away from the last one in
-        the direction its frequency points to, the step doubling each time, until
-        bracketed.  ``"auto"`` (default): ``"bracket"`` for ``d >= 128`` (the theory is
-        within a few per cent of the measured p_c and the transition is narrow, so the
-        wide grid spends most trials far above p_c, where deciding "not stored" costs
-        the most: at d = 256, 60-170 s per trial at 1.13-1.28 p_c against 11-26 s at
-        p_c, measured), ``"grid"`` below.  Refinement rounds are the same in both.
-    bracket_step : float
-        First step of the bracketing design in ln p.
+    seed : None, int, SeedSequence or Generator
+        Base seed (resolved by ``replica.common.seeds.resolve_seed``); trial t at p uses
+        ``task_seed(seed, p, t)``.  The default 0 is the seed of the measurements in
+        the README (``None`` is the package default seed).
+    design : {"auto", "grid", "bracket"} or CapacityDesign
+        Where the trials go (see :class:`CapacityDesign`).
+    **settings
+        Keywords overriding fields of ``design`` (``trials``, ``rounds``,
+        ``initial_points``, ``initial_width``, ``bracket_step``, ``max_expansions``,
+        ``center``) and of :class:`SweepSettings` (``executor``, ``store``,
+        ``progress``, ``experiment``, or a whole ``sweep=SweepSettings(...)``), and:
+
+        ``solver_options`` (dict)
+            Passed to ``validation.solve`` through
+            ``validation.solvers.solve_arguments``.  For ``optimal``, ``refine``
+            defaults to False (only storability is measured).
+        ``undecided_as_not_stored`` (bool)
+            Count ``undecided`` trials (budget exhausted without a storing W) as not
+            stored in the fit.  The estimate is then the threshold for *finding* a
+            storing memory within the budget, a lower bound on the storability
+            threshold, and the message says so.  Default: True for the solvers that
+            cannot certify non-storability (``adam``, and ``optimal`` at rank
+            kappa d < d, a non-convex problem), False otherwise (undecided trials are
+            then excluded from the fit).
+        ``task_function`` (str)
+            ``"module:function"`` replacing :func:`storage_trial` (tests use
+            :func:`validation.sweep.synthetic_trial`).
 
     Returns
     -------
@@ -458,172 +815,28 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     ------
     ValueError
         For out-of-range arguments.
+    TypeError
+        For an unknown keyword.
     """
     start = time.perf_counter()
-    d = check_int(d, "d", low=2)
-    check_choice(problem, "problem", PROBLEMS)
-    if task_function is None:
-        check_choice(solver, "solver", SOLVERS)
-    kappa = float(check_kappa(kappa))
-    check_choice(ensemble, "ensemble", ENSEMBLES)
-    trials = check_int(trials, "trials", low=1)
-    seed = check_int(seed, "seed", low=0)
-    rounds = check_int(rounds, "rounds", low=0)
-    initial_points = check_int(initial_points, "initial_points", low=2)
-    initial_width = check_real(initial_width, "initial_width", low=0.0, low_open=True)
-    check_choice(design, "design", ("auto", "grid", "bracket"))
-    bracket_step = check_real(bracket_step, "bracket_step", low=0.0, low_open=True)
-    if design == "auto":
-        design = "bracket" if d >= 128 else "grid"
-    if undecided_as_not_stored is None:
-        undecided_as_not_stored = solver == "adam" or (solver == "optimal" and float(kappa) < 1.0)
-    solver_options = dict(solver_options or {})
-    if solver == "optimal" and task_function is None:
-        # storability is all that is measured: skip the max-margin refinement after "stored"
-        solver_options.setdefault("refine", False)
-    options = tuple(sorted(solver_options.items()))
-    function = task_function or "validation.capacity:storage_trial"
-
-    theory = theory_capacity(d, solver, kappa, ensemble) if task_function is None else \
-        {"p_c": math.nan, "alpha": math.nan, "alpha_c": math.nan, "source": "none (synthetic task)"}
+    design, sweep, extra = _split_settings(design, settings)
+    m = _measurement(d, problem, solver, kappa, ensemble, seed, sweep, extra)
+    design = design.checked(m.d)
+    if extra.get("task_function") is None:
+        theory = theory_capacity(m.d, solver, m.kappa, ensemble)
+    else:
+        theory = {"p_c": math.nan, "alpha": math.nan, "alpha_c": math.nan, "source": "none (synthetic task)"}
+    center = design.center
     if center is None:
         center = theory["p_c"] if math.isfinite(theory["p_c"]) else \
-            _p_from_load(_asymptotic_alpha(solver, kappa), d)
-    center = check_real(center, "center", low=2.0)
-
-    counts: dict = {}       # p -> [stored, not_stored, undecided, errors, trials_run]
-
-    def run_points(ps):
-        tasks = []
-        for p in ps:
-            done = counts.get(p, [0, 0, 0, 0, 0])[4]
-            tasks += [Task(function, experiment, problem, solver, ensemble, d, int(p), kappa, seed, t, options)
-                      for t in range(done, done + trials)]
-        rep = run_tasks(tasks, store=store, executor=executor, progress=progress,
-                        desc=f"{problem}/{solver} d={d} kappa={kappa:g}")
-        for t in tasks:
-            rec = rep.records[t]
-            c = counts.setdefault(t.p, [0, 0, 0, 0, 0])
-            c[{"stored": 0, "not_stored": 1, "undecided": 2, "error": 3}[rec["status"]]] += 1
-            c[4] += 1
-
-    def snap(ps):
-        return sorted({max(2, int(round(p))) for p in ps})
-
-    def sides():
-        """(has a point with frequency > 1/2, has one with frequency < 1/2) among decided."""
-        high = low = False
-        for c in counts.values():
-            n = _decided(c, undecided_as_not_stored)
-            if n:
-                high |= c[0] / n > 0.5
-                low |= c[0] / n < 0.5
-        return high, low
-
-    def mostly_undecided(p):
-        c = counts[p]
-        return (0 if undecided_as_not_stored else c[2]) + c[3] > c[4] / 2
-
-    if design == "bracket":
-        last = snap([center])[0]
-        run_points([last])
-        step = bracket_step
-        for _ in range(max_expansions):
-            high, low = sides()
-            if (high and low) or mostly_undecided(last):
-                break
-            c = counts[last]
-            n = _decided(c, undecided_as_not_stored)
-            up = c[0] / n >= 0.5  # mostly stored here: P = 1/2 lies at larger p
-            new = [p for p in snap([last * math.exp(step if up else -step)]) if p not in counts]
-            if not new:
-                break
-            last = new[0]
-            run_points([last])
-            step *= 2
-    else:
-        run_points(snap(center * np.exp(np.linspace(-initial_width, initial_width, initial_points))))
-    # extend outwards until P = 1/2 is bracketed by the observed frequencies
-    for _ in range(max_expansions):
-        if not any(_decided(c, undecided_as_not_stored) for c in counts.values()):
-            break  # nothing decided (every trial undecided or failed): more points will not help
-        have_high, have_low = sides()
-        if have_high and have_low:
-            break
-        ps = sorted(counts)
-        step = 2 * initial_width
-        if not have_low:    # everything stored: go to larger p
-            new = [ps[-1] * math.exp(step)]
-        else:               # nothing stored: go to smaller p
-            new = [max(2.0, ps[0] * math.exp(-step))]
-        new = [p for p in snap(new) if p not in counts]
-        if not new:
-            break
-        run_points(new)
-        if mostly_undecided(new[0]):
-            break  # mostly undecided out there: going further would not bracket P = 1/2
-    for _ in range(rounds):
-        fit = _fit(counts, undecided_as_not_stored)
-        if fit is None:
-            break
-        lo_q, hi_q = fit.quantile(0.8), fit.quantile(0.2)
-        new = snap([math.exp(fit.log_p_c), lo_q, hi_q])
-        # keep new points near the data (a flat fit can put quantiles far away)
-        pmin, pmax = min(counts) / 2, max(counts) * 2
-        new = [p for p in new if pmin <= p <= pmax]
-        if new:
-            run_points(new)
-    fit = _fit(counts, undecided_as_not_stored)
-    curve = tuple(CurvePoint(p, load(p, d), c[4], c[0], c[1], c[2], c[3])
-                  for p, c in sorted(counts.items()))
-    undecided = sum(c.undecided for c in curve)
-    errors = sum(c.errors for c in curve)
-    total = sum(c.trials for c in curve)
-    msgs = []
-    if fit is None:
-        p_c = p_lo = p_hi = slope = math.nan
-        status = "unbracketed"
-        msgs.append("no decided trials: nothing to fit")
-    else:
-        p_c, p_lo, p_hi = (math.exp(v) for v in (fit.log_p_c, fit.log_p_c_low, fit.log_p_c_high))
-        slope = fit.slope
-        status = fit.status
-        if status == "unbracketed":
-            msgs.append("P(stored) = 1/2 is not bracketed by the grid; p_c is an extrapolation")
-        elif status == "separated":
-            msgs.append("no grid point inside the transition: interval from the gap between "
-                        "all-stored and none-stored points")
-    if undecided and undecided_as_not_stored:
-        msgs.append(f"{undecided}/{total} trials undecided, counted as not stored (no storing W "
-                    "found within the budget): p_c is a lower bound on the storability threshold")
-    elif undecided:
-        msgs.append(f"{undecided}/{total} trials undecided (excluded from the fit)")
-    if errors:
-        msgs.append(f"{errors}/{total} trials failed with an error (excluded; see the store)")
-    if (0 if undecided_as_not_stored else undecided) + errors > 0.1 * total:
-        msgs.append("WARNING: more than 10% of trials excluded; p_c may be biased")
-
-    def alpha_of(p):
-        return load(p, d) if math.isfinite(p) and p > 1 else math.nan
-
-    return CapacityEstimate(d, problem, solver, kappa, ensemble, p_c, p_lo, p_hi, alpha_of(p_c),
-                            alpha_of(p_lo), alpha_of(p_hi), slope, curve, theory, undecided, errors,
-                            status, "; ".join(msgs) or "ok", seed, trials, time.perf_counter() - start,
-                            solver_options, design)
-
-
-def _decided(c, undecided_as_not_stored=False):
-    """Trials entering the fit at one point: stored + not stored (+ undecided if counted as failures)."""
-    return c[0] + c[1] + (c[2] if undecided_as_not_stored else 0)
-
-
-def _fit(counts, undecided_as_not_stored=False):
-    ps = sorted(counts)
-    stored = [counts[p][0] for p in ps]
-    decided = [_decided(counts[p], undecided_as_not_stored) for p in ps]
-    if sum(decided) == 0:
-        return None
-    return fit_logistic(ps, stored, decided)
+            _p_from_load(m.d, _asymptotic_alpha(solver, m.kappa))
+        center = check_real(center, "center", low=2.0)
+    counts = TrialCounts(m.undecided_as_not_stored)
+    runner = _PointRunner(m, design.trials, sweep, counts)
+    _STARTS[design.kind](runner, design, center)
+    _expand(runner, design)
+    _refine(runner, design)
+    return _estimate(m, design, counts, theory, time.perf_counter() - start)
 
 
 # ---------------------------------------------------------------------------------

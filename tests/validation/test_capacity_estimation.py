@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 
 from replica.common.cliutil import dispatch
-from validation.capacity import estimate_capacity, fit_logistic, load
+from validation.capacity import (
+    CapacityDesign,
+    CurvePoint,
+    LogisticFit,
+    SweepSettings,
+    estimate_capacity,
+    fit_logistic,
+    load,
+)
 from validation.store import ResultStore
 
 SYNTH = "validation.sweep:synthetic_trial"
@@ -70,7 +78,7 @@ def test_estimate_counts_undecided_separately(tmp_path):
     d = est.to_dict()
     assert set(d) >= {"d", "problem", "solver", "kappa", "ensemble", "p_c", "p_c_low", "p_c_high", "alpha",
                       "curve", "theory"}
-    assert d["alpha"] == pytest.approx(load(est.p_c, 16))
+    assert d["alpha"] == pytest.approx(load(16, est.p_c))
     assert sum(c["trials"] for c in d["curve"]) == total
     # rerun from the store: nothing recomputed, identical answer
     again = estimate_capacity(16, trials=6, seed=3, task_function=SYNTH, center=100.0,
@@ -79,11 +87,30 @@ def test_estimate_counts_undecided_separately(tmp_path):
     assert again.p_c == est.p_c and again.curve == est.curve
 
 
+def _fisher_se(curve, p_c=100.0, slope=8.0):
+    """Asymptotic standard error of ln p_c at the measured points under the known-answer model.
+
+    The Fisher information of the location of a logistic in ln p is
+    ``sum_i n_i slope^2 P_i (1 - P_i)`` (slope known); its inverse square root is the
+    standard error of the maximum-likelihood ln p_c.
+    """
+    prob = [1 / (1 + math.exp(slope * (math.log(c.p) - math.log(p_c)))) for c in curve]
+    info = sum(c.decided * slope ** 2 * q * (1 - q) for c, q in zip(curve, prob))
+    return 1 / math.sqrt(info)
+
+
+def _assert_near_known_p_c(est, p_c=100.0, slope=8.0):
+    # 3 standard errors: P(|z| > 3) = 0.27 % for an unbiased, asymptotically normal estimate
+    assert est.status in ("ok", "separated")
+    assert abs(math.log(est.p_c / p_c)) < 3 * _fisher_se(est.curve, p_c, slope)
+    assert min(c.p for c in est.curve) < p_c < max(c.p for c in est.curve)  # the points bracket p_c
+
+
 def test_grid_expands_to_bracket():
     est = estimate_capacity(16, trials=10, seed=0, task_function=SYNTH, center=20.0,
                             solver_options={"p_c": 100.0, "slope": 8.0}, rounds=1)
-    assert est.status in ("ok", "separated")
-    assert est.p_c_low <= 100.0 <= est.p_c_high or abs(est.p_c - 100) < 15
+    assert max(c.p for c in est.curve[:5]) < 30  # the initial grid around 20 is all stored ...
+    _assert_near_known_p_c(est)  # ... and the expansion reached the threshold
 
 
 def test_bracket_design_recovers_known_p_c_with_nominal_coverage():
@@ -106,8 +133,8 @@ def test_bracket_design_recovers_known_p_c_with_nominal_coverage():
 def test_bracket_design_walks_to_a_far_threshold(center):
     est = estimate_capacity(16, trials=8, seed=1, task_function=SYNTH, center=center,
                             solver_options={"p_c": 100.0, "slope": 8.0}, rounds=1, design="bracket")
-    assert est.status in ("ok", "separated")
-    assert est.p_c_low <= 100.0 <= est.p_c_high or abs(est.p_c - 100) < 15
+    assert est.design == "bracket"
+    _assert_near_known_p_c(est)
 
 
 def test_design_auto_chooses_by_dimension():
@@ -173,4 +200,58 @@ def test_undecided_counted_as_not_stored_recovers_threshold():
                                  undecided_as_not_stored=False, **common)
     assert counted.p_c == pytest.approx(plain.p_c, rel=1e-12)
     assert counted.undecided > 0 and "lower bound" in counted.message
-    assert excluded.status == "unbracketed" or not math.isfinite(excluded.p_c)
+    assert excluded.status == "unbracketed" and not excluded.converged
+
+
+def test_settings_objects_and_keywords_agree():
+    common = dict(seed=4, task_function=SYNTH, solver_options={"p_c": 100.0, "slope": 8.0})
+    by_keywords = estimate_capacity(16, trials=5, rounds=1, center=90.0, initial_points=3, **common)
+    design = CapacityDesign(kind="grid", trials=5, rounds=1, center=90.0, initial_points=3)
+    by_object = estimate_capacity(16, design=design, sweep=SweepSettings(experiment="capacity"), **common)
+    assert by_object.curve == by_keywords.curve and by_object.p_c == by_keywords.p_c
+    with pytest.raises(TypeError, match="trails"):
+        estimate_capacity(16, trails=5, **common)
+    with pytest.raises(ValueError, match="max_expansions"):
+        estimate_capacity(16, max_expansions=-1, **common)
+
+
+# ---------------------------------------------------------------------------------
+# Result contract: JSON-safe to_dict and a documented status, failed cases included
+# ---------------------------------------------------------------------------------
+def _check_contract(result):
+    assert result.status in type(result).STATUSES
+    assert isinstance(result.converged, bool) and isinstance(result.message, str)
+    return json.loads(json.dumps(result.to_dict(), allow_nan=False))
+
+
+def test_logistic_fit_contract():
+    ok = fit_logistic([50, 100, 200], [9, 5, 1], [10, 10, 10])
+    assert ok.status == "ok" and ok.converged and ok.bracketed
+    _check_contract(ok)
+    failed = LogisticFit.with_status("failed")
+    data = _check_contract(failed)
+    assert not failed.converged and not failed.bracketed and data["log_p_c"] is None
+    assert not fit_logistic([40, 60], [10, 9], [10, 10]).converged
+
+
+def test_curve_point_contract():
+    ok = CurvePoint.from_counts(16, 100, [3, 4, 1, 0, 8])
+    assert ok.status == "ok" and ok.decided == 7 and ok.alpha == pytest.approx(load(16, 100))
+    _check_contract(ok)
+    empty = CurvePoint.from_counts(16, 100, [0, 0, 5, 3, 8])
+    assert empty.status == "undecided" and not empty.converged
+    _check_contract(empty)
+
+
+def test_failed_capacity_estimate_is_json_safe():
+    # every trial undecided: nothing to fit, p_c is NaN and to_dict must still be valid JSON
+    undecided = tuple((p, t) for p in range(2, 2000) for t in range(3))
+    est = estimate_capacity(16, trials=3, seed=0, task_function=SYNTH, center=100.0, rounds=1,
+                            solver_options={"p_c": 100.0, "undecided_on": undecided})
+    assert est.status == "failed" and not est.converged and math.isnan(est.p_c)
+    assert "nothing to fit" in est.message
+    data = _check_contract(est)
+    assert data["p_c"] is None and data["alpha"] is None and data["theory"]["p_c"] is None
+    ok = estimate_capacity(16, trials=3, seed=0, task_function=SYNTH, center=100.0, rounds=0,
+                           solver_options={"p_c": 100.0})
+    _check_contract(ok)

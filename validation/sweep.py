@@ -42,10 +42,12 @@ import sys
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from replica.common.checks import check_choice, check_int
+from replica.common.results import Result, json_safe
 
 from .store import KEY_COLUMNS, ResultStore, package_version
 
@@ -94,13 +96,11 @@ class Task:
         k = self.key(version)
         return tuple(k[c] for c in KEY_COLUMNS)
 
-    def option(self, name, default=None):
-        return dict(self.options).get(name, default)
-
     def to_dict(self) -> dict:
+        """JSON-safe dictionary of the task (options as a mapping)."""
         out = asdict(self)
         out["options"] = dict(self.options)
-        return out
+        return json_safe(out)
 
 
 def task_seed(seed: int, p: int, trial: int) -> int:
@@ -278,7 +278,7 @@ def make_executor(executor: str = "local", workers: int | None = None, scheduler
 
 
 @dataclass(frozen=True)
-class SweepReport:
+class SweepReport(Result):
     """Outcome of :func:`run_tasks`.
 
     Attributes
@@ -289,15 +289,33 @@ class SweepReport:
         Tasks computed now, taken from the store, and recorded as errors now.
     seconds : float
         Wall-clock time of the call.
+    status : str
+        ``"ok"`` (no task failed now) or ``"errors"`` (``errors`` tasks were recorded
+        with status ``error``; a rerun tries them again).
+    converged : bool
+        ``status == "ok"``.
+    message : str
     """
+
+    STATUSES: ClassVar[tuple] = ("ok", "errors")
 
     records: dict = field(repr=False)
     computed: int
     reused: int
     errors: int
     seconds: float
+    status: str
+    converged: bool
+    message: str
 
-    def to_dict(self) -> dict:
+    @classmethod
+    def of(cls, records, computed, reused, errors, seconds) -> SweepReport:
+        """A report with the status and message that the counts imply."""
+        message = f"{computed} computed, {reused} reused, {errors} errors"
+        return cls(records, computed, reused, errors, seconds, "errors" if errors else "ok", errors == 0,
+                   message)
+
+    def _payload(self) -> dict:
         return {"computed": self.computed, "reused": self.reused, "errors": self.errors,
                 "seconds": self.seconds}
 
@@ -308,6 +326,89 @@ def _progress(total, desc, enabled):
     # shown only once a sweep has run for 2 s, so short runs stay quiet
     return tqdm(total=total, desc=desc, file=sys.stderr, disable=not enabled, smoothing=0.1,
                 mininterval=0.5, leave=False, dynamic_ncols=True, delay=2.0)
+
+
+def _split_finished(tasks, store, version):
+    """(records of the tasks finished in ``store``, the tasks still to run)."""
+    if store is None:
+        return {}, list(tasks)
+    done = store.finished_keys()
+    records, todo = {}, []
+    for t in tasks:
+        if t.key_tuple(version) in done:
+            records[t] = store.get(t.key(version))
+        else:
+            todo.append(t)
+    return records, todo
+
+
+def _error_record(text: str) -> dict:
+    return {"status": "error", "stored": None, "error": text}
+
+
+class _SweepRun:
+    """The tasks of one :func:`run_tasks` call in flight: submit, collect, record, recover."""
+
+    def __init__(self, executor, store, version, records, bar):
+        self.executor, self.store, self.version, self.records, self.bar = executor, store, version, records, bar
+        self.errors = 0
+        self.pending: dict = {}            # future -> task
+        self.breaks: dict = {}             # task -> pool breaks it was in flight for
+
+    def record(self, task, rec) -> None:
+        """Keep one finished record (and commit it to the store)."""
+        rec = dict(rec)
+        rec.setdefault("instance_seed", None)
+        if rec["status"] == "error":
+            self.errors += 1
+        if self.store is not None:
+            self.store.put(task.key(self.version), rec)
+        self.records[task] = rec
+        self.bar.update(1)
+
+    def drain(self, todo, window: int) -> None:
+        """Run every task of ``todo`` with at most ``window`` in flight."""
+        self.breaks = {t: 0 for t in todo}
+        queue, isolated = list(todo), []
+        while queue or self.pending:
+            while queue and len(self.pending) < window:
+                t = queue.pop(0)
+                self.pending[self.executor.submit(execute_task, t)] = t
+            done_set, _ = cf.wait(list(self.pending), return_when=cf.FIRST_COMPLETED)
+            broken = self._collect(done_set, queue)
+            if broken:
+                self._recover(broken, queue, isolated)
+            if isolated and not queue and not self.pending:
+                _run_isolated(isolated, self.record)
+                isolated = []
+
+    def _collect(self, done_set, queue) -> list:
+        """Record the finished futures; return the tasks whose process pool broke."""
+        broken = []
+        for fut in done_set:
+            t = self.pending.pop(fut)
+            try:
+                self.record(t, fut.result())
+            except cf.process.BrokenProcessPool:
+                broken.append(t)
+            except cf.CancelledError:
+                queue.insert(0, t)
+            except Exception as exc:  # noqa: BLE001 - e.g. dask KilledWorker
+                self.record(t, _error_record(f"{type(exc).__name__}: {exc}".splitlines()[0][:500]))
+        return broken
+
+    def _recover(self, broken, queue, isolated) -> None:
+        """Every task in flight fails with the pool: collect them all, rebuild, requeue.
+
+        A task in flight for two breaks is set aside to run alone (:func:`_run_isolated`).
+        """
+        for fut in list(self.pending):
+            broken.append(self.pending.pop(fut))
+        self.executor.rebuild()
+        for t in broken:
+            self.breaks[t] += 1
+            (isolated if self.breaks[t] >= 2 else queue).append(t)
+        queue.sort(key=lambda t: self.breaks[t], reverse=True)
 
 
 def run_tasks(tasks, store: ResultStore | None = None, executor=None, *, progress: bool | None = None,
@@ -339,82 +440,22 @@ def run_tasks(tasks, store: ResultStore | None = None, executor=None, *, progres
     start = time.perf_counter()
     tasks = list(dict.fromkeys(tasks))  # de-duplicate, keep order
     version = package_version() if version is None else version
-    records: dict = {}
-    reused = 0
-    if store is not None:
-        done = store.finished_keys()
-        todo = []
-        for t in tasks:
-            if t.key_tuple(version) in done:
-                records[t] = store.get(t.key(version))
-                reused += 1
-            else:
-                todo.append(t)
-    else:
-        todo = tasks
+    records, todo = _split_finished(tasks, store, version)
+    reused = len(records)
     own_executor = executor is None
     if own_executor:
         executor = _SerialExecutor()
     if progress is None:
         progress = sys.stderr.isatty()
     workers = getattr(executor, "workers", None) or getattr(executor, "_max_workers", None) or 2
-    window = window or (2 * workers + 2)
-    errors = 0
-    bar = _progress(len(todo), desc, progress and len(todo) > 0)
-    pending: dict = {}                 # future -> task
-    breaks = {t: 0 for t in todo}      # pool breaks a task was in flight for
-    queue = list(todo)
-    isolated: list = []
-
-    def record(task, rec):
-        nonlocal errors
-        rec = dict(rec)
-        rec.setdefault("instance_seed", None)
-        if rec["status"] == "error":
-            errors += 1
-        if store is not None:
-            store.put(task.key(version), rec)
-        records[task] = rec
-        bar.update(1)
-
+    run = _SweepRun(executor, store, version, records, _progress(len(todo), desc, progress and len(todo) > 0))
     try:
-        while queue or pending:
-            while queue and len(pending) < window:
-                t = queue.pop(0)
-                pending[executor.submit(execute_task, t)] = t
-            done_set, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
-            broken = []
-            for fut in done_set:
-                t = pending.pop(fut)
-                try:
-                    record(t, fut.result())
-                except cf.process.BrokenProcessPool:
-                    broken.append(t)
-                except cf.CancelledError:
-                    queue.insert(0, t)
-                except Exception as exc:  # noqa: BLE001 - e.g. dask KilledWorker
-                    record(t, {"status": "error", "stored": None,
-                               "error": f"{type(exc).__name__}: {exc}".splitlines()[0][:500]})
-            if broken:
-                # Every task in flight fails with the pool; collect them all, rebuild.
-                for fut in list(pending):
-                    t = pending.pop(fut)
-                    broken.append(t)
-                executor.rebuild()
-                for t in broken:
-                    breaks[t] += 1
-                    (isolated if breaks[t] >= 2 else queue).append(t)
-                queue.sort(key=lambda t: breaks[t], reverse=True)
-            if isolated and not queue and not pending:
-                _run_isolated(isolated, record)
-                isolated = []
-        if isolated:
-            _run_isolated(isolated, record)
+        run.drain(todo, window or (2 * workers + 2))
     finally:
-        bar.close()
+        run.bar.close()
         if own_executor:
             executor.shutdown()
-    return SweepReport(records, len(todo), reused, errors, time.perf_counter() - start)
+    return SweepReport.of(records, len(todo), reused, run.errors, time.perf_counter() - start)
 
 
 def _run_isolated(tasks, record) -> None:
@@ -424,8 +465,7 @@ def _run_isolated(tasks, record) -> None:
         try:
             rec = pool.submit(execute_task, t).result()
         except cf.process.BrokenProcessPool:
-            rec = {"status": "error", "stored": None,
-                   "error": "worker process died while running this task (run alone to confirm)"}
+            rec = _error_record("worker process died while running this task (run alone to confirm)")
         finally:
             pool.shutdown(wait=True)
         record(t, rec)

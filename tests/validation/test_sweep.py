@@ -164,3 +164,24 @@ def test_bad_executor_arguments():
         make_executor("local", workers=0)
     with pytest.raises(ValueError, match="scheduler"):
         make_executor("local", workers=1, scheduler="tcp://x:1")
+
+
+def test_sweep_report_contract_with_and_without_errors():
+    import json
+
+    ok = run_tasks(tiny_tasks(n_p=1, trials=2), None, None)
+    failed = run_tasks(tiny_tasks(n_p=2, trials=2, options=(("raise_on", ((80, 1),)),)), None, None)
+    assert (ok.status, ok.converged) == ("ok", True)
+    assert (failed.status, failed.converged, failed.errors) == ("errors", False, 1)
+    for rep in (ok, failed):
+        assert rep.status in type(rep).STATUSES
+        data = json.loads(json.dumps(rep.to_dict(), allow_nan=False))
+        assert set(data) == {"computed", "reused", "errors", "seconds", "status", "converged", "message"}
+
+
+def test_task_to_dict_is_json_safe():
+    import json
+
+    task = Task(FUNC, "tiny", "op", "synthetic", "gaussian", 8, 60, float("nan"), 7, 0, (("p_c", float("inf")),))
+    data = json.loads(json.dumps(task.to_dict(), allow_nan=False))
+    assert data["kappa"] is None and data["options"] == {"p_c": None}

@@ -26,12 +26,15 @@ max_margin
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy import integrate, optimize, special
 
 from .common.checks import as_float_array, check_int, check_kappa, check_real
+from .common.results import Result
+from .common.seeds import DEFAULT_SEED, resolve_seed
 
 __all__ = [
     "DEFAULT_SEED",
@@ -44,10 +47,9 @@ __all__ = [
     "MaxMarginResult",
 ]
 
-#: Seed used when none is given, so that the theory functions are pure functions
-#: of their parameters (the Monte-Carlo error is reported as ``stderr``).
-DEFAULT_SEED = 20261130
-
+# ``DEFAULT_SEED`` (re-exported from replica.common.seeds) is used when ``seed=None``, so
+# that the theory functions are pure functions of their parameters (the Monte-Carlo
+# error is reported as ``stderr``).
 _ROW_BLOCK = 8192  # rows per tile (one column each) of the common-random-number stream
 _SMALL_KEPT = 32  # below this many constrained competitors, non-integer p interpolates
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -361,7 +363,7 @@ class _CostEstimator:
             return mixed + (max(lo[4], hi[4]), True)
         return self._at_real_n(n, rows, max(order, _SMALL_KEPT) if kept_total < _SMALL_KEPT else order)
 
-    def estimate(self, p: float, rows: int, margin: float | None = None, trunc_rtol: float = 1e-6):
+    def estimate(self, p: float, rows: int, margin: float | None = None, trunc_rel_tol: float = 1e-6):
         """Control-variate mean, stderr and truncation bound; K is doubled until truncation is negligible."""
         for _ in range(8):
             values, trunc, control, control_mean, k, complete = self.samples(p, rows, margin)
@@ -372,11 +374,11 @@ class _CostEstimator:
             mean = float(adjusted.mean())
             stderr = float(adjusted.std(ddof=2) / math.sqrt(rows)) if rows > 2 else float("inf")
             bound = float(trunc.mean())
-            if complete or bound <= trunc_rtol * max(mean, 1e-300):
+            if complete or bound <= trunc_rel_tol * max(mean, 1e-300):
                 return mean, stderr, bound, k, complete
             self.order_count = 2 * self.order_count
         raise RuntimeError(  # pragma: no cover - would need astronomically large p
-            f"expected_cost: truncation bound {bound:.3g} still above {trunc_rtol:g} x mean "
+            f"expected_cost: truncation bound {bound:.3g} still above {trunc_rel_tol:g} x mean "
             f"with {k} order statistics at p={p!r}")
 
 
@@ -386,28 +388,9 @@ def _rows_for(rel_sd: float, rel_tol: float) -> int:
 
 
 # --------------------------------------------------------------------------------------
-# expected_cost
+# shared checks and root search
 # --------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ExpectedCostResult:
-    """Monte-Carlo estimate of ``E[C_p]`` (see :func:`expected_cost`)."""
-
-    p: float
-    margin: float
-    top_k: int
-    mean: float
-    stderr: float
-    rel_stderr: float
-    samples: int
-    order_statistics: int
-    complete: bool
-    truncation_bound: float
-    rel_tol: float
-    converged: bool
-    seed: int
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+_SAMPLE_ROUNDS = 4  # rounds of enlarging the fixed sample until rel_tol holds
 
 
 def _check_p_top_k(p, top_k):
@@ -418,7 +401,110 @@ def _check_p_top_k(p, top_k):
     return p, top_k
 
 
-def expected_cost(p, margin=0.0, top_k=1, *, rel_tol=1e-3, seed=DEFAULT_SEED):
+def _check_d_kappa(d, kappa):
+    d = check_int(d, "d", low=2)
+    kappa = float(check_kappa(kappa))
+    return d, kappa
+
+
+def _check_accuracy(rel_tol, tol, max_iter):
+    """``rel_tol`` in [1e-6, 0.5], ``tol`` in (0, 1e-2], ``max_iter >= 1``."""
+    rel_tol = check_real(rel_tol, "rel_tol", low=1e-6, high=0.5)
+    tol = check_real(tol, "tol", low=0.0, high=1e-2, low_open=True)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    return rel_tol, tol, max_iter
+
+
+class _RootSearch(NamedTuple):
+    x: float
+    evaluations: int
+    residual: float
+    exhausted: bool  # max_iter reached before the root was bracketed and refined
+
+
+class _BelowLimit(Exception):
+    pass
+
+
+def _bracketed_root(g, x0, slope_guess, *, lower=-math.inf, xtol=1e-11, max_iter=100) -> _RootSearch:
+    """Root of an increasing smooth ``g``: secant steps (overshooting 2 %) to a bracket, then brentq.
+
+    At most ``max_iter`` secant steps and ``max_iter`` Brent iterations.  ``lower`` is a
+    hard lower limit of ``x``; :class:`_BelowLimit` is raised when ``g(lower) > 0``.
+    """
+    count = 0
+
+    def call(x):
+        nonlocal count
+        count += 1
+        return g(x)
+
+    x_a, g_a = x0, call(x0)
+    slope = slope_guess
+    for _ in range(max_iter):
+        if g_a == 0.0:
+            return _RootSearch(x_a, count, 0.0, False)
+        x_b = max(x_a - 1.02 * g_a / slope, lower)
+        if x_b == x_a:  # stuck at the lower limit with g > 0
+            raise _BelowLimit()
+        g_b = call(x_b)
+        if g_a * g_b <= 0.0:
+            break
+        secant = (g_b - g_a) / (x_b - x_a)
+        slope = secant if secant > 0.1 * slope_guess else slope_guess
+        x_a, g_a = x_b, g_b
+    else:
+        return _RootSearch(x_a, count, abs(g_a), True)
+    if g_b == 0.0:
+        return _RootSearch(x_b, count, 0.0, False)
+    lo, hi = min(x_a, x_b), max(x_a, x_b)
+    root, info = optimize.brentq(call, lo, hi, xtol=xtol, rtol=1e-14, maxiter=max_iter,
+                                 full_output=True, disp=False)
+    return _RootSearch(root, count, abs(call(root)), not info.converged)
+
+
+def _root_status(search: _RootSearch, tol, rel_stderr, rel_tol, regular=True):
+    """``(status, converged, message)`` of a root on a Monte-Carlo sample."""
+    detail = (f"residual {search.residual:.3g} (tol {tol:.3g}), relative stderr of E[C] "
+              f"{rel_stderr:.3g} (rel_tol {rel_tol:.3g}), {search.evaluations} evaluations")
+    if search.exhausted:
+        return "max_iter", False, f"max_iter reached: {detail}"
+    if search.residual <= tol and rel_stderr <= rel_tol and regular:
+        return "converged", True, f"converged: {detail}"
+    return "not_converged", False, f"not converged: {detail}" + ("" if regular else "; slope <= 0")
+
+
+# --------------------------------------------------------------------------------------
+# expected_cost
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ExpectedCostResult(Result):
+    """Monte-Carlo estimate of ``E[C_p]`` (see :func:`expected_cost`).
+
+    ``status`` is ``"converged"`` when ``rel_stderr <= rel_tol``, ``"max_iter"`` when
+    ``max_iter`` rounds of enlarging the sample did not get there.
+    """
+
+    STATUSES = ("converged", "max_iter")
+
+    p: float
+    margin: float
+    top_k: int
+    mean: float
+    stderr: float
+    rel_stderr: float  # stderr / mean
+    samples: int
+    order_statistics: int  # K, the top order statistics sampled
+    complete: bool  # every competitor sampled (no truncation)
+    truncation_bound: float  # upper bound on the bias from keeping K order statistics
+    rel_tol: float
+    converged: bool
+    seed: int
+    status: str
+    message: str
+
+
+def expected_cost(p, margin=0.0, top_k=1, *, rel_tol=1e-3, max_iter=_SAMPLE_ROUNDS, seed=None):
     """Expected water-filling cost ``E[C_p]`` for i.i.d. N(0, 1) target and competitor fields.
 
     Only the largest ``K`` (about ``8 + 10 sqrt(2 ln p)``) kept competitors are sampled,
@@ -426,7 +512,7 @@ def expected_cost(p, margin=0.0, top_k=1, *, rel_tol=1e-3, seed=DEFAULT_SEED):
     field is done in closed form (the cost is piecewise quadratic in ``t_1``), which
     removes most of the variance.  A bound on the error of the truncation to ``K``
     order statistics is computed per call and ``K`` is doubled until it is below
-    ``1e-5`` of the mean.  The uniforms are common random numbers (fixed by ``seed``),
+    ``1e-6`` of the mean.  The uniforms are common random numbers (fixed by ``seed``),
     so ``p -> p E[C_p]`` is smooth and increasing in real ``p``.  For fewer than 32
     constrained competitors and non-integer ``p``, ``p E[C_p]`` is interpolated
     linearly between the neighbouring integers.  See ``notes/finite_size_capacity.md``
@@ -442,72 +528,85 @@ def expected_cost(p, margin=0.0, top_k=1, *, rel_tol=1e-3, seed=DEFAULT_SEED):
         Target among the ``top_k`` best, ``1 <= top_k <= p - 1``.
     rel_tol : float, optional
         Target relative standard error, in ``[1e-6, 0.5]``.
-    seed : int, optional
-        Seed of the common random numbers (stored in the result).
+    max_iter : int, optional
+        Rounds of enlarging the sample towards ``rel_tol`` (default 4).
+    seed : None, int, SeedSequence or Generator, optional
+        Seed of the common random numbers (``None``: ``DEFAULT_SEED``); the integer
+        used is stored in the result.
 
     Returns
     -------
     ExpectedCostResult
         ``mean``, ``stderr``, ``rel_stderr``, ``samples``, ``order_statistics`` (K),
-        ``truncation_bound`` (upper bound on the bias from keeping K order statistics),
-        ``converged`` (``rel_stderr <= rel_tol``).
+        ``truncation_bound``, ``converged`` (``rel_stderr <= rel_tol``), ``status``.
 
     Raises
     ------
     ValueError
-        If ``p < 2``, ``margin < 0``, ``top_k`` outside ``[1, p - 1]`` or ``rel_tol``
-        outside ``[1e-6, 0.5]``.
+        If ``p < 2``, ``margin < 0``, ``top_k`` outside ``[1, p - 1]``, ``rel_tol``
+        outside ``[1e-6, 0.5]``, ``max_iter < 1`` or a bad ``seed``.
     """
     p, top_k = _check_p_top_k(p, top_k)
     margin = check_real(margin, "margin", low=0.0)
     rel_tol = check_real(rel_tol, "rel_tol", low=1e-6, high=0.5)
-    seed = check_int(seed, "seed", low=0)
-    estimator = _CostEstimator(margin, top_k, seed)
-    return _expected_cost(estimator, p, rel_tol)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    estimator = _CostEstimator(margin, top_k, resolve_seed(seed))
+    return _expected_cost(estimator, p, rel_tol, max_iter=max_iter)
 
 
-def _expected_cost(estimator, p, rel_tol, margin=None, max_rounds=4):
+def _expected_cost(estimator, p, rel_tol, margin=None, max_iter=_SAMPLE_ROUNDS):
     rows = 2048
-    for _ in range(max_rounds):
+    for _ in range(max_iter):
         mean, stderr, bound, k, complete = estimator.estimate(p, rows, margin)
         rel = stderr / mean if mean > 0 else (0.0 if stderr == 0 else math.inf)
         if rel <= rel_tol:
             break
         rows = max(rows * 2, _rows_for(rel * math.sqrt(rows), rel_tol))
+    converged = bool(rel <= rel_tol)
+    message = (f"{'converged' if converged else 'max_iter reached'}: relative stderr {rel:.3g} "
+               f"(rel_tol {rel_tol:.3g}) with {rows} samples")
     return ExpectedCostResult(p=float(p), margin=estimator.margin, top_k=estimator.top_k,
                               mean=mean, stderr=stderr, rel_stderr=rel, samples=rows,
                               order_statistics=k, complete=complete, truncation_bound=bound,
-                              rel_tol=rel_tol, converged=bool(rel <= rel_tol), seed=estimator.stream.seed)
+                              rel_tol=rel_tol, converged=converged, seed=estimator.stream.seed,
+                              status="converged" if converged else "max_iter", message=message)
 
 
 # --------------------------------------------------------------------------------------
 # capacity
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class CapacityResult:
-    """Finite-size capacity from ``p_c E[C_{p_c}] = F(kappa) d^2`` (see :func:`capacity`)."""
+class CapacityResult(Result):
+    """Finite-size capacity from ``p_c E[C_{p_c}] = F(kappa) d^2`` (see :func:`capacity`).
+
+    ``status``: ``"converged"`` (residual ``<= tol``, relative stderr of ``E[C]``
+    ``<= rel_tol`` and an increasing equation at the root), ``"not_converged"`` (one of
+    these checks failed) or ``"max_iter"`` (the root search ran out of iterations).
+    ``message`` gives the residual.
+    """
+
+    STATUSES = ("converged", "not_converged", "max_iter")
 
     d: int
     kappa: float
     margin: float
     top_k: int
     p_c: float
-    stderr: float
-    alpha: float
+    stderr: float  # of p_c (delta method)
+    alpha: float  # p_c ln p_c / d^2
     alpha_stderr: float
-    alpha_c: float
-    tail_second_moment: float
-    expected_cost: float
+    alpha_c: float  # F(kappa) / 2, the d -> infinity limit
+    tail_second_moment: float  # F(kappa)
+    expected_cost: float  # E[C] at p_c
     expected_cost_stderr: float
     samples: int
     order_statistics: int
     converged: bool
-    iterations: int
-    residual: float
+    iterations: int  # evaluations of the equation
+    residual: float  # |log(p E[C_p] / (F d^2))| at p_c
     seed: int
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+    status: str
+    message: str
 
 
 def _initial_guess(target: float) -> float:
@@ -519,86 +618,73 @@ def _initial_guess(target: float) -> float:
     return math.exp(log_p)
 
 
-def _bracketed_root(g, x0, slope_guess, lower=-math.inf, xtol=1e-11):
-    """Root of an increasing smooth ``g``: secant steps (overshooting 2 %) to a bracket, then brentq.
+class _SampledRoot(NamedTuple):
+    """A root on a fixed sample: the load (or the given p), the sample and E[C] there."""
 
-    Returns ``(root, evaluations, |g(root)|)``.  ``lower`` is a hard lower limit of ``x``;
-    if ``g(lower) > 0`` a ``ValueError`` is raised by the caller's message.
-    """
-    count = 0
-
-    def call(x):
-        nonlocal count
-        count += 1
-        return g(x)
-
-    x_a, g_a = x0, call(x0)
-    slope = slope_guess
-    for _ in range(60):
-        if g_a == 0.0:
-            return x_a, count, 0.0
-        step = -1.02 * g_a / slope
-        x_b = max(x_a + step, lower)
-        if x_b == x_a:  # stuck at the lower limit with g > 0
-            raise _BelowLimit()
-        g_b = call(x_b)
-        if g_a * g_b <= 0.0:
-            break
-        if x_b != x_a and (g_b - g_a) / (x_b - x_a) > 0.1 * slope_guess:
-            slope = (g_b - g_a) / (x_b - x_a)
-        else:
-            slope = slope_guess
-        x_a, g_a = x_b, g_b
-    else:  # pragma: no cover - g is increasing with slope about slope_guess
-        raise RuntimeError("no bracket found for the root")
-    if g_b == 0.0:
-        return x_b, count, 0.0
-    lo, hi = min(x_a, x_b), max(x_a, x_b)
-    root, info = optimize.brentq(call, lo, hi, xtol=xtol, rtol=1e-14, full_output=True, disp=False)
-    return root, count, abs(call(root))
+    p: float
+    rows: int
+    mean: float
+    stderr: float
+    order_statistics: int
+    search: _RootSearch  # of the last round (evaluations: all rounds)
 
 
-class _BelowLimit(Exception):
-    pass
-
-
-def _solve_load(estimator, target, rows, p_guess, margin=None):
+def _solve_load(estimator, target, rows, p_guess, max_iter) -> _RootSearch:
     """Root of ``log(p E[C_p]) = log(target)`` in ``log p`` with a fixed sample."""
     def g(log_p):
         p = math.exp(log_p)
-        return math.log(p * estimator.estimate(p, rows, margin)[0]) - math.log(target)
+        return math.log(p * estimator.estimate(p, rows)[0]) - math.log(target)
 
     p_min = max(2.0, estimator.top_k + 1.0)
     try:
-        root, count, residual = _bracketed_root(g, math.log(max(p_guess, p_min)), 1.1,
-                                                lower=math.log(p_min))
+        return _bracketed_root(g, math.log(max(p_guess, p_min)), 1.1, lower=math.log(p_min),
+                               max_iter=max_iter)
     except _BelowLimit:
         raise ValueError(f"capacity below p = {p_min:g} (the smallest p allowed with top_k = "
                          f"{estimator.top_k}): F(kappa) d^2 < {p_min:g} E[C_{p_min:g}]; "
                          "increase d or kappa") from None
-    return math.exp(root), count, residual
 
 
-def _check_d_kappa(d, kappa):
-    d = check_int(d, "d", low=2)
-    kappa = float(check_kappa(kappa))
-    return d, kappa
+def _capacity_root(estimator, target, rel_tol, max_iter) -> _SampledRoot:
+    """Sample size from a pilot at the guess, then the root on one fixed sample (enlarged if needed)."""
+    p_guess = max(_initial_guess(target), estimator.top_k + 1.0)
+    rows = _expected_cost(estimator, p_guess, rel_tol).samples
+    evaluations = 0
+    for _ in range(_SAMPLE_ROUNDS):
+        search = _solve_load(estimator, target, rows, p_guess, max_iter)
+        evaluations += search.evaluations
+        p_c = math.exp(search.x)
+        mean, err, _, k, _ = estimator.estimate(p_c, rows)
+        if err / mean <= rel_tol or search.exhausted:
+            break
+        rows = _rows_for(err / mean * math.sqrt(rows), rel_tol)
+        p_guess = p_c
+    return _SampledRoot(p_c, rows, mean, err, k, search._replace(evaluations=evaluations))
 
 
-def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, rel_tol=1e-3, seed=DEFAULT_SEED):
+def _log_load_slope(estimator, root: _SampledRoot, h=1e-3) -> float:
+    """``d log(p E[C_p]) / d log p`` at ``p_c`` by a common-random-number difference."""
+    p_c, rows = root.p, root.rows
+    p_low = max(p_c * math.exp(-h), 2.0, estimator.top_k + 1.0)
+    m_plus = estimator.estimate(p_c * math.exp(h), rows)[0]
+    m_minus = estimator.estimate(p_low, rows)[0] if p_low < p_c else root.mean
+    return (math.log(p_c * math.exp(h) * m_plus) - math.log(p_low * m_minus)) / (h + math.log(p_c / p_low))
+
+
+def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, rel_tol=1e-3, tol=1e-9, max_iter=100, seed=None):
     """Finite-size capacity of the optimal (rank ``kappa d``) memory: ``p_c E[C_{p_c}] = F(kappa) d^2``.
 
     ``E[C_p]`` is the expected water-filling cost (:func:`expected_cost`) and
     ``F(kappa)`` the tail second moment of the quarter-circle law
     (``replica.quarter_circle.tail_second_moment``; ``F(1) = 1``).  The root is found by
-    ``brentq`` on ``log p`` with common random numbers (one fixed Monte-Carlo sample,
-    so the equation is smooth) and accepted only if ``|log(p E[C_p]/(F d^2))| <= 1e-9``.
-    ``alpha = p_c ln p_c / d^2``.  ``alpha_c = F(kappa)/2`` is the ``d -> infinity``
-    limit; a fixed ``margin`` or ``top_k`` does not change it (their corrections vanish
-    like ``margin / sqrt(ln p)`` and ``ln(top_k) / ln p``).  The standard error of
-    ``p_c`` comes from that of ``E[C]`` by the delta method.  For kappa < 1 the
-    finite-size equation is the conjecture of ``notes/finite_size_capacity.md``.  Derivation:
-    ``notes/finite_size_capacity.md``.
+    secant steps and ``brentq`` on ``log p`` with common random numbers (one fixed
+    Monte-Carlo sample, so the equation is smooth) and accepted only if
+    ``|log(p E[C_p]/(F d^2))| <= tol``.  ``alpha = p_c ln p_c / d^2``.
+    ``alpha_c = F(kappa)/2`` is the ``d -> infinity`` limit; a fixed ``margin`` or
+    ``top_k`` does not change it (their corrections vanish like ``margin / sqrt(ln p)``
+    and ``ln(top_k) / ln p``).  The standard error of ``p_c`` comes from that of ``E[C]``
+    by the delta method.  For kappa < 1 the finite-size equation is the conjecture of
+    ``notes/finite_size_capacity.md``, where everything here is derived.
 
     Parameters
     ----------
@@ -612,75 +698,71 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, rel_tol=1e-3, seed=DEFAULT_SE
         Target among the ``top_k`` best, ``top_k >= 1`` (and ``<= p_c - 1``).
     rel_tol : float, optional
         Relative standard error of ``E[C]`` at the root, in ``[1e-6, 0.5]``.
-    seed : int, optional
-        Seed of the common random numbers.
+    tol : float, optional
+        Accepted residual ``|log(p E[C_p] / (F d^2))|`` at the root, in ``(0, 1e-2]``.
+    max_iter : int, optional
+        Secant steps and Brent iterations allowed per root search.
+    seed : None, int, SeedSequence or Generator, optional
+        Seed of the common random numbers (``None``: ``DEFAULT_SEED``).
 
     Returns
     -------
     CapacityResult
         ``p_c``, ``stderr`` (of ``p_c``), ``alpha``, ``alpha_stderr``, ``alpha_c``,
-        ``converged``, ``iterations``, ``residual`` and the Monte-Carlo details.
+        ``status``, ``converged``, ``iterations``, ``residual``, ``message`` and the
+        Monte-Carlo details.
 
     Raises
     ------
     ValueError
-        If ``d < 2``, ``kappa`` outside ``(0, 1]``, ``margin < 0``, ``top_k < 1``, or the
-        capacity falls below ``p = 2`` or below ``top_k + 1``.
+        If an argument is outside its range, or the capacity falls below ``p = 2`` or
+        below ``top_k + 1``.
     """
     d, kappa = _check_d_kappa(d, kappa)
     margin = check_real(margin, "margin", low=0.0)
     top_k = check_int(top_k, "top_k", low=1)
-    rel_tol = check_real(rel_tol, "rel_tol", low=1e-6, high=0.5)
-    seed = check_int(seed, "seed", low=0)
+    rel_tol, tol, max_iter = _check_accuracy(rel_tol, tol, max_iter)
+    seed = resolve_seed(seed)
     tail = _tail_second_moment(kappa)
-    target = tail * float(d) ** 2
     estimator = _CostEstimator(margin, top_k, seed)
-
-    p_guess = max(_initial_guess(target), top_k + 1.0)
-    # sample size from a pilot at the guess, then one fixed sample for the whole root search
-    pilot = _expected_cost(estimator, p_guess, rel_tol)
-    rows = pilot.samples
-    total_iterations = 0
-    for _ in range(4):
-        try:
-            p_c, iterations, residual = _solve_load(estimator, target, rows, p_guess)
-        except ValueError as exc:
-            raise ValueError(f"d={d}, kappa={kappa!r}, top_k={top_k}: {exc}") from None
-        total_iterations += iterations
-        mean, err, _, k, _ = estimator.estimate(p_c, rows)
-        if err / mean <= rel_tol:
-            break
-        rows = _rows_for(err / mean * math.sqrt(rows), rel_tol)
-        p_guess = p_c
-    # delta method: se(log p_c) = (se(E)/E) / (d log(p E) / d log p), slope by CRN difference
-    h = 1e-3
-    p_low = max(p_c * math.exp(-h), 2.0, top_k + 1.0)
-    m_plus = estimator.estimate(p_c * math.exp(h), rows)[0]
-    m_minus = estimator.estimate(p_low, rows)[0] if p_low < p_c else mean
-    slope = (math.log(p_c * math.exp(h) * m_plus) - math.log(p_low * m_minus)) / (h + math.log(p_c / p_low))
-    p_se = p_c * (err / mean) / slope
+    try:
+        root = _capacity_root(estimator, tail * float(d) ** 2, rel_tol, max_iter)
+    except ValueError as exc:
+        raise ValueError(f"d={d}, kappa={kappa!r}, top_k={top_k}: {exc}") from None
+    slope = _log_load_slope(estimator, root)
+    p_c, rel = root.p, root.stderr / root.mean
+    p_se = p_c * rel / slope
     log_p = math.log(p_c)
-    converged = bool(residual <= 1e-9 and err / mean <= rel_tol and slope > 0)
+    status, converged, message = _root_status(root.search, tol, rel, rel_tol, regular=slope > 0)
     return CapacityResult(
         d=d, kappa=kappa, margin=margin, top_k=top_k, p_c=p_c, stderr=p_se,
         alpha=p_c * log_p / d**2, alpha_stderr=p_se * (log_p + 1.0) / d**2,
-        alpha_c=tail / 2.0, tail_second_moment=tail, expected_cost=mean,
-        expected_cost_stderr=err, samples=rows, order_statistics=k, converged=converged,
-        iterations=total_iterations, residual=residual, seed=seed)
+        alpha_c=tail / 2.0, tail_second_moment=tail, expected_cost=root.mean,
+        expected_cost_stderr=root.stderr, samples=root.rows, order_statistics=root.order_statistics,
+        converged=converged, iterations=root.search.evaluations, residual=root.search.residual,
+        seed=seed, status=status, message=message)
 
 
 # --------------------------------------------------------------------------------------
 # max_margin
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class MaxMarginResult:
-    """Largest stability margin at a given load (see :func:`max_margin`)."""
+class MaxMarginResult(Result):
+    """Largest stability margin at a given load (see :func:`max_margin`).
+
+    ``status``: ``"converged"`` (residual ``<= tol`` and relative stderr of ``E[C]``
+    ``<= rel_tol``), ``"not_converged"`` or ``"max_iter"``; ``message`` gives the
+    residual.  ``storable`` (margin ``>= 0``) is the answer to "is the load below
+    capacity".
+    """
+
+    STATUSES = ("converged", "not_converged", "max_iter")
 
     p: float
     d: int
     kappa: float
     top_k: int
-    margin: float
+    margin: float  # negative above capacity
     stderr: float
     storable: bool
     expected_cost: float
@@ -688,20 +770,37 @@ class MaxMarginResult:
     samples: int
     converged: bool
     iterations: int
-    residual: float
+    residual: float  # |log(p E[C_p(margin)] / (F d^2))|
     seed: int
+    status: str
+    message: str
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+
+def _margin_root(estimator, p, target, rel_tol, max_iter):
+    """Root in the margin on one fixed sample (enlarged until rel_tol holds, at most 4 times)."""
+    rows = _expected_cost(estimator, p, rel_tol, margin=0.0).samples
+    evaluations = 0
+
+    def g(margin):
+        return math.log(p * estimator.estimate(p, rows, margin)[0]) - math.log(target)
+
+    for _ in range(_SAMPLE_ROUNDS):
+        search = _bracketed_root(g, 0.0, 0.3, xtol=1e-12, max_iter=max_iter)
+        evaluations += search.evaluations
+        mean, err, _, _, _ = estimator.estimate(p, rows, search.x)
+        if (mean > 0 and err / mean <= rel_tol) or search.exhausted:
+            break
+        rows = _rows_for(err / mean * math.sqrt(rows), rel_tol)
+    return _SampledRoot(p, rows, mean, err, 0, search._replace(evaluations=evaluations))
 
 
-def max_margin(p, d, kappa=1.0, top_k=1, *, rel_tol=1e-3, seed=DEFAULT_SEED):
+def max_margin(d, p, kappa=1.0, top_k=1, *, rel_tol=1e-3, tol=1e-9, max_iter=100, seed=None):
     """Largest margin ``k`` with ``p E[C_p(k)] <= F(kappa) d^2``: the inverse of :func:`capacity`.
 
     The margin is in units of the competitor standard deviation, i.e. of
     ``||W||_F / d`` for the measured scores.  ``E[C_p(k)]`` increases with ``k``, so
-    the equation ``p E[C_p(k)] = F(kappa) d^2`` has one root, found by ``brentq``
-    with common random numbers and a checked residual.  Above capacity
+    the equation ``p E[C_p(k)] = F(kappa) d^2`` has one root, found by secant steps and
+    ``brentq`` with common random numbers and a checked residual.  Above capacity
     (``p > p_c``) the root is **negative**: it is returned as such with
     ``storable=False``.  It is then the largest "negative stability", i.e. the
     smallest uniform relaxation of the constraints that the q -> 1 formula allows;
@@ -711,57 +810,37 @@ def max_margin(p, d, kappa=1.0, top_k=1, *, rel_tol=1e-3, seed=DEFAULT_SEED):
 
     Parameters
     ----------
-    p : float
-        Number of stored pairs, ``p >= 2`` (real allowed).
     d : int
         Dimension, ``d >= 2``.
-    kappa : float, optional
-        Rank fraction in ``(0, 1]``.
-    top_k : int, optional
-        Target among the ``top_k`` best, ``1 <= top_k <= p - 1``.
-    rel_tol : float, optional
-        Relative standard error of ``E[C]`` at the root.
-    seed : int, optional
-        Seed of the common random numbers.
+    p : float
+        Number of stored pairs, ``p >= 2`` (real allowed).
+    kappa, top_k, rel_tol, tol, max_iter, seed : optional
+        As in :func:`capacity` (``1 <= top_k <= p - 1``).
 
     Returns
     -------
     MaxMarginResult
         ``margin`` (negative above capacity), ``stderr``, ``storable`` (margin >= 0),
-        ``converged``, ``iterations``, ``residual``.
+        ``status``, ``converged``, ``iterations``, ``residual``, ``message``.
 
     Raises
     ------
     ValueError
-        If ``p < 2``, ``d < 2``, ``kappa`` outside ``(0, 1]`` or ``top_k`` outside
-        ``[1, p - 1]``.
+        If ``p < 2``, ``d < 2``, ``kappa`` outside ``(0, 1]``, ``top_k`` outside
+        ``[1, p - 1]`` or another argument outside its range.
     """
     p, top_k = _check_p_top_k(p, top_k)
     d, kappa = _check_d_kappa(d, kappa)
-    rel_tol = check_real(rel_tol, "rel_tol", low=1e-6, high=0.5)
-    seed = check_int(seed, "seed", low=0)
-    tail = _tail_second_moment(kappa)
-    target = tail * float(d) ** 2
+    rel_tol, tol, max_iter = _check_accuracy(rel_tol, tol, max_iter)
+    seed = resolve_seed(seed)
     estimator = _CostEstimator(0.0, top_k, seed)
-    rows = _expected_cost(estimator, p, rel_tol, margin=0.0).samples
-    evaluations = [0]
-
-    def g(margin):
-        return math.log(p * estimator.estimate(p, rows, margin)[0]) - math.log(target)
-
-    for _ in range(4):
-        root, count, residual = _bracketed_root(g, 0.0, 0.3, xtol=1e-12)
-        evaluations[0] += count
-        mean, err, _, _, _ = estimator.estimate(p, rows, root)
-        if mean > 0 and err / mean <= rel_tol:
-            break
-        rows = _rows_for(err / mean * math.sqrt(rows), rel_tol)
-    h = 1e-4
-    slope = (estimator.estimate(p, rows, root + h)[0] - estimator.estimate(p, rows, root - h)[0]) / (2 * h)
-    margin_se = err / slope if slope > 0 else math.inf
-    estimator.margin = root
+    root = _margin_root(estimator, p, _tail_second_moment(kappa) * float(d) ** 2, rel_tol, max_iter)
+    margin, rows, h = root.search.x, root.rows, 1e-4
+    slope = (estimator.estimate(p, rows, margin + h)[0] - estimator.estimate(p, rows, margin - h)[0]) / (2 * h)
+    status, converged, message = _root_status(root.search, tol, root.stderr / root.mean, rel_tol)
     return MaxMarginResult(
-        p=float(p), d=d, kappa=kappa, top_k=top_k, margin=root, stderr=margin_se,
-        storable=bool(root >= 0.0), expected_cost=mean, expected_cost_stderr=err, samples=rows,
-        converged=bool(residual <= 1e-9 and err / mean <= rel_tol), iterations=evaluations[0],
-        residual=residual, seed=seed)
+        p=float(p), d=d, kappa=kappa, top_k=top_k, margin=margin,
+        stderr=root.stderr / slope if slope > 0 else math.inf, storable=bool(margin >= 0.0),
+        expected_cost=root.mean, expected_cost_stderr=root.stderr, samples=rows,
+        converged=converged, iterations=root.search.evaluations, residual=root.search.residual,
+        seed=seed, status=status, message=message)

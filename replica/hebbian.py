@@ -41,12 +41,14 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, special, stats
 
 from .common.checks import check_choice, check_int, check_kappa, check_real
+from .common.results import Result
+from .common.seeds import as_generator
 
 __all__ = [
     "ENSEMBLES",
@@ -228,9 +230,10 @@ def _failure(d, p, ensemble):
     return _gaussian_failure(d, p) if ensemble == "gaussian" else _sphere_failure(d, p)
 
 
-def _check_d_p(d, p):
+def _check_d_p(d, p, ensemble):
     d = check_int(d, "d", low=2)
     p = check_real(p, "p", low=2.0)
+    check_choice(ensemble, "ensemble", ENSEMBLES)
     return d, p
 
 
@@ -251,37 +254,6 @@ def hebbian_input_failure_probability(d, p, ensemble="gaussian"):
     p : float
         Number of stored associations, ``p >= 2`` (real values interpolate smoothly).
     ensemble : {"gaussian", "sphere"}
-        Embedding ensemble.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        If ``d < 2``, ``p < 2`` or the ensemble is unknown.
-    """
-    d, p = _check_d_p(d, p)
-    check_choice(ensemble, "ensemble", ENSEMBLES)
-    return _failure(d, p, ensemble)
-
-
-def hebbian_success_probability(d, p, ensemble="gaussian"):
-    """Probability that ``W_H = sum_mu u_mu e_mu^T`` stores all ``p`` associations.
-
-    ``(1 - f)^p`` with ``f = hebbian_input_failure_probability(d, p, ensemble)``:
-    the inputs are treated as independent (measured: the product of the per-input
-    rates agrees with the sampled probability within about 0.01 at d = 64;
-    ``notes/hebbian_finite_size.md``).
-
-    Parameters
-    ----------
-    d : int
-        Dimension, ``d >= 2``.
-    p : float
-        Number of associations, ``p >= 2``.
-    ensemble : {"gaussian", "sphere"}
         Embedding ensemble: i.i.d. N(0, I/d) or uniform unit vectors.
 
     Returns
@@ -293,8 +265,20 @@ def hebbian_success_probability(d, p, ensemble="gaussian"):
     ValueError
         If ``d < 2``, ``p < 2`` or the ensemble is unknown.
     """
-    d, p = _check_d_p(d, p)
-    check_choice(ensemble, "ensemble", ENSEMBLES)
+    d, p = _check_d_p(d, p, ensemble)
+    return _failure(d, p, ensemble)
+
+
+def hebbian_success_probability(d, p, ensemble="gaussian"):
+    """Probability that ``W_H = sum_mu u_mu e_mu^T`` stores all ``p`` associations.
+
+    ``(1 - f)^p`` with ``f = hebbian_input_failure_probability(d, p, ensemble)``:
+    the inputs are treated as independent (measured: the product of the per-input
+    rates agrees with the sampled probability within about 0.01 at d = 64;
+    ``notes/hebbian_finite_size.md``).  Parameters and errors as
+    :func:`hebbian_input_failure_probability`.
+    """
+    d, p = _check_d_p(d, p, ensemble)
     return float(math.exp(p * math.log1p(-min(_failure(d, p, ensemble), 1.0))))
 
 
@@ -302,8 +286,16 @@ def hebbian_success_probability(d, p, ensemble="gaussian"):
 # public: capacity
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class HebbianCapacityResult:
-    """Finite-size Hebbian capacity: ``P(all stored) = 1/2`` at ``p = p_c`` (see :func:`hebbian_capacity`)."""
+class HebbianCapacityResult(Result):
+    """Finite-size Hebbian capacity: ``P(all stored) = 1/2`` at ``p = p_c`` (see :func:`hebbian_capacity`).
+
+    ``status``: ``"converged"`` (``|P - 1/2| <= tol`` at ``p_c``), ``"not_converged"``
+    (the root was not accepted), ``"max_iter"`` (Brent's method ran out of iterations)
+    or ``"unbracketed"`` (``P(all stored) <= 1/2`` already at ``p = 2``, or still above
+    1/2 at ``p = 1e15``; ``p_c`` is then NaN).  ``message`` gives the residual.
+    """
+
+    STATUSES = ("converged", "not_converged", "max_iter", "unbracketed")
 
     d: int
     ensemble: str
@@ -315,25 +307,72 @@ class HebbianCapacityResult:
     input_failure_probability: float
     converged: bool
     iterations: int
-    residual: float
+    residual: float  # |P(all stored) - 1/2| at p_c
     status: str
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+    message: str
 
 
-def _log_success_gap(d, p, ensemble):
-    """ln P(all stored) - ln(1/2)."""
-    fail = _failure(d, p, ensemble)
-    return p * math.log1p(-min(fail, 1.0 - 1e-300)) + math.log(2.0)
+_SECANT_STEPS = 12  # secant steps on ln(-ln P) before the bracketed Brent search
 
 
-def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, rtol=1e-9):
+class _SuccessGap:
+    """``g(x) = ln P(all stored at p = e^x) + ln 2`` and its nearly linear form, counting calls."""
+
+    def __init__(self, d, ensemble):
+        self.d, self.ensemble = d, ensemble
+        self.calls = 0
+
+    def __call__(self, log_p):
+        self.calls += 1
+        fail = _failure(self.d, math.exp(log_p), self.ensemble)
+        return math.exp(log_p) * math.log1p(-min(fail, 1.0 - 1e-300)) + math.log(2.0)
+
+    def linear(self, log_p):
+        """``ln(-ln P) - ln ln 2``: nearly linear in ``ln p``."""
+        minus_ln_p = math.log(2.0) - self(log_p)
+        return math.log(minus_ln_p) - math.log(math.log(2.0)) if minus_ln_p > 0 else -math.inf
+
+    def secant(self, lo, rel_tol):
+        """Secant steps from below the asymptotic guess; ``(root or None, last iterate)``."""
+        # Asymptotic guess p ln p = d^2/8 lies above the finite-size root at small d; start below it.
+        guess = self.d * self.d / 8.0
+        for _ in range(60):
+            guess = self.d * self.d / (8.0 * math.log(max(guess, 2.0)))
+        x0 = max(math.log(0.6 * guess), lo + 0.05)
+        h0 = self.linear(x0)
+        x1 = max(x0 - h0 / 8.0, lo + 0.01) if math.isfinite(h0) else x0 + 1.0
+        for _ in range(_SECANT_STEPS):
+            h1 = self.linear(x1)
+            if not (math.isfinite(h0) and math.isfinite(h1)) or h1 == h0:
+                break
+            x2 = x1 - h1 * (x1 - x0) / (h1 - h0)
+            if not math.isfinite(x2) or x2 < lo:
+                break
+            x0, h0, x1 = x1, h1, x2
+            if abs(x1 - x0) <= rel_tol:
+                return x1, x1
+        return None, x1
+
+    def brent(self, lo, start, rel_tol, max_iter):
+        """Bracket by factors of 2 above ``start``, then Brent; ``(root, status, message)``."""
+        hi = max(start if math.isfinite(start) else lo, lo) + math.log(2.0)
+        while self(hi) > 0.0:
+            lo, hi = hi, hi + math.log(2.0)
+            if hi > math.log(1e15):
+                return math.nan, "unbracketed", "no p with P(all stored) < 1/2 found below 1e15"
+        root, info = optimize.brentq(self, lo, hi, xtol=rel_tol * 1e-2, rtol=4 * np.finfo(float).eps,
+                                     maxiter=max_iter, full_output=True, disp=False)
+        if not info.converged:
+            return root, "max_iter", f"Brent root search did not converge in {max_iter} iterations ({info.flag})"
+        return root, None, None
+
+
+def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, rel_tol=1e-9, tol=1e-6, max_iter=100):
     """Real ``p_c`` at which the Hebbian memory stores everything with probability 1/2.
 
     Solves ``hebbian_success_probability(d, p_c, ensemble) = 1/2`` by secant steps on
     ``ln(-ln P)`` against ``ln p`` (nearly linear), with a bracketed Brent search as
-    fallback; the root is accepted only if ``|P - 1/2| <= 1e-6``.
+    fallback; the root is accepted only if ``|P - 1/2| <= tol``.
     ``alpha = p_c ln p_c / d^2``; ``alpha_c = 1/8`` is the ``d -> infinity`` value
     (``notes/hebbian_finite_size.md``).
 
@@ -348,20 +387,24 @@ def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, rtol=1e-9):
         supported: the finite-size law of the rank-``kappa d`` truncation of
         ``W_H`` is not derived here.  Its asymptote ``F(kappa)/8`` is
         :func:`replica.alpha_c_hebbian`.
-    rtol : float
-        Relative tolerance on ``p_c``.
+    rel_tol : float
+        Relative accuracy of ``p_c`` (on ``ln p``), in ``[1e-14, 1e-2]``.
+    tol : float
+        Accepted ``|P(all stored) - 1/2|`` at ``p_c``, in ``(0, 0.1]``.
+    max_iter : int
+        Iterations of the Brent fallback.
 
     Returns
     -------
     HebbianCapacityResult
-        ``converged`` is False (and ``p_c`` NaN) when ``P(all stored) < 1/2``
-        already at ``p = 2`` or the root search fails; ``status`` says why.
+        ``status`` and ``message`` say whether and how the root was found; ``p_c`` is
+        NaN when ``status == "unbracketed"``.
 
     Raises
     ------
     ValueError
         If ``d < 2``, the ensemble is unknown, ``kappa`` is outside (0, 1] or
-        ``kappa != 1``.
+        ``kappa != 1``, or ``rel_tol``, ``tol`` or ``max_iter`` is out of range.
     """
     d = check_int(d, "d", low=2)
     check_choice(ensemble, "ensemble", ENSEMBLES)
@@ -371,75 +414,54 @@ def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, rtol=1e-9):
             f"kappa must be 1 for hebbian_capacity (finite-size theory of the rank-truncated "
             f"Hebbian memory not implemented; its d -> infinity capacity is alpha_c_hebbian(kappa)), "
             f"got {kappa!r}")
-    rtol = check_real(rtol, "rtol", low=1e-14, high=1e-2)
-    calls = [0]
+    rel_tol = check_real(rel_tol, "rel_tol", low=1e-14, high=1e-2)
+    tol = check_real(tol, "tol", low=0.0, high=0.1, low_open=True)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    gap = _SuccessGap(d, ensemble)
+    lo = math.log(2.0)
+    status = message = None
+    if gap(lo) <= 0.0:
+        log_p, status, message = math.nan, "unbracketed", "P(all stored) <= 1/2 already at p = 2"
+    else:
+        log_p, last = gap.secant(lo, rel_tol)
+        if log_p is None:
+            log_p, status, message = gap.brent(lo, last, rel_tol, max_iter)
+    return _hebbian_capacity_result(gap, kappa, math.exp(log_p), tol, status, message)
 
-    def gap(log_p):
-        calls[0] += 1
-        return _log_success_gap(d, math.exp(log_p), ensemble)
 
-    def failed(status):
-        return HebbianCapacityResult(d=d, ensemble=ensemble, kappa=kappa, p_c=math.nan, alpha=math.nan,
+def _hebbian_capacity_result(gap, kappa, p_c, tol, status, message) -> HebbianCapacityResult:
+    d = gap.d
+    if status == "unbracketed":
+        return HebbianCapacityResult(d=d, ensemble=gap.ensemble, kappa=kappa, p_c=math.nan, alpha=math.nan,
                                      alpha_c=0.125, success_probability=math.nan,
                                      input_failure_probability=math.nan, converged=False,
-                                     iterations=calls[0], residual=math.nan, status=status)
-
-    # Work with h(x) = ln(-ln P(all stored)) - ln ln 2, x = ln p: nearly linear in x.
-    def gap_log(log_p):
-        g = gap(log_p)  # ln P + ln 2
-        minus_ln_p = math.log(2.0) - g
-        return math.log(minus_ln_p) - math.log(math.log(2.0)) if minus_ln_p > 0 else -math.inf
-
-    lo = math.log(2.0)
-    if gap(lo) <= 0.0:
-        return failed("P(all stored) <= 1/2 already at p = 2")
-    # Asymptotic guess p ln p = d^2/8 lies above the finite-size root at small d; start below it.
-    guess = d * d / 8.0
-    for _ in range(60):
-        guess = d * d / (8.0 * math.log(max(guess, 2.0)))
-    x0 = max(math.log(0.6 * guess), lo + 0.05)
-    h0 = gap_log(x0)
-    x1 = max(x0 - h0 / 8.0, lo + 0.01) if math.isfinite(h0) else x0 + 1.0
-    log_p = None
-    for _ in range(12):  # secant steps; safeguarded by the bracket search below
-        h1 = gap_log(x1)
-        if not (math.isfinite(h0) and math.isfinite(h1)) or h1 == h0:
-            break
-        x2 = x1 - h1 * (x1 - x0) / (h1 - h0)
-        if not math.isfinite(x2) or x2 < lo:
-            break
-        x0, h0, x1 = x1, h1, x2
-        if abs(x1 - x0) <= rtol:
-            log_p = x1
-            break
-    if log_p is None:  # fall back: bracket by factors of 2 and use Brent's method
-        hi = max(x1 if math.isfinite(x1) else lo, lo) + math.log(2.0)
-        while gap(hi) > 0.0:
-            lo, hi = hi, hi + math.log(2.0)
-            if hi > math.log(1e15):
-                return failed("no p with P(all stored) < 1/2 found below 1e15")
-        log_p, info = optimize.brentq(gap, lo, hi, xtol=rtol * 1e-2, rtol=4 * np.finfo(float).eps,
-                                      full_output=True)
-        if not info.converged:
-            return failed(f"Brent root search did not converge ({info.flag})")
-    p_c = math.exp(log_p)
-    fail = _failure(d, p_c, ensemble)
+                                     iterations=gap.calls, residual=math.nan, status=status, message=message)
+    fail = _failure(d, p_c, gap.ensemble)
     prob = math.exp(p_c * math.log1p(-fail))
     residual = abs(prob - 0.5)
-    converged = bool(residual <= 1e-6)
+    detail = f"|P - 1/2| = {residual:.3g} (tol {tol:.3g}), {gap.calls} evaluations"
+    if status is None:
+        status = "converged" if residual <= tol else "not_converged"
+        message = f"{'converged' if residual <= tol else 'root not accepted'}: {detail}"
+    else:
+        message = f"{message}; {detail}"
     return HebbianCapacityResult(
-        d=d, ensemble=ensemble, kappa=kappa, p_c=p_c, alpha=p_c * math.log(p_c) / (d * d), alpha_c=0.125,
-        success_probability=prob, input_failure_probability=fail, converged=converged,
-        iterations=calls[0], residual=residual,
-        status="converged" if converged else f"root not accepted: |P - 1/2| = {residual:.3g}")
+        d=d, ensemble=gap.ensemble, kappa=kappa, p_c=p_c, alpha=p_c * math.log(p_c) / (d * d), alpha_c=0.125,
+        success_probability=prob, input_failure_probability=fail, converged=status == "converged",
+        iterations=gap.calls, residual=residual, status=status, message=message)
 
 
 # --------------------------------------------------------------------------------------
 # public: score laws
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class HebbianScoreMoments:
-    """Exact first two moments of the Hebbian scores (raw units and competitor-std units)."""
+class HebbianScoreMoments(Result):
+    """Exact first two moments of the Hebbian scores (raw units and competitor-std units).
+
+    A closed form: ``status`` is always ``"ok"``.
+    """
+
+    STATUSES = ("ok",)
 
     d: int
     p: float
@@ -452,9 +474,9 @@ class HebbianScoreMoments:
     standardized_target_mean: float
     standardized_target_std: float
     heuristic_competitor_std: float
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+    status: str = "ok"
+    converged: bool = True
+    message: str = "exact moments"
 
 
 def hebbian_score_moments(d, p, ensemble="gaussian"):
@@ -487,8 +509,7 @@ def hebbian_score_moments(d, p, ensemble="gaussian"):
     ValueError
         If ``d < 2``, ``p < 2`` or the ensemble is unknown.
     """
-    d, p = _check_d_p(d, p)
-    check_choice(ensemble, "ensemble", ENSEMBLES)
+    d, p = _check_d_p(d, p, ensemble)
     fourth = 1.0 + 2.0 / d if ensemble == "gaussian" else 1.0
     norm_var = fourth * fourth - 1.0
     cross_var = (p - 1.0) / (d * d)
@@ -502,15 +523,19 @@ def hebbian_score_moments(d, p, ensemble="gaussian"):
 
 
 @dataclass(frozen=True)
-class HebbianScoreLaws:
+class HebbianScoreLaws(Result):
     """Model laws of the Hebbian scores in units of the competitor standard deviation.
 
     Samplers draw from the finite-size model of ``notes/hebbian_finite_size.md``
     (environment of one input, then its competitors); they are meant for figures.
     ``threshold = sqrt(2 ln p)`` is the leading extreme-value level and
     ``gaussian_expected_max`` the exact mean of the largest of ``p - 1`` i.i.d.
-    N(0, 1), both for comparison with the largest competitor.
+    N(0, 1), both for comparison with the largest competitor.  ``status`` is always
+    ``"ok"``.  The samplers take ``seed`` (None, int, SeedSequence or Generator;
+    ``None`` means ``DEFAULT_SEED``); a Generator is consumed as it is.
     """
+
+    STATUSES = ("ok",)
 
     d: int
     p: int
@@ -519,6 +544,9 @@ class HebbianScoreLaws:
     threshold: float
     gaussian_expected_max: float
     input_failure_probability: float
+    status: str = "ok"
+    converged: bool = True
+    message: str = "exact moments and model samplers"
 
     @property
     def competitor_std(self) -> float:
@@ -531,11 +559,6 @@ class HebbianScoreLaws:
     @property
     def target_std(self) -> float:
         return self.moments.standardized_target_std
-
-    def to_dict(self) -> dict:
-        out = asdict(self)
-        out["moments"] = self.moments.to_dict()
-        return out
 
     # ----- sampling -------------------------------------------------------------------
     def _environment(self, size, rng, *, leave_one_out=False):
@@ -584,20 +607,21 @@ class HebbianScoreLaws:
         x_pair = along * proj_y + perp * proj_perp
         return norm_y * proj_y + c * u2, x_pair * c
 
-    def rvs_target(self, size, rng):
+    def rvs_target(self, size, seed=None):
         """Target scores ``s[mu, mu]`` / competitor std, from the model environment."""
         size = check_int(size, "size", low=0)
-        _, _, target, _ = self._environment(size, rng)
+        _, _, target, _ = self._environment(size, as_generator(seed))
         return target / self.competitor_std
 
-    def rvs_competitor(self, size, rng):
+    def rvs_competitor(self, size, seed=None):
         """One competitor score ``s[rho, mu]`` / competitor std per sample (model law)."""
         size = check_int(size, "size", low=0)
+        rng = as_generator(seed)
         a, b, target, y2 = self._environment(size, rng, leave_one_out=True)
         score, _ = self._competitors(a, b, target, y2, 1, rng)
         return score[:, 0] / self.competitor_std
 
-    def rvs_joint(self, size, rng, *, chunk=2048):
+    def rvs_joint(self, size, seed=None, *, chunk=2048):
         """Pairs (target, largest competitor) / competitor std, and the recall indicator.
 
         Returns ``(target, top_competitor, recalled)`` from the leave-one-out environment:
@@ -606,6 +630,7 @@ class HebbianScoreLaws:
         competitor.  Cost ``size * (p - 1)``.
         """
         size = check_int(size, "size", low=0)
+        rng = as_generator(seed)
         targets, tops, oks = [], [], []
         for start in range(0, size, chunk):
             m = min(chunk, size - start)
@@ -616,8 +641,12 @@ class HebbianScoreLaws:
             targets.append(target + pair[rows, top])
             tops.append(score[rows, top])
             oks.append(np.all(score - pair < target[:, None], axis=1))
-        cat = (lambda xs: np.concatenate(xs) if xs else np.empty(0))
-        return cat(targets) / self.competitor_std, cat(tops) / self.competitor_std, cat(oks).astype(bool)
+        return (_concatenate(targets) / self.competitor_std, _concatenate(tops) / self.competitor_std,
+                _concatenate(oks).astype(bool))
+
+
+def _concatenate(arrays):
+    return np.concatenate(arrays) if arrays else np.empty(0)
 
 
 def hebbian_score_laws(d, p, ensemble="gaussian"):
@@ -645,9 +674,8 @@ def hebbian_score_laws(d, p, ensemble="gaussian"):
     """
     from .extremes import expected_max
 
-    d = check_int(d, "d", low=2)
+    d, _ = _check_d_p(d, p, ensemble)
     p = check_int(p, "p", low=2)
-    check_choice(ensemble, "ensemble", ENSEMBLES)
     return HebbianScoreLaws(d=d, p=p, ensemble=ensemble, moments=hebbian_score_moments(d, p, ensemble),
                             threshold=math.sqrt(2.0 * math.log(p)),
                             gaussian_expected_max=float(expected_max(p - 1.0)),

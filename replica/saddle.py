@@ -37,7 +37,7 @@ posterior mean of ``dS/dq`` at fixed ``x`` (analytic).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -45,6 +45,8 @@ from numpy.polynomial.legendre import leggauss
 from scipy import optimize, special
 
 from .common.checks import as_float_array, check_int, check_real
+from .common.results import Result
+from .common.seeds import DEFAULT_SEED, resolve_seed
 from .extremes import order_statistics_from_uniforms
 
 __all__ = [
@@ -58,9 +60,9 @@ __all__ = [
     "SampleCapacity",
 ]
 
-#: Seed of the common random numbers when none is given (the theory functions are
-#: then pure functions of their parameters; the Monte-Carlo error is reported).
-DEFAULT_SEED = 20261130
+# ``DEFAULT_SEED`` (from replica.common.seeds) seeds the common random numbers when
+# ``seed=None``: the theory functions are then pure functions of their parameters (the
+# Monte-Carlo error is reported).
 DEFAULT_SAMPLES = 1024
 DEFAULT_EXACT_COMPETITORS = 64
 
@@ -244,7 +246,7 @@ def _log_partition_one(q, margin, t1, tops, nbulk, norm, want_q, gl_x_nodes, gl_
     hi = math.inf
     x = 0.0
     flag = 1
-    for it in range(200):
+    for _it in range(200):
         nev += 1
         _field_sum(x, sq, ss, margin, t1, tops, nbulk, norm, False, gl_t_nodes, gl_t_weights, buf)
         grad = -x + buf[1]
@@ -268,7 +270,7 @@ def _log_partition_one(q, margin, t1, tops, nbulk, norm, want_q, gl_x_nodes, gl_
     for side in range(2):
         sgn = 1.0 if side == 0 else -1.0
         delta = math.sqrt(2.0 * _TAIL) * sigma
-        for it in range(60):
+        for _it in range(60):
             xx = x + sgn * delta
             nev += 1
             _field_sum(xx, sq, ss, margin, t1, tops, nbulk, norm, False, gl_t_nodes, gl_t_weights, buf)
@@ -422,11 +424,6 @@ class _Blocks:
     norm: np.ndarray  # Phi(tops[:, -1]) (ones when bulk == 0)
 
 
-def _json_friendly(record: dict) -> dict:
-    """Non-finite floats (NaN, -inf above capacity) become None: strict JSON."""
-    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
-
-
 def _check_p(p, exact_competitors):
     p = check_real(p, "p", low=2.0)
     n = p - 1.0
@@ -452,8 +449,9 @@ class ReplicaSample:
     ----------
     samples : int, optional
         Number of blocks ``M >= 16``.
-    seed : int, optional
-        Seed (``>= 0``) of the sample; stored in results.
+    seed : None, int, SeedSequence or Generator, optional
+        Seed of the sample (``None``: ``DEFAULT_SEED``); the integer used is stored as
+        ``seed`` and in results.
     exact_competitors : int, optional
         ``K >= 2``, how many of the largest competitors are sampled exactly.  For
         ``p - 1 <= K`` every competitor is exact (then ``p`` must be an integer).
@@ -464,10 +462,9 @@ class ReplicaSample:
         If an argument is outside its range.
     """
 
-    def __init__(self, samples=DEFAULT_SAMPLES, seed=DEFAULT_SEED,
-                 exact_competitors=DEFAULT_EXACT_COMPETITORS):
+    def __init__(self, samples=DEFAULT_SAMPLES, seed=None, exact_competitors=DEFAULT_EXACT_COMPETITORS):
         self.samples = check_int(samples, "samples", low=16)
-        self.seed = check_int(seed, "seed", low=0)
+        self.seed = resolve_seed(seed)
         self.exact_competitors = check_int(exact_competitors, "exact_competitors", low=2)
         seq_target, seq_comp = np.random.SeedSequence(self.seed).spawn(2)
         rng_t = np.random.default_rng(seq_target)
@@ -525,7 +522,7 @@ class ReplicaSample:
             self._cache[key] = (gamma0, -comp)
         return self._cache[key]
 
-    def log_partition(self, q, p, margin=0.0, derivative=True, control=True):
+    def log_partition(self, p, q, margin=0.0, derivative=True, control=True):
         """Per-block ``ln Z(t; q)`` and ``d ln Z / d q`` (NaN when ``derivative`` is False).
 
         With ``control`` (default) the zero-mean control term ``sqrt(q) gamma_0 D_i`` of
@@ -570,7 +567,7 @@ class ReplicaSample:
             bulk_active = np.zeros(self.samples, dtype=bool)
         return cost, bulk_active
 
-    def bulk_fluctuation(self, q, p, margin=0.0, panel=None):
+    def bulk_fluctuation(self, p, q, margin=0.0, panel=None):
         """Estimated bias of ``E ln Z`` from replacing the bulk by its conditional mean.
 
         Per block, ``(n - K)/2 (E_t Var_P f - Var_P m) >= 0`` (second cumulant; see
@@ -592,11 +589,14 @@ class ReplicaSample:
                                        _GL_DIAG[0], _GL_DIAG[1])
 
 
-def _resolve_sample(sample, samples, seed, exact_competitors) -> ReplicaSample:
+def _resolve_sample(sample, seed) -> ReplicaSample:
+    """The sample to use: ``sample`` as given, or the default-size sample of ``seed``."""
     if sample is None:
-        return ReplicaSample(samples, seed, exact_competitors)
+        return ReplicaSample(seed=seed)
     if not isinstance(sample, ReplicaSample):
         raise ValueError(f"sample must be a ReplicaSample or None, got {type(sample).__name__}")
+    if seed is not None:
+        raise ValueError(f"give seed or sample, not both (the sample has seed {sample.seed}), got seed={seed!r}")
     return sample
 
 
@@ -604,8 +604,26 @@ def _entropic(q):
     return 0.5 * math.log1p(-q) + q / (2.0 * (1.0 - q))
 
 
-def free_entropy(q, p, d, margin=0.0, *, samples=DEFAULT_SAMPLES, seed=DEFAULT_SEED,
-                 exact_competitors=DEFAULT_EXACT_COMPETITORS, sample=None):
+def _over_q(d, p, q, margin, seed, sample, derivative):
+    """``phi(q)`` (or ``d phi / d q``) element by element, shaped like ``q``."""
+    qs = as_float_array(q, "q")
+    d = check_int(d, "d", low=2)
+    margin = check_real(margin, "margin", low=0.0)
+    sample = _resolve_sample(sample, seed)
+    p = _check_p(p, sample.exact_competitors)
+    load = p / d**2
+    out = np.empty(qs.shape)
+    for idx, qv in np.ndenumerate(qs):
+        qv = check_real(float(qv), "q", low=0.0, high=1.0, low_open=derivative, high_open=True)
+        log_z, dlog_z, _ = sample.log_partition(p, qv, margin, derivative=derivative)
+        if derivative:
+            out[idx] = qv / (2.0 * (1.0 - qv) ** 2) + load * float(dlog_z.mean())
+        else:
+            out[idx] = _entropic(qv) + load * float(log_z.mean())
+    return float(out) if qs.ndim == 0 else out
+
+
+def free_entropy(d, p, q, margin=0.0, *, seed=None, sample=None):
     """Replica-symmetric free entropy per weight ``phi(q)`` of the decoupled problem.
 
     ``phi(q) = 1/2 ln(1-q) + q/(2(1-q)) + (p/d^2) E_t ln Z(t; q)`` with
@@ -615,19 +633,21 @@ def free_entropy(q, p, d, margin=0.0, *, samples=DEFAULT_SAMPLES, seed=DEFAULT_S
 
     Parameters
     ----------
-    q : float or array_like
-        Overlap of two solutions, ``0 <= q < 1``.
+    d : int
+        Dimension ``d >= 2`` (``N = d^2`` weights).
     p : float
         Block size (one target and ``p - 1`` competitors; also the number of blocks),
         ``p >= 2``; an integer when ``p - 1 <= exact_competitors``.
-    d : int
-        Dimension ``d >= 2`` (``N = d^2`` weights).
+    q : float or array_like
+        Overlap of two solutions, ``0 <= q < 1``.
     margin : float, optional
         Stability margin ``>= 0`` in competitor standard deviations.
-    samples, seed, exact_competitors : optional
-        Define the sample when ``sample`` is None (see :class:`ReplicaSample`).
+    seed : None, int, SeedSequence or Generator, optional
+        Seed of the default-size sample (``None``: ``DEFAULT_SEED``) when ``sample`` is
+        None.
     sample : ReplicaSample, optional
-        Reuse a sample (faster, and common random numbers across calls).
+        The sample to use (its own size, seed and exact competitors); reuse one for
+        speed and common random numbers across calls.
 
     Returns
     -------
@@ -638,57 +658,41 @@ def free_entropy(q, p, d, margin=0.0, *, samples=DEFAULT_SAMPLES, seed=DEFAULT_S
     ------
     ValueError
         If ``q`` is outside ``[0, 1)``, ``p < 2`` (or non-integer when it must be an
-        integer), ``d < 2`` or ``margin < 0``.
+        integer), ``d < 2``, ``margin < 0``, or both ``seed`` and ``sample`` are given.
     """
-    qs = as_float_array(q, "q")
-    d = check_int(d, "d", low=2)
-    margin = check_real(margin, "margin", low=0.0)
-    sample = _resolve_sample(sample, samples, seed, exact_competitors)
-    p = _check_p(p, sample.exact_competitors)
-    out = np.empty(qs.shape)
-    for idx, qv in np.ndenumerate(qs):
-        qv = check_real(float(qv), "q", low=0.0, high=1.0, high_open=True)
-        log_z = sample.log_partition(qv, p, margin, derivative=False)[0]
-        out[idx] = _entropic(qv) + p / d**2 * float(log_z.mean())
-    return float(out) if qs.ndim == 0 else out
+    return _over_q(d, p, q, margin, seed, sample, derivative=False)
 
 
-def free_entropy_derivative(q, p, d, margin=0.0, *, samples=DEFAULT_SAMPLES, seed=DEFAULT_SEED,
-                            exact_competitors=DEFAULT_EXACT_COMPETITORS, sample=None):
+def free_entropy_derivative(d, p, q, margin=0.0, *, seed=None, sample=None):
     """``d phi / d q = q / (2 (1-q)^2) + (p/d^2) E_t d ln Z / d q`` (analytic in ``q``).
 
     ``d ln Z / d q`` is the posterior mean over ``x`` of
     ``sum_rho (phi/Phi)(u_rho) (t_1 - t_rho - margin sqrt(q)) / (2 sqrt(q) (1-q)^{3/2})``
-    (``notes/replica_saddle.md``, section 4).  Same parameters as :func:`free_entropy`,
-    with ``0 < q < 1``.
-
-    Returns
-    -------
-    float or ndarray
-        The derivative, shaped like ``q``.
-
-    Raises
-    ------
-    ValueError
-        As :func:`free_entropy`, and for ``q = 0`` (where the derivative of the
-        Monte-Carlo mean is singular like ``q^{-1/2}`` unless the sample is symmetric).
+    (``notes/replica_saddle.md``, section 4).  Parameters, return value and errors as
+    :func:`free_entropy`, with ``0 < q < 1`` (at ``q = 0`` the derivative of the
+    Monte-Carlo mean is singular like ``q^{-1/2}`` unless the sample is symmetric).
     """
-    qs = as_float_array(q, "q")
-    d = check_int(d, "d", low=2)
-    margin = check_real(margin, "margin", low=0.0)
-    sample = _resolve_sample(sample, samples, seed, exact_competitors)
-    p = _check_p(p, sample.exact_competitors)
-    out = np.empty(qs.shape)
-    for idx, qv in np.ndenumerate(qs):
-        qv = check_real(float(qv), "q", low=0.0, high=1.0, low_open=True, high_open=True)
-        dlog_z = sample.log_partition(qv, p, margin, derivative=True)[1]
-        out[idx] = qv / (2.0 * (1.0 - qv) ** 2) + p / d**2 * float(dlog_z.mean())
-    return float(out) if qs.ndim == 0 else out
+    return _over_q(d, p, q, margin, seed, sample, derivative=True)
 
 
 @dataclass(frozen=True)
-class SaddlePoint:
-    """Replica-symmetric saddle point ``q*`` of the decoupled problem (see :func:`saddle_point`)."""
+class SaddlePoint(Result):
+    """Replica-symmetric saddle point ``q*`` of the decoupled problem (see :func:`saddle_point`).
+
+    ``status``:
+
+    * ``"converged"`` -- ``|R(q*)| <= tol``, every mode search converged and ``R`` crosses
+      zero upwards;
+    * ``"not_converged"`` -- a root was found but one of these checks failed;
+    * ``"max_iter"`` -- Brent's method ran out of iterations;
+    * ``"above_capacity"`` -- ``(p/d^2) E[C_p] >= 1`` on the sample: no root with
+      ``q < 1`` (``q = 1``, ``free_entropy = -inf``);
+    * ``"unbracketed"`` -- ``R(q) >= 0`` already at ``q = 1e-8``.
+
+    ``message`` says what happened, with the residual.
+    """
+
+    STATUSES = ("converged", "not_converged", "max_iter", "above_capacity", "unbracketed")
 
     p: float
     d: int
@@ -703,6 +707,7 @@ class SaddlePoint:
     residual: float  # |2 (1-q)^2 d phi/dq| at q
     capacity_coefficient: float  # 1 - (p/d^2) E[C_p] on the sample (> 0 below capacity)
     mean_cost: float  # E[C_p] on the sample
+    status: str
     converged: bool
     iterations: int
     message: str
@@ -710,16 +715,12 @@ class SaddlePoint:
     seed: int
     exact_competitors: int
 
-    def to_dict(self) -> dict:
-        """Fields as a dict; NaN and infinities become None (strict JSON)."""
-        return _json_friendly(asdict(self))
-
 
 class _Equation:
     """``R(q) = 2 (1-q)^2 dphi/dq = q + 2 (1-q)^2 (p/d^2) E d ln Z/dq`` on a fixed sample."""
 
     def __init__(self, sample, p, d, margin):
-        self.sample, self.p, self.margin = sample, p, margin
+        self.sample, self.p, self.d, self.margin = sample, p, d, margin
         self.load = p / float(d) ** 2
         self.evaluations = 0
         self.flags = 0
@@ -729,23 +730,77 @@ class _Equation:
         self.at_one = 1.0 - self.load * self.mean_cost
         self.last = {}
 
-    def per_block(self, q):
-        log_z, dlog_z, info = self.sample.log_partition(q, self.p, self.margin, derivative=True)
-        self.evaluations += 1
-        self.flags += int(np.count_nonzero(info[:, 4]))
-        return log_z, dlog_z
-
     def __call__(self, q):
         if q >= 1.0:
             return self.at_one
-        log_z, dlog_z = self.per_block(q)
+        log_z, dlog_z, info = self.sample.log_partition(self.p, q, self.margin, derivative=True)
+        self.evaluations += 1
+        self.flags += int(np.count_nonzero(info[:, 4]))
         value = q + 2.0 * (1.0 - q) ** 2 * self.load * float(dlog_z.mean())
         self.last[q] = (log_z, dlog_z, value)
         return value
 
+    def result(self, **fields) -> SaddlePoint:
+        """A :class:`SaddlePoint` with the fields common to every outcome filled in."""
+        s = self.sample
+        return SaddlePoint(p=float(self.p), d=self.d, margin=self.margin, load=self.load,
+                           alpha=self.p * math.log(self.p) / self.d**2,
+                           capacity_coefficient=self.at_one, mean_cost=self.mean_cost,
+                           iterations=self.evaluations, samples=s.samples, seed=s.seed,
+                           exact_competitors=s.exact_competitors, **fields)
 
-def saddle_point(p, d, margin=0.0, *, tol=1e-10, samples=DEFAULT_SAMPLES, seed=DEFAULT_SEED,
-                 exact_competitors=DEFAULT_EXACT_COMPETITORS, sample=None) -> SaddlePoint:
+    def failure(self, status, message, q, free_entropy=math.nan, residual=math.nan) -> SaddlePoint:
+        return self.result(q=q, q_stderr=math.nan, free_entropy=free_entropy,
+                           free_entropy_stderr=math.nan, derivative=math.nan, residual=residual,
+                           status=status, converged=False, message=message)
+
+    def lower_end(self):
+        """``(q_lo, R(q_lo))`` with ``R(q_lo) < 0`` if one is found down to ``q = 1e-8``."""
+        q_lo = 1e-4
+        r_lo = self(q_lo)
+        while r_lo >= 0.0 and q_lo > 1e-8:
+            q_lo *= 1e-2
+            r_lo = self(q_lo)
+        return q_lo, r_lo
+
+    def at_root(self, root, tol, brent_converged) -> SaddlePoint:
+        """Free entropy, Monte-Carlo errors and the acceptance checks at the root."""
+        if root not in self.last:
+            self(root)
+        log_z, dlog_z, value = self.last[root]
+        m = self.sample.samples
+        phi_se = self.load * float(log_z.std(ddof=1)) / math.sqrt(m)
+        # delta method for q*: se(R)/|R'(q*)|, slope from a common-random-number difference
+        r_se = 2.0 * (1.0 - root) ** 2 * self.load * float(dlog_z.std(ddof=1)) / math.sqrt(m)
+        h = 1e-4 * min(root, 1.0 - root)
+        slope = (self(root + h) - self(root - h)) / (2.0 * h)
+        status, message = self._verdict(abs(value), tol, slope, brent_converged)
+        return self.result(q=float(root), q_stderr=r_se / abs(slope) if slope != 0 else math.inf,
+                           free_entropy=_entropic(root) + self.load * float(log_z.mean()),
+                           free_entropy_stderr=phi_se, derivative=value / (2.0 * (1.0 - root) ** 2),
+                           residual=abs(value), status=status, converged=status == "converged",
+                           message=message)
+
+    def _verdict(self, residual, tol, slope, brent_converged):
+        detail = f"|R(q*)| = {residual:.3g} (tol {tol:.3g}), {self.evaluations} evaluations"
+        if not brent_converged:
+            status, message = "max_iter", f"max_iter reached: {detail}"
+        elif self.flags:
+            status, message = "not_converged", (f"not converged: mode search did not converge in "
+                                                f"{self.flags} block evaluations; {detail}")
+        elif slope <= 0:
+            status, message = "not_converged", f"not converged: R'(q*) <= 0, not a regular crossing; {detail}"
+        elif residual > tol:
+            status, message = "not_converged", f"not converged: {detail}"
+        else:
+            status, message = "converged", f"converged: {detail}"
+        if self.bulk_active:
+            message += (f"; note: in {self.bulk_active} of {self.sample.samples} blocks the K-th exact "
+                        "competitor is active at q -> 1 (increase exact_competitors)")
+        return status, message
+
+
+def saddle_point(d, p, margin=0.0, *, tol=1e-10, max_iter=200, seed=None, sample=None) -> SaddlePoint:
     """Solve ``d phi / d q = 0`` for the replica-symmetric overlap ``q*``.
 
     The equation is solved in the scaled form ``R(q) = 2 (1-q)^2 dphi/dq = 0``, i.e.
@@ -755,20 +810,22 @@ def saddle_point(p, d, margin=0.0, *, tol=1e-10, samples=DEFAULT_SAMPLES, seed=D
     capacity (``R(1) > 0``) a root is bracketed in ``(0, 1)`` and found by ``brentq``;
     it is accepted only if ``|R(q*)| <= tol``.  At or above capacity on the sample
     (``R(1) <= 0``) there is no root with ``q < 1``: the result has ``q = 1``,
-    ``free_entropy = -inf`` and ``converged = False``.  Derivation and checks:
+    ``free_entropy = -inf`` and status ``"above_capacity"``.  Derivation and checks:
     ``notes/replica_saddle.md``.
 
     Parameters
     ----------
-    p : float
-        Number of stored pairs (= block size), ``p >= 2``.
     d : int
         Dimension ``d >= 2``.
+    p : float
+        Number of stored pairs (= block size), ``p >= 2``.
     margin : float, optional
         Stability margin ``>= 0``.
     tol : float, optional
         Accepted ``|R(q*)|``, in ``(0, 1e-3]``.
-    samples, seed, exact_competitors, sample : optional
+    max_iter : int, optional
+        Iterations of Brent's method.
+    seed, sample : optional
         The Monte-Carlo sample (see :func:`free_entropy`).
 
     Returns
@@ -776,79 +833,45 @@ def saddle_point(p, d, margin=0.0, *, tol=1e-10, samples=DEFAULT_SAMPLES, seed=D
     SaddlePoint
         ``q`` and its Monte-Carlo ``q_stderr`` (delta method, i.i.d. formula, so
         conservative for the stratified sample), ``free_entropy`` ``phi(q*)`` and its
-        stderr, ``derivative``, ``residual``, ``capacity_coefficient``, ``converged``,
-        ``iterations`` (evaluations of the sample), ``message``.
+        stderr, ``derivative``, ``residual``, ``capacity_coefficient``, ``status``,
+        ``converged``, ``iterations`` (evaluations of the sample), ``message``.
 
     Raises
     ------
     ValueError
         If ``p < 2`` (or non-integer when it must be an integer), ``d < 2``,
-        ``margin < 0`` or ``tol`` outside ``(0, 1e-3]``.
+        ``margin < 0``, ``tol`` outside ``(0, 1e-3]``, ``max_iter < 1``, or both
+        ``seed`` and ``sample`` are given.
     """
     d = check_int(d, "d", low=2)
     margin = check_real(margin, "margin", low=0.0)
     tol = check_real(tol, "tol", low=0.0, high=1e-3, low_open=True)
-    sample = _resolve_sample(sample, samples, seed, exact_competitors)
-    p = _check_p(p, sample.exact_competitors)
-    eq = _Equation(sample, p, d, margin)
-    common = dict(p=float(p), d=d, margin=margin, load=eq.load, alpha=p * math.log(p) / d**2,
-                  capacity_coefficient=eq.at_one, mean_cost=eq.mean_cost, samples=sample.samples,
-                  seed=sample.seed, exact_competitors=sample.exact_competitors)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    sample = _resolve_sample(sample, seed)
+    eq = _Equation(sample, _check_p(p, sample.exact_competitors), d, margin)
     if eq.at_one <= 0.0:
-        return SaddlePoint(q=1.0, q_stderr=math.nan, free_entropy=-math.inf,
-                           free_entropy_stderr=math.nan, derivative=math.nan, residual=math.nan,
-                           converged=False, iterations=0,
-                           message=(f"at or above capacity on this sample: (p/d^2) E[C_p] = "
-                                    f"{1.0 - eq.at_one:.6g} >= 1, no saddle point with q < 1"),
-                           **common)
-    q_lo = 1e-4
-    r_lo = eq(q_lo)
-    while r_lo >= 0.0 and q_lo > 1e-8:
-        q_lo *= 1e-2
-        r_lo = eq(q_lo)
+        return eq.failure("above_capacity", f"at or above capacity on this sample: (p/d^2) E[C_p] = "
+                          f"{1.0 - eq.at_one:.6g} >= 1, no saddle point with q < 1",
+                          q=1.0, free_entropy=-math.inf)
+    q_lo, r_lo = eq.lower_end()
     if r_lo >= 0.0:
-        return SaddlePoint(q=q_lo, q_stderr=math.nan, free_entropy=math.nan,
-                           free_entropy_stderr=math.nan, derivative=math.nan, residual=abs(r_lo),
-                           converged=False, iterations=eq.evaluations,
-                           message="no sign change: R(q) >= 0 already at q = 1e-8",
-                           **common)
-    root = optimize.brentq(eq, q_lo, 1.0, xtol=1e-15, rtol=4.5 * np.finfo(float).eps,
-                           maxiter=200)
-    if root >= 1.0:  # pragma: no cover - R(1) > 0 excludes it
-        root = np.nextafter(1.0, 0.0)
-    if root not in eq.last:
-        eq(root)
-    log_z, dlog_z, value = eq.last[root]
-    residual = abs(value)
-    derivative = value / (2.0 * (1.0 - root) ** 2)
-    phi = _entropic(root) + eq.load * float(log_z.mean())
-    m = sample.samples
-    phi_se = eq.load * float(log_z.std(ddof=1)) / math.sqrt(m)
-    # delta method for q*: se(R)/|R'(q*)|, slope from a common-random-number difference
-    r_se = 2.0 * (1.0 - root) ** 2 * eq.load * float(dlog_z.std(ddof=1)) / math.sqrt(m)
-    h = 1e-4 * min(root, 1.0 - root)
-    slope = (eq(root + h) - eq(root - h)) / (2.0 * h)
-    q_se = r_se / abs(slope) if slope != 0 else math.inf
-    converged = bool(residual <= tol and eq.flags == 0 and slope > 0)
-    if converged:
-        message = "converged"
-    elif eq.flags:
-        message = f"mode search did not converge in {eq.flags} block evaluations"
-    elif slope <= 0:
-        message = "root found but R'(q*) <= 0: not a regular crossing"
-    else:
-        message = f"residual {residual:.3g} above tol {tol:.3g}"
-    if eq.bulk_active:
-        message += (f"; note: in {eq.bulk_active} of {m} blocks the K-th exact competitor is "
-                    "active at q -> 1 (increase exact_competitors)")
-    return SaddlePoint(q=float(root), q_stderr=q_se, free_entropy=phi, free_entropy_stderr=phi_se,
-                       derivative=derivative, residual=residual, converged=converged,
-                       iterations=eq.evaluations, message=message, **common)
+        return eq.failure("unbracketed", f"no sign change: R(q) = {r_lo:.3g} >= 0 already at q = 1e-8",
+                          q=q_lo, residual=abs(r_lo))
+    root, info = optimize.brentq(eq, q_lo, 1.0, xtol=1e-15, rtol=4.5 * np.finfo(float).eps,
+                                 maxiter=max_iter, full_output=True, disp=False)
+    return eq.at_root(min(root, np.nextafter(1.0, 0.0)), tol, info.converged)
 
 
 @dataclass(frozen=True)
-class SampleCapacity:
-    """Capacity ``p_c`` from ``p E[C_p] = d^2`` on a :class:`ReplicaSample` (see :func:`sample_capacity`)."""
+class SampleCapacity(Result):
+    """Capacity ``p_c`` from ``p E[C_p] = d^2`` on a :class:`ReplicaSample` (see :func:`sample_capacity`).
+
+    ``status``: ``"converged"`` (``residual <= tol``), ``"not_converged"`` or
+    ``"max_iter"`` (bracketing or Brent's method ran out of iterations); ``message``
+    gives the residual.
+    """
+
+    STATUSES = ("converged", "not_converged", "max_iter")
 
     d: int
     margin: float
@@ -857,20 +880,41 @@ class SampleCapacity:
     mean_cost: float  # E[C_p] on the sample at p_c
     cost_stderr: float
     bulk_active: int  # blocks whose level falls below the K-th exact competitor at p_c
+    status: str
     converged: bool
     iterations: int
     residual: float  # |log(p E[C_p] / d^2)| at p_c
+    message: str
     samples: int
     seed: int
     exact_competitors: int
 
-    def to_dict(self) -> dict:
-        """Fields as a dict; NaN and infinities become None (strict JSON)."""
-        return _json_friendly(asdict(self))
+
+class _SampleLoad:
+    """``log(p E[C_p]) - log(d^2)`` on a sample, in ``log p`` (interpolated between integers)."""
+
+    def __init__(self, sample, d, margin):
+        self.sample, self.d, self.margin = sample, d, margin
+        self.target = float(d) ** 2
+        self.evaluations = 0
+
+    def total(self, p):
+        """``p E[C_p]`` on the sample (linear between integers where ``p`` must be one)."""
+        if p - 1.0 < self.sample.exact_competitors and not float(p).is_integer():
+            lo, hi = math.floor(p), math.ceil(p)
+            w = p - lo
+            return (1.0 - w) * self._load_cost(lo) + w * self._load_cost(hi)
+        return self._load_cost(p)
+
+    def _load_cost(self, p):
+        self.evaluations += 1
+        return p * float(self.sample.water_filling(p, self.margin)[0].mean())
+
+    def __call__(self, log_p):
+        return math.log(self.total(math.exp(log_p))) - math.log(self.target)
 
 
-def sample_capacity(d, margin=0.0, *, samples=DEFAULT_SAMPLES, seed=DEFAULT_SEED,
-                    exact_competitors=DEFAULT_EXACT_COMPETITORS, sample=None) -> SampleCapacity:
+def sample_capacity(d, margin=0.0, *, tol=1e-12, max_iter=100, seed=None, sample=None) -> SampleCapacity:
     """Where the saddle point reaches ``q* = 1`` on a given sample: ``p E[C_p] = d^2``.
 
     This is the zero of the coefficient ``R(1) = 1 - (p/d^2) E[C_p]`` of ``1/(2(1-q))``
@@ -887,7 +931,11 @@ def sample_capacity(d, margin=0.0, *, samples=DEFAULT_SAMPLES, seed=DEFAULT_SEED
         Dimension ``d >= 2``.
     margin : float, optional
         Stability margin ``>= 0``.
-    samples, seed, exact_competitors, sample : optional
+    tol : float, optional
+        Accepted residual ``|log(p E[C_p] / d^2)|``, in ``(0, 1e-3]``.
+    max_iter : int, optional
+        Bracketing steps (``log p`` by 0.5) and Brent iterations allowed.
+    seed, sample : optional
         The Monte-Carlo sample (see :func:`free_entropy`).
 
     Returns
@@ -897,44 +945,46 @@ def sample_capacity(d, margin=0.0, *, samples=DEFAULT_SAMPLES, seed=DEFAULT_SEED
     Raises
     ------
     ValueError
-        If ``d < 2``, ``margin < 0`` or the capacity falls below ``p = 2``.
+        If ``d < 2``, ``margin < 0``, ``tol`` or ``max_iter`` is out of range, both
+        ``seed`` and ``sample`` are given, or the capacity falls below ``p = 2``.
     """
     d = check_int(d, "d", low=2)
     margin = check_real(margin, "margin", low=0.0)
-    sample = _resolve_sample(sample, samples, seed, exact_competitors)
-    k = sample.exact_competitors
-    target = float(d) ** 2
-    evaluations = [0]
-
-    def load_cost(p):
-        evaluations[0] += 1
-        return p * float(sample.water_filling(p, margin)[0].mean())
-
-    def total(p):
-        if p - 1.0 < k and not float(p).is_integer():
-            lo, hi = math.floor(p), math.ceil(p)
-            w = p - lo
-            return (1.0 - w) * load_cost(lo) + w * load_cost(hi)
-        return load_cost(p)
-
-    def g(log_p):
-        return math.log(total(math.exp(log_p))) - math.log(target)
-
+    tol = check_real(tol, "tol", low=0.0, high=1e-3, low_open=True)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    sample = _resolve_sample(sample, seed)
+    g = _SampleLoad(sample, d, margin)
     lo = math.log(2.0)
     if g(lo) >= 0.0:
         raise ValueError(f"capacity below p = 2 for d={d}, margin={margin!r}: "
                          f"2 E[C_2] >= d^2 on this sample")
-    hi = lo
-    while g(hi) < 0.0:
-        lo, hi = hi, hi + 0.5
-    root = optimize.brentq(g, lo, hi, xtol=1e-14, rtol=4.5 * np.finfo(float).eps)
-    p_c = math.exp(root)
-    residual = abs(g(root))
+    hi, steps = lo, 0
+    while g(hi) < 0.0 and steps < max_iter:
+        lo, hi, steps = hi, hi + 0.5, steps + 1
+    if steps == max_iter and g(hi) < 0.0:
+        root, converged_brent = hi, False
+    else:
+        root, info = optimize.brentq(g, lo, hi, xtol=1e-14, rtol=4.5 * np.finfo(float).eps,
+                                     maxiter=max_iter, full_output=True, disp=False)
+        converged_brent = info.converged
+    return _sample_capacity_result(g, math.exp(root), abs(g(root)), tol, converged_brent)
+
+
+def _sample_capacity_result(g, p_c, residual, tol, converged_brent) -> SampleCapacity:
+    sample, k = g.sample, g.sample.exact_competitors
     p_eval = p_c if (p_c - 1.0 >= k or float(p_c).is_integer()) else float(round(p_c))
-    cost, bulk_active = sample.water_filling(p_eval, margin)
-    return SampleCapacity(d=d, margin=margin, p_c=p_c, alpha=p_c * math.log(p_c) / target,
-                          mean_cost=total(p_c) / p_c,
+    cost, bulk_active = sample.water_filling(p_eval, g.margin)
+    detail = f"|log(p E[C_p] / d^2)| = {residual:.3g} (tol {tol:.3g}), {g.evaluations} evaluations"
+    if not converged_brent:
+        status, message = "max_iter", f"max_iter reached: {detail}"
+    elif residual <= tol:
+        status, message = "converged", f"converged: {detail}"
+    else:
+        status, message = "not_converged", f"not converged: {detail}"
+    return SampleCapacity(d=g.d, margin=g.margin, p_c=p_c,
+                          alpha=p_c * math.log(p_c) / g.target, mean_cost=g.total(p_c) / p_c,
                           cost_stderr=float(cost.std(ddof=1)) / math.sqrt(sample.samples),
-                          bulk_active=int(bulk_active.sum()), converged=bool(residual <= 1e-12),
-                          iterations=evaluations[0], residual=residual, samples=sample.samples,
+                          bulk_active=int(bulk_active.sum()), status=status,
+                          converged=status == "converged", iterations=g.evaluations,
+                          residual=residual, message=message, samples=sample.samples,
                           seed=sample.seed, exact_competitors=k)

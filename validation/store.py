@@ -24,10 +24,14 @@ import json
 import os
 import sqlite3
 from dataclasses import dataclass
-from typing import Iterable
+from typing import ClassVar, Iterable
+
+import numpy as np
+
+from replica.common.results import Result
 
 __all__ = ["ResultStore", "APPLICATION_ID", "SCHEMA_VERSION", "STORE_FILENAME", "package_version",
-           "KEY_COLUMNS"]
+           "KEY_COLUMNS", "StoreSummary"]
 
 #: ``PRAGMA application_id`` of a result store: the ASCII bytes "LMCv".
 APPLICATION_ID = 0x4C4D4376
@@ -104,15 +108,39 @@ def _check_existing(path: str) -> None:
 
 
 @dataclass(frozen=True)
-class StoreSummary:
-    """Counts of rows by status."""
+class StoreSummary(Result):
+    """Counts of the rows of a result store by status.
+
+    Attributes
+    ----------
+    path : str
+    rows : int
+    by_status : dict
+        Record status (``stored``, ``not_stored``, ``undecided``, ``error``) -> rows.
+    status : str
+        ``"ok"`` (rows and no error rows), ``"empty"`` (no rows) or ``"errors"`` (some
+        rows are errors; a rerun of the sweep tries them again).
+    converged : bool
+        ``status == "ok"``.
+    message : str
+    """
+
+    STATUSES: ClassVar[tuple] = ("ok", "empty", "errors")
 
     path: str
     rows: int
     by_status: dict
+    status: str
+    converged: bool
+    message: str
 
-    def to_dict(self) -> dict:
-        return {"path": self.path, "rows": self.rows, "by_status": dict(self.by_status)}
+    @classmethod
+    def of(cls, path, by_status) -> StoreSummary:
+        """The summary of the counts ``by_status``."""
+        rows = int(sum(by_status.values()))
+        status = "empty" if rows == 0 else ("errors" if by_status.get("error") else "ok")
+        message = ", ".join(f"{n} {name}" for name, n in sorted(by_status.items())) or "no rows"
+        return cls(path, rows, dict(by_status), status, status == "ok", message)
 
 
 class ResultStore:
@@ -237,8 +265,9 @@ class ResultStore:
         return out
 
     def summary(self) -> StoreSummary:
+        """Rows by status."""
         counts = dict(self._con.execute("SELECT status, COUNT(*) FROM results GROUP BY status"))
-        return StoreSummary(self.path, int(sum(counts.values())), counts)
+        return StoreSummary.of(self.path, counts)
 
     def export_csv(self, stream, columns: Iterable[str] | None = None) -> int:
         """Write every row (without the bulky JSON record) as CSV; return the row count."""
@@ -263,13 +292,8 @@ class ResultStore:
 
 
 def _json_default(obj):
-    try:
-        import numpy as np
-
-        if isinstance(obj, np.ndarray):
-            return obj.tolist()
-        if isinstance(obj, np.generic):
-            return obj.item()
-    except ImportError:  # pragma: no cover
-        pass
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.generic):
+        return obj.item()
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")

@@ -108,3 +108,20 @@ def test_bad_status_rejected(tmp_path):
     with ResultStore(":memory:") as store:
         with pytest.raises(ValueError, match="status"):
             store.put(_key(), {"status": "maybe"})
+
+
+def test_summary_contract_empty_ok_and_errors():
+    import json
+
+    with ResultStore(":memory:") as store:
+        summaries = [store.summary()]
+        store.put(_key(trial=0), {"status": "stored", "stored": True, "margin": float("nan")})
+        summaries.append(store.summary())
+        store.put(_key(trial=1), {"status": "error", "stored": None, "error": "boom"})
+        summaries.append(store.summary())
+        assert store.get(_key(trial=0))["stored"] is True
+    assert [s.status for s in summaries] == ["empty", "ok", "errors"]
+    assert [s.rows for s in summaries] == [0, 1, 2] and summaries[2].by_status == {"stored": 1, "error": 1}
+    for s in summaries:
+        assert s.status in type(s).STATUSES and s.converged == (s.status == "ok")
+        json.dumps(s.to_dict(), allow_nan=False)

@@ -14,26 +14,10 @@ Derivations are in the project's ``notes/`` folder.
 
 from __future__ import annotations
 
-from .extremes import (
-    GumbelExpansion,
-    MaximumOfGaussians,
-    expected_max,
-    expected_max_mp,
-    extreme_value_threshold,
-    gumbel_expansion,
-    order_statistics_from_uniforms,
-    top_order_statistics,
-)
-from .quarter_circle import (
-    QuarterCircle,
-    TruncatedQuarterCircle,
-    alpha_c,
-    alpha_c_hebbian,
-    alpha_c_mp,
-    tail_second_moment,
-    truncation_point,
-    truncation_point_mp,
-)
+from . import extremes as _extremes
+from . import quarter_circle as _quarter_circle
+from .extremes import *  # noqa: F403 - the names in extremes.__all__
+from .quarter_circle import *  # noqa: F403 - the names in quarter_circle.__all__
 
 # Heavier modules (numba kernels, quadrature tables) load on first use.
 _LAZY = {
@@ -98,21 +82,4 @@ try:
 except Exception:  # pragma: no cover - running from a source tree without installation
     __version__ = "0.1.0"
 
-__all__ = sorted(_LAZY) + [
-    "GumbelExpansion",
-    "MaximumOfGaussians",
-    "QuarterCircle",
-    "TruncatedQuarterCircle",
-    "alpha_c",
-    "alpha_c_hebbian",
-    "alpha_c_mp",
-    "expected_max",
-    "expected_max_mp",
-    "extreme_value_threshold",
-    "gumbel_expansion",
-    "order_statistics_from_uniforms",
-    "tail_second_moment",
-    "top_order_statistics",
-    "truncation_point",
-    "truncation_point_mp",
-]
+__all__ = sorted(_LAZY) + sorted(_extremes.__all__ + _quarter_circle.__all__)

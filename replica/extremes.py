@@ -11,6 +11,7 @@ import numpy as np
 from scipy import special, stats
 
 from .common.checks import check_at_least, check_int, check_real, scalar_or_array
+from .common.seeds import as_generator
 
 __all__ = [
     "expected_max",
@@ -41,11 +42,12 @@ def extreme_value_threshold(n):
     Returns
     -------
     float or ndarray
+        ``sqrt(2 ln n)``, shaped like ``n`` (``notes/extreme_values.md``).
 
     Raises
     ------
     ValueError
-        If any ``n`` is below 1, NaN or infinite.  See ``notes/extreme_values.md``.
+        If any ``n`` is below 1, NaN or infinite.
     """
     arr = _check_n(n)
     out = np.sqrt(2.0 * np.log(arr))
@@ -104,21 +106,9 @@ def expected_max(n):
     density written in log space (``log_ndtr``), so that it stays accurate for ``n``
     up to 1e12 and far beyond (tested against mpmath to 1e-12 relative up to 1e15).
     ``n`` may be real (the formula is smooth in n).  ``expected_max(1) = 0``,
-    ``expected_max(2) = 1/sqrt(pi)``.
-
-    Parameters
-    ----------
-    n : float or array_like
-        Number of variables, ``n >= 1``.
-
-    Returns
-    -------
-    float or ndarray
-
-    Raises
-    ------
-    ValueError
-        If any ``n`` is below 1, NaN or infinite.  See ``notes/extreme_values.md``.
+    ``expected_max(2) = 1/sqrt(pi)``.  ``n`` and the errors as
+    :func:`extreme_value_threshold`; the result is shaped like ``n``.  See
+    ``notes/extreme_values.md``.
     """
     arr = _check_n(n)
     flat = [_max_moment(float(v), 1) for v in arr.ravel()]
@@ -273,7 +263,7 @@ class MaximumOfGaussians(stats.rv_continuous):
         return f"MaximumOfGaussians(n={self.n!r})"
 
 
-def top_order_statistics(n, k: int, size: int, rng: np.random.Generator) -> np.ndarray:
+def top_order_statistics(n, k: int, size: int, seed=None) -> np.ndarray:
     """Sample the ``k`` largest of ``n`` i.i.d. N(0, 1) variables, exactly in law.
 
     Only ``k`` uniforms per sample are drawn, whatever ``n`` is, so ``n`` may be
@@ -281,7 +271,7 @@ def top_order_statistics(n, k: int, size: int, rng: np.random.Generator) -> np.n
     of ``n`` uniforms satisfy ``1 - T_(i) = prod_{j<=i} V_j^{1/(n-j+1)}`` with
     ``V_j`` i.i.d. uniform (Renyi's representation); the Gaussian order
     statistics are ``-ndtri(T_(i))``.  The map is smooth in ``n``, so a fixed
-    ``rng`` state gives common random numbers across ``n`` (``n`` may be real).
+    seed gives common random numbers across ``n`` (``n`` may be real).
 
     Parameters
     ----------
@@ -291,8 +281,8 @@ def top_order_statistics(n, k: int, size: int, rng: np.random.Generator) -> np.n
         How many of the largest to return, ``k >= 1``.
     size : int
         Number of independent samples.
-    rng : numpy.random.Generator
-        Source of randomness.
+    seed : None, int, SeedSequence or Generator, optional
+        Source of randomness (``None``: ``DEFAULT_SEED``; a Generator is consumed).
 
     Returns
     -------
@@ -302,14 +292,12 @@ def top_order_statistics(n, k: int, size: int, rng: np.random.Generator) -> np.n
     Raises
     ------
     ValueError
-        If ``k < 1``, ``n < k`` or ``size < 0``.
+        If ``k < 1``, ``n < k``, ``size < 0`` or a bad ``seed``.
     """
     k = check_int(k, "k", low=1)
     n = check_real(n, "n", low=float(k))
     size = check_int(size, "size", low=0)
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    uniforms = rng.random((size, k))
+    uniforms = as_generator(seed).random((size, k))
     return order_statistics_from_uniforms(n, uniforms)
 
 

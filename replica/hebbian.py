@@ -259,6 +259,7 @@ def hebbian_input_failure_probability(d, p, ensemble="gaussian"):
     Returns
     -------
     float
+        The probability, in ``[0, 1]``.
 
     Raises
     ------
@@ -492,22 +493,8 @@ def hebbian_score_moments(d, p, ensemble="gaussian"):
     ``|u_rho|^2 (e_rho . e_mu)``.  ``heuristic_competitor_std = sqrt(p)/d`` is the
     ``p >> d`` value of the asymptotic theory.  ``notes/hebbian_finite_size.md``.
 
-    Parameters
-    ----------
-    d : int
-        Dimension, ``d >= 2``.
-    p : float
-        Number of associations, ``p >= 2``.
-    ensemble : {"gaussian", "sphere"}
-
-    Returns
-    -------
-    HebbianScoreMoments
-
-    Raises
-    ------
-    ValueError
-        If ``d < 2``, ``p < 2`` or the ensemble is unknown.
+    Parameters and errors as :func:`hebbian_input_failure_probability`; returns a
+    :class:`HebbianScoreMoments`.
     """
     d, p = _check_d_p(d, p, ensemble)
     fourth = 1.0 + 2.0 / d if ensemble == "gaussian" else 1.0

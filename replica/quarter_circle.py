@@ -31,7 +31,7 @@ import math
 import numpy as np
 from scipy import special, stats
 
-from .common.checks import check_int, check_kappa, scalar_or_array
+from .common.checks import check_int, check_kappa, check_scalar_kappa, scalar_or_array
 
 __all__ = [
     "QuarterCircle",
@@ -172,21 +172,8 @@ def tail_second_moment(kappa):
 
     Closed form (``notes/alpha_c_kappa.md``): with ``2 theta + sin(2 theta) = pi (1 - kappa)``,
     ``F = 1 - (2 theta - sin(4 theta) / 2) / pi``.  ``F(1) = 1`` exactly and
-    ``F(kappa) = 4 kappa - O(kappa^(5/3))`` as kappa -> 0.
-
-    Parameters
-    ----------
-    kappa : float or array_like
-        Rank fraction, ``0 < kappa <= 1``.
-
-    Returns
-    -------
-    float or ndarray
-
-    Raises
-    ------
-    ValueError
-        If any ``kappa`` is outside (0, 1], NaN or infinite.
+    ``F(kappa) = 4 kappa - O(kappa^(5/3))`` as kappa -> 0.  ``kappa`` and the errors
+    as :func:`truncation_point`; the result is shaped like ``kappa``.
     """
     arr = check_kappa(kappa)
     x, y, small = _angles_from_tail(arr)
@@ -198,21 +185,8 @@ def alpha_c(kappa=1.0):
     """Asymptotic storage capacity ``alpha_c(kappa) = F(kappa) / 2`` of a rank-``kappa d`` memory.
 
     ``alpha = p ln p / d^2`` at the threshold as d -> infinity; ``alpha_c(1) = 1/2``
-    exactly.  See ``notes/alpha_c_kappa.md``.
-
-    Parameters
-    ----------
-    kappa : float or array_like, default 1.0
-        Rank fraction, ``0 < kappa <= 1``.
-
-    Returns
-    -------
-    float or ndarray
-
-    Raises
-    ------
-    ValueError
-        If any ``kappa`` is outside (0, 1], NaN or infinite.
+    exactly (``notes/alpha_c_kappa.md``).  ``kappa`` (default 1) and the errors as
+    :func:`truncation_point`; the result is shaped like ``kappa``.
     """
     return scalar_or_array(0.5 * np.asarray(tail_second_moment(kappa)), kappa)
 
@@ -221,21 +195,7 @@ def alpha_c_hebbian(kappa=1.0):
     """Asymptotic capacity ``F(kappa) / 8`` of the (rank-truncated) Hebbian memory.
 
     ``alpha_H(1) = 1/8`` is derived in ``notes/hebbian_one_eighth.md``; the rank-
-    truncated value is a heuristic (``notes/spectra.md``).
-
-    Parameters
-    ----------
-    kappa : float or array_like, default 1.0
-        Rank fraction, ``0 < kappa <= 1``.
-
-    Returns
-    -------
-    float or ndarray
-
-    Raises
-    ------
-    ValueError
-        If any ``kappa`` is outside (0, 1], NaN or infinite.
+    truncated value is a heuristic (``notes/spectra.md``).  Arguments as :func:`alpha_c`.
     """
     return scalar_or_array(0.125 * np.asarray(tail_second_moment(kappa)), kappa)
 
@@ -243,9 +203,20 @@ def alpha_c_hebbian(kappa=1.0):
 # --------------------------------------------------------------------------- mpmath reference
 
 
-def _mp_kappa(kappa, mp):
+def _mp_map(kappa, dps, func):
+    """``func(kappa_mpf, mp)`` for each kappa at ``dps + 10`` working digits, rounded to ``dps``.
+
+    Precision is local (``mpmath.workdps``); an ``mpf`` for scalar ``kappa``, else a list.
+    """
+    import mpmath
+
+    dps = check_int(dps, "dps", low=15, high=1000)
     arr = check_kappa(kappa)
-    return [mp.mpf(float(k)) for k in np.atleast_1d(arr).ravel()], np.ndim(arr) == 0
+    with mpmath.workdps(dps + 10):
+        out = [func(mpmath.mpf(float(k)), mpmath.mp) for k in np.atleast_1d(arr).ravel()]
+    with mpmath.workdps(dps):
+        out = [+v for v in out]
+    return out[0] if np.ndim(arr) == 0 else out
 
 
 def _mp_depth(kappa_mp, mp):
@@ -298,21 +269,19 @@ def _mp_depth(kappa_mp, mp):
     return h
 
 
+def _mp_tail_second_moment(depth, mp):
+    """``F = Int_{s_kappa}^2 s^2 rho_QC(s) ds`` by tanh-sinh quadrature, with ``s = 2 - depth * w``."""
+    return depth * mp.sqrt(depth) / mp.pi * mp.quad(
+        lambda w: (2 - depth * w) ** 2 * mp.sqrt(w * (4 - depth * w)), [0, 1])
+
+
 def truncation_point_mp(kappa, dps: int = 50):
     """High-precision ``s_kappa`` by mpmath quadrature and root finding (reference path).
 
     Precision is local to the call (``mp.workdps``).  Returns an ``mpf`` (or a
     list of them for array input).
     """
-    import mpmath
-
-    dps = check_int(dps, "dps", low=15, high=1000)
-    with mpmath.workdps(dps + 10):
-        kappas, scalar = _mp_kappa(kappa, mpmath.mp)
-        out = [2 - _mp_depth(k, mpmath.mp) for k in kappas]
-    with mpmath.workdps(dps):
-        out = [+v for v in out]
-    return out[0] if scalar else out
+    return _mp_map(kappa, dps, lambda k, mp: 2 - _mp_depth(k, mp))
 
 
 def alpha_c_mp(kappa, dps: int = 50):
@@ -341,22 +310,7 @@ def alpha_c_mp(kappa, dps: int = 50):
     ValueError
         If any ``kappa`` is outside (0, 1] or ``dps`` outside its range.
     """
-    import mpmath
-
-    dps = check_int(dps, "dps", low=15, high=1000)
-    mp = mpmath.mp
-    with mpmath.workdps(dps + 10):
-        kappas, scalar = _mp_kappa(kappa, mp)
-        out = []
-        for k in kappas:
-            depth = _mp_depth(k, mp)
-            # F = Int_{s_kappa}^2 s^2 rho_QC(s) ds, written with s = 2 - depth * w.
-            second = depth * mpmath.sqrt(depth) / mpmath.pi * mpmath.quad(
-                lambda w: (2 - depth * w) ** 2 * mpmath.sqrt(w * (4 - depth * w)), [0, 1])
-            out.append(second / 2)
-    with mpmath.workdps(dps):
-        out = [+v for v in out]
-    return out[0] if scalar else out
+    return _mp_map(kappa, dps, lambda k, mp: _mp_tail_second_moment(_mp_depth(k, mp), mp) / 2)
 
 
 # --------------------------------------------------------------------------- distributions
@@ -472,10 +426,7 @@ class TruncatedQuarterCircle(_QuarterCircleBase):
     """
 
     def __init__(self, kappa: float):
-        arr = check_kappa(kappa)
-        if arr.ndim != 0:
-            raise ValueError(f"kappa must be a scalar, got an array of shape {arr.shape}")
-        self.kappa = float(arr)
+        self.kappa = check_scalar_kappa(kappa)
         self.truncation = float(truncation_point(self.kappa))
         self._tail_mass = self.kappa
         self._lower = self.truncation

@@ -342,19 +342,6 @@ def _log_partition_batch(q, margin, t1, tops, nbulk, norm, want_q, gl_x_nodes, g
 
 
 @njit(cache=True)
-def _field_sum_grid(xs, q, margin, t1, tops, nbulk, norm, gl_t_nodes, gl_t_weights):
-    """S(x) on a grid of x for one block (testing and diagnostics)."""
-    sq = math.sqrt(q)
-    ss = math.sqrt(1.0 - q)
-    out = np.empty((xs.shape[0], 4))
-    buf = np.empty(4)
-    for j in range(xs.shape[0]):
-        _field_sum(xs[j], sq, ss, margin, t1, tops, nbulk, norm, q > 0.0, gl_t_nodes, gl_t_weights, buf)
-        out[j] = buf
-    return out
-
-
-@njit(cache=True)
 def _bulk_fluctuation_batch(q, margin, t1, top_last, nbulk, norm, nodes, logw, panel, gl_t_nodes,
                             gl_t_weights):
     """Second-order (cumulant) effect of the bulk's fluctuation on ln Z, per block.

@@ -11,20 +11,21 @@ in units of the competitor standard deviation, i.e. measured scores divided by
 What this predicts and what it does not is discussed in
 ``notes/finite_size_capacity.md`` (section "Score laws"): it is the law of the
 unique solution at capacity (or of the max-margin solution at a lower load, with
-``margin = max_margin(p, d).margin``) for the decoupled problem; the pushed-down
+``margin = max_margin(d, p).margin``) for the decoupled problem; the pushed-down
 competitors form an atom at ``L*`` (exactly ``margin`` below the target).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .common.checks import check_int, check_real
+from .common.results import Result
+from .common.seeds import resolve_seed
 from .finite_size import (
-    DEFAULT_SEED,
     _check_p_top_k,
     _default_order_count,
     _kept_order_statistics,
@@ -46,17 +47,22 @@ DEFAULT_QUANTILES = (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99)
 
 
 @dataclass(frozen=True)
-class ScoreSummary:
-    """Mean, standard deviation and quantiles of a sampled score law."""
+class ScoreSummary(Result):
+    """Mean, standard deviation (``ddof=1``) and quantiles of a sample.
+
+    ``quantiles`` maps each probability to its sample quantile (keys become strings in
+    ``to_dict``).  A plain estimate: ``status`` is always ``"ok"``.
+    """
+
+    STATUSES = ("ok",)
 
     mean: float
     std: float
     quantiles: dict = field(default_factory=dict)
     count: int = 0
-
-    def to_dict(self) -> dict:
-        return {"mean": self.mean, "std": self.std, "count": self.count,
-                "quantiles": {str(q): v for q, v in self.quantiles.items()}}
+    status: str = "ok"
+    converged: bool = True
+    message: str = "sample summary"
 
 
 def summarize_scores(values, quantiles=DEFAULT_QUANTILES) -> ScoreSummary:
@@ -89,7 +95,7 @@ def summarize_scores(values, quantiles=DEFAULT_QUANTILES) -> ScoreSummary:
 
 
 @dataclass(frozen=True)
-class OptimalScoreSample:
+class OptimalScoreSample(Result):
     """Per-input samples of the water-filled fields (arrays of length ``size``).
 
     ``target_before`` is ``t_1``; ``target_after = max(t_1, L* + margin)``;
@@ -97,8 +103,11 @@ class OptimalScoreSample:
     moves, the lowest optimal level); ``top_competitor_after = min(c_top_k, L*)`` is the
     largest *constrained* competitor after filling (for ``top_k = 1`` the largest
     competitor); ``pushed_down`` is the number of competitors moved to ``L*`` (the
-    atom); ``lifted`` says whether the target moved; ``cost`` is ``C_p``.
+    atom); ``lifted`` says whether the target moved; ``cost`` is ``C_p``.  Exact
+    samples: ``status`` is always ``"ok"``; ``to_dict`` gives summaries, no arrays.
     """
+
+    STATUSES = ("ok",)
 
     p: float
     margin: float
@@ -112,8 +121,11 @@ class OptimalScoreSample:
     pushed_down: np.ndarray
     lifted: np.ndarray
     cost: np.ndarray
+    status: str = "ok"
+    converged: bool = True
+    message: str = "exact samples of the water-filled fields"
 
-    def to_dict(self) -> dict:
+    def _payload(self) -> dict:
         """Summaries only (no arrays)."""
         return {"p": self.p, "margin": self.margin, "top_k": self.top_k, "seed": self.seed,
                 "size": int(self.cost.size),
@@ -124,7 +136,7 @@ class OptimalScoreSample:
                 "mean_cost": float(self.cost.mean())}
 
 
-def sample_optimal_scores(p, margin=0.0, top_k=1, *, size=100_000, seed=DEFAULT_SEED):
+def sample_optimal_scores(p, margin=0.0, top_k=1, *, size=100_000, seed=None):
     """Sample the water-filled target and competitor fields of one input, ``size`` times.
 
     ``t_1 ~ N(0, 1)`` and the largest ``K`` constrained competitors of ``p - 1``
@@ -142,8 +154,8 @@ def sample_optimal_scores(p, margin=0.0, top_k=1, *, size=100_000, seed=DEFAULT_
         Target among the ``top_k`` best, ``1 <= top_k <= p - 1``.
     size : int, optional
         Number of samples, ``>= 2``.
-    seed : int, optional
-        Seed (stored in the result).
+    seed : None, int, SeedSequence or Generator, optional
+        Seed (``None``: ``DEFAULT_SEED``); the integer used is stored in the result.
 
     Returns
     -------
@@ -152,12 +164,13 @@ def sample_optimal_scores(p, margin=0.0, top_k=1, *, size=100_000, seed=DEFAULT_
     Raises
     ------
     ValueError
-        If ``p < 2``, ``margin < 0``, ``top_k`` outside ``[1, p - 1]`` or ``size < 2``.
+        If ``p < 2``, ``margin < 0``, ``top_k`` outside ``[1, p - 1]``, ``size < 2`` or a
+        bad ``seed``.
     """
     p, top_k = _check_p_top_k(p, top_k)
     margin = check_real(margin, "margin", low=0.0)
     size = check_int(size, "size", low=2)
-    seed = check_int(seed, "seed", low=0)
+    seed = resolve_seed(seed)
     kept_total = p - 1.0 - top_k + 1.0
     whole = math.floor(kept_total + 1e-12)
     order = min(_default_order_count(kept_total), whole)
@@ -180,7 +193,7 @@ def sample_optimal_scores(p, margin=0.0, top_k=1, *, size=100_000, seed=DEFAULT_
 
 
 @dataclass(frozen=True)
-class OptimalScoreLaws:
+class OptimalScoreLaws(Result):
     """Summaries of the predicted score laws (competitor standard-deviation units).
 
     ``target`` is the law of the target score after filling; ``water_level`` the law
@@ -189,8 +202,11 @@ class OptimalScoreLaws:
     top constrained competitor, which has an atom of mass ``fraction_lifted`` at
     ``margin``; ``mean_pushed_down`` the mean size of the atom of competitors at
     ``L*``.  ``extreme_value_threshold = sqrt(2 ln p)`` and ``expected_max`` (of the
-    ``p - 1`` competitors before filling) are given for comparison.
+    ``p - 1`` competitors before filling) are given for comparison.  Estimates from
+    exact samples: ``status`` is always ``"ok"``.
     """
+
+    STATUSES = ("ok",)
 
     p: float
     margin: float
@@ -208,20 +224,16 @@ class OptimalScoreLaws:
     mean_cost_stderr: float
     extreme_value_threshold: float
     expected_max: float
-
-    def to_dict(self) -> dict:
-        out = asdict(self)
-        for name in ("target", "water_level", "top_competitor", "top_competitor_before", "gap"):
-            out[name] = getattr(self, name).to_dict()
-        return out
+    status: str = "ok"
+    converged: bool = True
+    message: str = "summaries of exact samples"
 
 
-def optimal_score_laws(p, margin=0.0, top_k=1, *, size=100_000, seed=DEFAULT_SEED,
-                       quantiles=DEFAULT_QUANTILES):
+def optimal_score_laws(p, margin=0.0, top_k=1, *, size=100_000, seed=None, quantiles=DEFAULT_QUANTILES):
     """Predicted laws of the target and top competitor scores of the optimal memory.
 
     Use ``p = capacity(d).p_c`` for the memory at capacity, or
-    ``margin = max_margin(p, d).margin`` for the max-margin memory at load ``p``.
+    ``margin = max_margin(d, p).margin`` for the max-margin memory at load ``p``.
     Parameters as in :func:`sample_optimal_scores`; ``quantiles`` as in
     :func:`summarize_scores`.  See ``notes/finite_size_capacity.md`` ("Score laws").
 

@@ -3,6 +3,8 @@
 Normalisation (``notes/spectra.md``): a singular value ``s`` of a ``d x d``
 memory ``W`` is measured in units of ``||W||_F / sqrt(d)``, i.e. ``s / (||W||_F /
 sqrt(d))``; over all ``d`` singular values these have second moment exactly 1.
+:func:`normalized_singular_values` is the one implementation of these units (also
+behind ``validation.measure.spectrum``).
 
 * :func:`spectrum` -- the optimal memory at capacity: the quarter-circle law for
   full rank; for rank ``kappa d`` the quarter circle truncated to ``[s_kappa, 2]``,
@@ -18,12 +20,11 @@ sqrt(d))``; over all ``d`` singular values these have second moment exactly 1.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate, interpolate, special
+from scipy import integrate, interpolate
 
-from .common.checks import as_float_array, check_int, check_kappa, check_real
+from .common.checks import as_float_array, check_int, check_real, check_scalar_kappa
 
 __all__ = [
     "spectrum",
@@ -62,22 +63,25 @@ def spectrum(kappa=1.0):
     """
     from .quarter_circle import QuarterCircle, TruncatedQuarterCircle
 
-    arr = check_kappa(kappa)
-    if arr.ndim != 0:
-        raise ValueError(f"kappa must be a scalar, got an array of shape {arr.shape}")
-    kappa = float(arr)
+    kappa = check_scalar_kappa(kappa)
     return QuarterCircle() if kappa == 1.0 else TruncatedQuarterCircle(kappa)
 
 
 def normalized_singular_values(singular_values, kappa=1.0):
     """Measured singular values of a ``d x d`` memory in the units of :func:`spectrum`.
 
+    The units are ``||W||_F / sqrt(d F(kappa))``, with ``||W||_F^2 = sum s^2`` over all
+    ``d`` values: for ``kappa = 1`` that is ``||W||_F / sqrt(d)``, and the ``d``
+    returned values have mean square exactly 1 (the units of ``QuarterCircle``);
+    for ``kappa < 1`` they are the units of ``TruncatedQuarterCircle(kappa)``.
+
     Parameters
     ----------
     singular_values : array_like, shape (d,)
         All ``d`` singular values of ``W`` (zeros included).
     kappa : float
-        Rank fraction in (0, 1]; the ``round(kappa d)`` largest values are returned.
+        Rank fraction in (0, 1]: it selects the units and the ``round(kappa d)``
+        largest values are returned.
 
     Returns
     -------
@@ -98,10 +102,7 @@ def normalized_singular_values(singular_values, kappa=1.0):
         raise ValueError(f"singular_values must be a non-empty 1-d array, got shape {values.shape}")
     if not np.all(np.isfinite(values)) or np.any(values < 0):
         raise ValueError("singular_values must be finite and non-negative")
-    arr = check_kappa(kappa)
-    if arr.ndim != 0:
-        raise ValueError(f"kappa must be a scalar, got an array of shape {arr.shape}")
-    kappa = float(arr)
+    kappa = check_scalar_kappa(kappa)
     rms = math.sqrt(float(np.mean(values * values)))
     if rms == 0.0:
         raise ValueError("singular_values must not be all zero")

@@ -12,25 +12,24 @@ See ``notes/simulation.md``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from replica.common.checks import check_int
+from replica.common.results import Result
+from replica.common.seeds import as_generator, resolve_seed
+from replica.scores import summarize_scores
+from replica.spectra import normalized_singular_values
 
 from .recall import competitor_scale, top_competitors
 
 __all__ = [
-    "normalised_singular_values",
     "Spectrum",
     "spectrum",
     "ScoreDistribution",
     "score_distribution",
-    "summarise",
 ]
-
-_QUANTILES = (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99)
 
 
 def _as_matrix(W) -> np.ndarray:
@@ -44,68 +43,23 @@ def _as_matrix(W) -> np.ndarray:
     return mat
 
 
-def summarise(values) -> dict:
-    """Moments and quantiles of a sample (JSON-friendly).
-
-    Parameters
-    ----------
-    values : array_like
-
-    Returns
-    -------
-    dict
-        ``count``, ``mean``, ``std``, ``skewness``, ``excess_kurtosis``, ``min``,
-        ``max`` and ``q01 .. q99`` (quantiles 0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99).
-    """
-    arr = np.asarray(values, dtype=np.float64).ravel()
-    out = {"count": int(arr.size)}
-    if arr.size == 0:
-        return out
-    mean = float(arr.mean())
-    std = float(arr.std())
-    out.update(mean=mean, std=std, min=float(arr.min()), max=float(arr.max()))
-    if std > 0:
-        z = (arr - mean) / std
-        out["skewness"] = float(np.mean(z**3))
-        out["excess_kurtosis"] = float(np.mean(z**4) - 3.0)
-    else:
-        out["skewness"] = out["excess_kurtosis"] = 0.0
-    for q, v in zip(_QUANTILES, np.quantile(arr, _QUANTILES)):
-        out[f"q{int(round(q * 100)):02d}"] = float(v)
-    return out
-
-
-def normalised_singular_values(W) -> np.ndarray:
-    """Singular values of W divided by ``||W||_F / sqrt(d)`` (mean square 1), descending.
-
-    Parameters
-    ----------
-    W : array_like (d, d) or Solution
-
-    Returns
-    -------
-    ndarray (d,)
-
-    Raises
-    ------
-    ValueError
-        If W is not square and finite, or W = 0.
-    """
-    mat = _as_matrix(W)
-    norm = np.linalg.norm(mat)
-    if norm == 0.0:
-        raise ValueError("W is zero: its normalised singular values are undefined")
-    return np.linalg.svd(mat, compute_uv=False) / (norm / math.sqrt(mat.shape[0]))
+def _summary(values):
+    """``replica.summarize_scores`` of a sample (mean, std with ddof=1, quantiles); None if empty."""
+    return summarize_scores(values) if np.size(values) else None
 
 
 @dataclass(frozen=True, eq=False)
-class Spectrum:
+class Spectrum(Result):
     """Normalised singular values of a memory.
+
+    A measurement: ``status`` is always ``"ok"``.  ``to_dict`` gives the moments and a
+    :class:`replica.ScoreSummary` of the values (no arrays).
 
     Attributes
     ----------
     values : ndarray (d,)
-        ``s / (||W||_F / sqrt(d))``, descending; ``mean(values**2) = 1``.
+        ``s / (||W||_F / sqrt(d))``, descending; ``mean(values**2) = 1``
+        (``replica.normalized_singular_values`` with ``kappa = 1``).
     d : int
     numerical_rank : int
         Values above ``d * eps * max(values)``.
@@ -113,21 +67,29 @@ class Spectrum:
         ``mean(s^2)`` (1 up to rounding) and ``mean(s^4)`` (quarter circle: 2).
     """
 
+    STATUSES = ("ok",)
+
     values: np.ndarray = field(repr=False)
     d: int
     numerical_rank: int
     second_moment: float
     fourth_moment: float
+    status: str = "ok"
+    converged: bool = True
+    message: str = "singular values of W in units of ||W||_F / sqrt(d)"
 
-    def to_dict(self) -> dict:
-        """Moments and quantiles, no arrays."""
+    def _payload(self) -> dict:
         return {"d": self.d, "numerical_rank": self.numerical_rank,
                 "second_moment": self.second_moment, "fourth_moment": self.fourth_moment,
-                "summary": summarise(self.values)}
+                "summary": _summary(self.values)}
 
 
 def spectrum(W) -> Spectrum:
     """Normalised singular values and their moments (``notes/spectra.md``).
+
+    The values are ``replica.normalized_singular_values`` of the singular values of
+    ``W`` (units ``||W||_F / sqrt(d)``, mean square 1), the units of
+    ``replica.spectrum(1.0)``.
 
     Parameters
     ----------
@@ -142,7 +104,10 @@ def spectrum(W) -> Spectrum:
     ValueError
         If W is not square and finite, or W = 0.
     """
-    values = normalised_singular_values(W)
+    singular = np.linalg.svd(_as_matrix(W), compute_uv=False)
+    if not np.any(singular > 0.0):
+        raise ValueError("W is zero: its normalised singular values are undefined")
+    values = normalized_singular_values(singular)
     d = values.size
     cut = d * np.finfo(float).eps * values[0]
     return Spectrum(values=values, d=d, numerical_rank=int(np.sum(values > cut)),
@@ -150,8 +115,11 @@ def spectrum(W) -> Spectrum:
 
 
 @dataclass(frozen=True, eq=False)
-class ScoreDistribution:
+class ScoreDistribution(Result):
     """Scores of a memory on an instance, in units of ``||W||_F / d``.
+
+    A measurement: ``status`` is always ``"ok"``.  ``to_dict`` gives a
+    :class:`replica.ScoreSummary` of each sample (no arrays).
 
     Attributes
     ----------
@@ -167,7 +135,11 @@ class ScoreDistribution:
     competitors_subsampled : bool
     margins : ndarray (p,)
         ``targets - top_competitors``.
+    seed : int
+        Seed of the subsample.
     """
+
+    STATUSES = ("ok",)
 
     unit: float
     targets: np.ndarray = field(repr=False)
@@ -175,17 +147,19 @@ class ScoreDistribution:
     competitors: np.ndarray = field(repr=False)
     competitors_subsampled: bool
     margins: np.ndarray = field(repr=False)
+    seed: int
+    status: str = "ok"
+    converged: bool = True
+    message: str = "scores in units of ||W||_F / d"
 
-    def to_dict(self) -> dict:
-        """Summary moments and quantiles of each sample (no arrays)."""
+    def _payload(self) -> dict:
         return {"unit": self.unit, "competitors_subsampled": self.competitors_subsampled,
-                "targets": summarise(self.targets),
-                "top_competitors": summarise(self.top_competitors),
-                "competitors": summarise(self.competitors),
-                "margins": summarise(self.margins)}
+                "seed": self.seed, "targets": _summary(self.targets),
+                "top_competitors": _summary(self.top_competitors),
+                "competitors": _summary(self.competitors), "margins": _summary(self.margins)}
 
 
-def score_distribution(instance, W, max_competitors=1_000_000, seed=0) -> ScoreDistribution:
+def score_distribution(instance, W, max_competitors=1_000_000, seed=None) -> ScoreDistribution:
     """Target, top-competitor and competitor scores in competitor-std units.
 
     Parameters
@@ -195,8 +169,8 @@ def score_distribution(instance, W, max_competitors=1_000_000, seed=0) -> ScoreD
     max_competitors : int
         Keep at most this many competitor scores (uniform subsample without
         replacement beyond it; default 1e6).
-    seed : int
-        Seed of the subsample.
+    seed : None, int, SeedSequence or Generator
+        Seed of the subsample (``None``: ``DEFAULT_SEED``); the integer used is stored.
 
     Returns
     -------
@@ -205,7 +179,7 @@ def score_distribution(instance, W, max_competitors=1_000_000, seed=0) -> ScoreD
     Raises
     ------
     ValueError
-        If W has the wrong shape, is zero, or ``max_competitors < 1``.
+        If W has the wrong shape, is zero, ``max_competitors < 1`` or ``seed`` is bad.
 
     Notes
     -----
@@ -215,6 +189,7 @@ def score_distribution(instance, W, max_competitors=1_000_000, seed=0) -> ScoreD
     """
     mat = _as_matrix(W)
     max_competitors = check_int(max_competitors, "max_competitors", low=1)
+    seed = resolve_seed(seed)
     unit = competitor_scale(mat)
     if unit == 0.0:
         raise ValueError("W is zero: scores in competitor-std units are undefined")
@@ -222,15 +197,9 @@ def score_distribution(instance, W, max_competitors=1_000_000, seed=0) -> ScoreD
     p = S.shape[1]
     targets = np.diag(S).copy()
     _, top = top_competitors(S)
-    mask = ~np.eye(p, dtype=bool)
-    n_comp = p * (p - 1)
-    if n_comp > max_competitors:
-        rng = np.random.default_rng(seed)
-        pick = rng.choice(n_comp, size=max_competitors, replace=False)
-        competitors = S[mask][pick]
-        sub = True
-    else:
-        competitors = S[mask]
-        sub = False
+    competitors = S[~np.eye(p, dtype=bool)]
+    subsampled = competitors.size > max_competitors
+    if subsampled:
+        competitors = competitors[as_generator(seed).choice(competitors.size, size=max_competitors, replace=False)]
     return ScoreDistribution(unit=unit, targets=targets, top_competitors=top, competitors=competitors,
-                             competitors_subsampled=sub, margins=targets - top)
+                             competitors_subsampled=subsampled, margins=targets - top, seed=seed)

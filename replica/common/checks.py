@@ -14,6 +14,7 @@ import numpy as np
 
 __all__ = [
     "check_kappa",
+    "check_scalar_kappa",
     "check_at_least",
     "scalar_or_array",
     "check_real",
@@ -54,6 +55,14 @@ def check_kappa(kappa, name: str = "kappa") -> np.ndarray:
     if np.any(bad):
         raise ValueError(f"{name} must lie in (0, 1], got {_first_bad(arr, bad)!r}")
     return arr
+
+
+def check_scalar_kappa(kappa, name: str = "kappa") -> float:
+    """:func:`check_kappa` for one number: return it as a float, reject arrays."""
+    arr = check_kappa(kappa, name)
+    if arr.ndim != 0:
+        raise ValueError(f"{name} must be a scalar, got an array of shape {arr.shape}")
+    return float(arr)
 
 
 def check_at_least(values, name: str, low: float) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Replica-symmetric saddle point of the decoupled problem (issue 3, item 1).
+"""Replica-symmetric saddle point of the decoupled problem.
 
 References used below, each independent of the code path it checks:
 
@@ -16,6 +16,7 @@ References used below, each independent of the code path it checks:
 Derivations: ``notes/replica_saddle.md``.
 """
 
+import dataclasses
 import json
 import math
 
@@ -67,7 +68,7 @@ def test_single_competitor_block_is_closed_form(sample, q):
     # Int Dx Phi(a + x) = Phi(a / sqrt(2)), a = (sqrt(q) (t1 - t2) - margin) / sqrt(1 - q)
     margin = 0.3
     blk = sample.blocks(2)
-    log_z, _, info = sample.log_partition(q, 2, margin, derivative=False, control=False)
+    log_z, _, info = sample.log_partition(2, q, margin, derivative=False, control=False)
     exact = special.log_ndtr((math.sqrt(q) * (blk.target - blk.tops[:, 0]) - margin)
                              / math.sqrt(2 * (1 - q)))
     assert np.all(info[:, 4] == 0)
@@ -94,7 +95,7 @@ def test_log_partition_matches_adaptive_quadrature(q):
     small = ReplicaSample(16, seed=3)
     p = 9  # 8 explicit competitors per block
     blk = small.blocks(p)
-    log_z, _, _ = small.log_partition(q, p, 0.2, derivative=False, control=False)
+    log_z, _, _ = small.log_partition(p, q, 0.2, derivative=False, control=False)
     for i in range(3):
         ref = _log_z_by_quad(q, 0.2, blk.target[i], blk.tops[i])
         assert abs(log_z[i] - ref) <= 1e-10 * max(1.0, abs(ref))
@@ -108,11 +109,12 @@ def test_bulk_conditional_integral_matches_quad(q):
     gl = saddle._GL_T
     for top in (0.5, 3.5):
         for x in (-2.0, 0.0, 3.0, 20.0):
-            out = saddle._field_sum_grid(np.array([x]), q, margin, t1, np.array([top]), 1.0,
-                                         special.ndtr(top), gl[0], gl[1])
-            bulk = out[0, 0] - special.log_ndtr(x + (sq * (t1 - top) - margin) / ss)
+            out = np.empty(4)
+            saddle._field_sum(x, sq, ss, margin, t1, np.array([top]), 1.0, special.ndtr(top), True,
+                              gl[0], gl[1], out)
+            bulk = out[0] - special.log_ndtr(x + (sq * (t1 - top) - margin) / ss)
 
-            def f(t):
+            def f(t, x=x):
                 return special.log_ndtr(x + (sq * (t1 - t) - margin) / ss) * math.exp(-t * t / 2)
 
             crossing = (sq * t1 - margin + ss * x) / sq
@@ -129,13 +131,13 @@ def test_bulk_of_competitors_matches_explicit_sample():
     part = ReplicaSample(m, seed=7, exact_competitors=64)
     assert np.array_equal(part.uniforms, full.uniforms[:, :64])
     for q in (0.3, 0.8):
-        a, da, _ = part.log_partition(q, p)
-        b, db, _ = full.log_partition(q, p)
+        a, da, _ = part.log_partition(p, q)
+        b, db, _ = full.log_partition(p, q)
         diff = b - a
         # the bias is second order in the bulk's fluctuation: measured ~3e-4 (notes)
         assert abs(diff.mean()) < 3e-3
         assert abs(db.mean() - da.mean()) < 2e-3 * abs(db.mean())
-        estimate = part.bulk_fluctuation(q, p).mean()
+        estimate = part.bulk_fluctuation(p, q).mean()
         assert 0.0 <= estimate < 2e-3
 
 
@@ -145,7 +147,7 @@ def test_bulk_of_competitors_matches_explicit_sample():
 def test_free_entropy_at_zero_overlap_is_log_of_extreme_value_probability(sample):
     # q = 0: Z = Int Dx Phi(x)^n = 1/p exactly (margin 0), so phi(0) = -(p/d^2) ln p
     for p in (2, 7, 40):
-        assert free_entropy(0.0, p, 16, sample=sample) == pytest.approx(-p / 256 * math.log(p),
+        assert free_entropy(16, p, 0.0, sample=sample) == pytest.approx(-p / 256 * math.log(p),
                                                                         rel=1e-12)
 
 
@@ -153,16 +155,16 @@ def test_derivative_matches_finite_difference(sample):
     p, d, margin = 40, 16, 0.25
     for q in (0.2, 0.7, 0.97):
         h = 1e-5 * min(q, 1 - q)
-        num = (free_entropy(q + h, p, d, margin, sample=sample)
-               - free_entropy(q - h, p, d, margin, sample=sample)) / (2 * h)
-        ana = free_entropy_derivative(q, p, d, margin, sample=sample)
+        num = (free_entropy(d, p, q + h, margin, sample=sample)
+               - free_entropy(d, p, q - h, margin, sample=sample)) / (2 * h)
+        ana = free_entropy_derivative(d, p, q, margin, sample=sample)
         assert ana == pytest.approx(num, rel=1e-6, abs=1e-8)
 
 
 def test_free_entropy_vectorised_shape(sample):
-    out = free_entropy(np.array([[0.1, 0.5]]), 20, 16, sample=sample)
+    out = free_entropy(16, 20, np.array([[0.1, 0.5]]), sample=sample)
     assert out.shape == (1, 2)
-    assert out[0, 0] == free_entropy(0.1, 20, 16, sample=sample)
+    assert out[0, 0] == free_entropy(16, 20, 0.1, sample=sample)
 
 
 # --------------------------------------------------------------------------------------
@@ -189,7 +191,7 @@ def _gardner_overlap(load, stability):
 @pytest.mark.parametrize("d, margin", [(3, 0.0), (3, 0.5), (2, 0.0)])
 def test_two_candidates_is_the_gardner_perceptron(d, margin):
     ref = _gardner_overlap(2 / d**2, margin / math.sqrt(2))
-    res = saddle_point(2, d, margin, samples=4096)
+    res = saddle_point(d, 2, margin, sample=ReplicaSample(4096))
     assert res.converged and res.residual < 1e-10
     assert res.q_stderr < 0.012
     assert abs(res.q - ref) < 4 * res.q_stderr
@@ -205,7 +207,7 @@ def _loads(sample, d):
 @pytest.mark.parametrize("d", [8, 16])
 def test_saddle_point_converges_and_is_monotone_in_load(sample, d):
     cap, ps = _loads(sample, d)
-    results = [saddle_point(p, d, sample=sample) for p in ps]
+    results = [saddle_point(d, p, sample=sample) for p in ps]
     for r in results:
         assert r.converged, r.message
         assert r.residual < 1e-10
@@ -228,7 +230,7 @@ def test_q_to_one_limit_is_the_water_filling_cost(sample):
     gaps, ratios = [], []
     steps = (1e-4, 1e-5, 1e-6, 1e-8)
     for s in steps:
-        log_z, dlog_z, _ = sample.log_partition(1 - s, p)
+        log_z, dlog_z, _ = sample.log_partition(p, 1 - s)
         gaps.append(-2 * s * log_z.mean() - cost.mean())
         r = (1 - s) + 2 * s * s * load * dlog_z.mean()
         ratios.append((r1 - r) / s)
@@ -250,12 +252,12 @@ def test_q_star_reaches_one_where_p_times_cost_is_d_squared():
     cap = sample_capacity(d, sample=sample)
     eps = np.array([4e-3, 2e-3, 1e-3])
     ps = cap.p_c * (1 - eps)
-    gaps = np.array([1 - saddle_point(p, d, sample=sample).q for p in ps])
+    gaps = np.array([1 - saddle_point(d, p, sample=sample).q for p in ps])
     assert np.all(np.diff(gaps) < 0) and np.all(gaps > 0)
     slope, intercept = np.polyfit(ps, gaps, 1)
     p_star = -intercept / slope
     assert abs(p_star / cap.p_c - 1) < 2e-4
-    above = saddle_point(cap.p_c * (1 + 1e-3), d, sample=sample)
+    above = saddle_point(d, cap.p_c * (1 + 1e-3), sample=sample)
     assert not above.converged and above.q == 1.0 and above.free_entropy == -math.inf
     assert above.capacity_coefficient < 0
 
@@ -271,7 +273,7 @@ def test_sample_capacity_agrees_with_finite_size_capacity(sample):
 
 
 def test_result_is_frozen_and_json_friendly(sample):
-    res = saddle_point(10, 16, sample=sample)
+    res = saddle_point(16, 10, sample=sample)
     assert isinstance(res, SaddlePoint)
     with pytest.raises(AttributeError):
         res.q = 0.5
@@ -281,7 +283,7 @@ def test_result_is_frozen_and_json_friendly(sample):
 
 
 def test_above_capacity_result_is_strict_json(sample):
-    res = saddle_point(30, 8, sample=sample)
+    res = saddle_point(8, 30, sample=sample)
     assert not res.converged and res.q == 1.0 and "capacity" in res.message
     record = res.to_dict()
     assert record["free_entropy"] is None and record["q_stderr"] is None
@@ -304,10 +306,40 @@ def test_cli_saddle_json_and_bad_input(capsys):
     assert main(["saddle", "--d", "8", "--fraction", "1.2"]) == 2
 
 
+def test_saddle_results_follow_the_result_contract(sample):
+    ok = saddle_point(16, 10, sample=sample)
+    assert ok.status == "converged" and ok.converged and "|R(q*)|" in ok.message
+    above = saddle_point(8, 30, sample=sample)
+    assert above.status == "above_capacity" and not above.converged
+    cap = sample_capacity(16, sample=sample)
+    assert cap.status == "converged" and "evaluations" in cap.message
+    short = sample_capacity(16, max_iter=1, sample=sample)  # two bracketing steps are needed
+    assert short.status == "max_iter" and not short.converged
+    fields = {f.name: getattr(ok, f.name) for f in dataclasses.fields(ok)}
+    unbracketed = SaddlePoint(**{**fields, "status": "unbracketed", "converged": False, "q": math.nan,
+                                 "free_entropy": math.nan, "residual": math.inf})
+    for res in (ok, above, cap, short, unbracketed):
+        assert res.status in type(res).STATUSES
+        json.dumps(res.to_dict(), allow_nan=False)
+    with pytest.raises(ValueError, match="status"):
+        SaddlePoint(**{**fields, "status": "fine"})
+
+
+def test_seed_policy():
+    a = ReplicaSample(16)
+    assert a.seed == 20261130
+    assert np.array_equal(ReplicaSample(16, seed=np.random.SeedSequence(5)).uniforms,
+                          ReplicaSample(16, seed=np.random.SeedSequence(5)).uniforms)
+    b = ReplicaSample(16, seed=np.random.default_rng(1))
+    assert b.seed == np.random.default_rng(1).integers(0, 2**63 - 1, endpoint=True)
+    with pytest.raises(ValueError, match="seed or sample"):
+        saddle_point(16, 10, seed=3, sample=a)
+
+
 def test_reproducible_from_seed():
-    a = saddle_point(20, 16, samples=64, seed=11)
-    b = saddle_point(20, 16, samples=64, seed=11)
-    c = saddle_point(20, 16, samples=64, seed=12)
+    a = saddle_point(16, 20, sample=ReplicaSample(64, seed=11))
+    b = saddle_point(16, 20, sample=ReplicaSample(64, seed=11))
+    c = saddle_point(16, 20, sample=ReplicaSample(64, seed=12))
     assert a.q == b.q and a.free_entropy == b.free_entropy
     assert a.q != c.q
 
@@ -316,15 +348,15 @@ def test_reproducible_from_seed():
 # bad input
 # --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("call, name", [
-    (lambda s: saddle_point(1, 16, sample=s), "p"),
-    (lambda s: saddle_point(10, 1, sample=s), "d"),
-    (lambda s: saddle_point(10, 16, -0.1, sample=s), "margin"),
-    (lambda s: saddle_point(10.5, 16, sample=s), "p"),
-    (lambda s: saddle_point(10, 16, tol=0.0, sample=s), "tol"),
-    (lambda s: free_entropy(1.0, 10, 16, sample=s), "q"),
-    (lambda s: free_entropy(-0.1, 10, 16, sample=s), "q"),
-    (lambda s: free_entropy_derivative(0.0, 10, 16, sample=s), "q"),
-    (lambda s: free_entropy(0.5, 10, 16, sample="x"), "sample"),
+    (lambda s: saddle_point(16, 1, sample=s), "p"),
+    (lambda s: saddle_point(1, 10, sample=s), "d"),
+    (lambda s: saddle_point(16, 10, -0.1, sample=s), "margin"),
+    (lambda s: saddle_point(16, 10.5, sample=s), "p"),
+    (lambda s: saddle_point(16, 10, tol=0.0, sample=s), "tol"),
+    (lambda s: free_entropy(16, 10, 1.0, sample=s), "q"),
+    (lambda s: free_entropy(16, 10, -0.1, sample=s), "q"),
+    (lambda s: free_entropy_derivative(16, 10, 0.0, sample=s), "q"),
+    (lambda s: free_entropy(16, 10, 0.5, sample="x"), "sample"),
     (lambda s: ReplicaSample(samples=4), "samples"),
     (lambda s: ReplicaSample(exact_competitors=1), "exact_competitors"),
     (lambda s: sample_capacity(1, sample=s), "d"),
@@ -341,7 +373,7 @@ def test_bad_input_raises_value_error_naming_the_argument(sample, call, name):
 def test_large_p_saddle_point_and_negligible_bulk_fluctuation():
     sample = ReplicaSample(256)
     for d, p in ((350, 10000), (350, 5000)):
-        res = saddle_point(p, d, sample=sample)
+        res = saddle_point(d, p, sample=sample)
         assert res.converged and res.residual < 1e-10
-        bias = sample.bulk_fluctuation(res.q, p).mean()
+        bias = sample.bulk_fluctuation(p, res.q).mean()
         assert 0.0 <= bias < 1e-3  # against |E ln Z| of 15 - 250

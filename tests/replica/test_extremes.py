@@ -1,4 +1,4 @@
-"""Extreme-value threshold, exact mean of the Gaussian maximum, Gumbel expansion (issue 2).
+"""Extreme-value threshold, exact mean of the Gaussian maximum, Gumbel expansion.
 
 References: closed forms E M_2 = 1/sqrt(pi), E M_3 = 3/(2 sqrt(pi)),
 E M_4 = 3/(2 sqrt(pi)) (1 + 2 asin(1/3)/pi), E M_5 = 5/(4 sqrt(pi)) (1 + 6 asin(1/3)/pi)
@@ -14,15 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from replica import (
-    MaximumOfGaussians,
-    expected_max,
-    expected_max_mp,
-    extreme_value_threshold,
-    gumbel_expansion,
-    order_statistics_from_uniforms,
-    top_order_statistics,
-)
+from replica import MaximumOfGaussians, expected_max, expected_max_mp, extreme_value_threshold
+from replica import gumbel_expansion, order_statistics_from_uniforms, top_order_statistics
 
 ASIN_THIRD = math.asin(1 / 3)
 CLOSED_FORMS = {
@@ -112,7 +105,12 @@ def test_bad_order_statistics_arguments():
         top_order_statistics(10, 0, 5, rng)
     with pytest.raises(ValueError, match="n"):
         top_order_statistics(3, 5, 5, rng)
-    with pytest.raises(ValueError, match="rng"):
-        top_order_statistics(10, 2, 5, 42)
+    with pytest.raises(ValueError, match="seed"):
+        top_order_statistics(10, 2, 5, "42")
+    # the seed policy: an int seed, a Generator (consumed as it is), None = DEFAULT_SEED
+    assert np.array_equal(top_order_statistics(10, 2, 5, 42), top_order_statistics(10, 2, 5, 42))
+    assert np.array_equal(top_order_statistics(10, 2, 5), top_order_statistics(10, 2, 5, 20261130))
+    assert np.array_equal(top_order_statistics(10, 2, 5, np.random.default_rng(4)),
+                          order_statistics_from_uniforms(10, np.random.default_rng(4).random((5, 2))))
     with pytest.raises(ValueError, match="n"):
         gumbel_expansion(2)

@@ -7,7 +7,9 @@ Monte Carlo with full normal vectors.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import json
 import math
 
 import numpy as np
@@ -38,7 +40,7 @@ def _brute_force_cost(target, competitors, margin, top_k):
     for exempt in itertools.combinations(range(len(competitors)), top_k - 1):
         kept = np.array([c for i, c in enumerate(competitors) if i not in exempt])
 
-        def objective(level):
+        def objective(level, kept=kept):
             return max(level + margin - target, 0.0) ** 2 + float(np.sum(np.maximum(kept - level, 0.0) ** 2))
 
         lo = min(target - margin, kept.min()) - 1.0
@@ -70,8 +72,8 @@ def test_water_filling_matches_direct_qp():
         n = int(rng.integers(1, 7))
         t = rng.standard_normal(n + 1)
         margin = float(rng.uniform(0, 1))
-        cons = [{"type": "ineq", "fun": (lambda h, r=r: h[0] - h[r] - margin)} for r in range(1, n + 1)]
-        res = optimize.minimize(lambda h: np.sum((h - t) ** 2), t.copy(), jac=lambda h: 2 * (h - t),
+        cons = [{"type": "ineq", "fun": (lambda h, r=r, m=margin: h[0] - h[r] - m)} for r in range(1, n + 1)]
+        res = optimize.minimize(lambda h, t=t: np.sum((h - t) ** 2), t.copy(), jac=lambda h, t=t: 2 * (h - t),
                                 constraints=cons, method="SLSQP", options={"ftol": 1e-14, "maxiter": 500})
         assert res.success
         assert water_filling_cost(t[0], t[1:], margin) == pytest.approx(res.fun, rel=1e-6, abs=1e-9)
@@ -139,8 +141,8 @@ def test_conditional_cost_against_quadrature():
         value, trunc = _conditional_expected_cost(kept, margin, complete=True)
         assert np.all(trunc == 0)
         for row in range(3):
-            def integrand(t):
-                return float(water_filling_cost(t, kept[row], margin)) * math.exp(-t * t / 2) / math.sqrt(2 * math.pi)
+            def integrand(t, c=kept[row], m=margin):
+                return float(water_filling_cost(t, c, m)) * math.exp(-t * t / 2) / math.sqrt(2 * math.pi)
             ref, _ = integrate.quad(integrand, -12, 12, points=list(kept[row] + margin), limit=400,
                                     epsabs=1e-12, epsrel=1e-11)
             assert value[row] == pytest.approx(ref, rel=1e-8)
@@ -165,7 +167,8 @@ def test_truncation_bound_brackets_the_full_cost():
 def _two_field_closed_form(margin):
     # C_2 = (c + m - t)_+^2 / 2 with c - t ~ N(0, 2): E = [(m^2 + 2) Phi(m/sqrt2) + sqrt2 m phi(m/sqrt2)] / 2
     s = margin / math.sqrt(2.0)
-    return ((margin**2 + 2.0) * special.ndtr(s) + math.sqrt(2.0) * margin * math.exp(-s * s / 2) / math.sqrt(2 * math.pi)) / 2
+    density = math.exp(-s * s / 2) / math.sqrt(2 * math.pi)
+    return ((margin**2 + 2.0) * special.ndtr(s) + math.sqrt(2.0) * margin * density) / 2
 
 
 @pytest.mark.parametrize("margin", [0.0, 0.4, 1.5])
@@ -285,7 +288,8 @@ def test_capacity_small_d_and_rank_margin_top_k():
     assert tiny.converged and 2 < tiny.p_c < 10
     base = capacity(32)
     low_rank = capacity(32, kappa=0.5)
-    assert low_rank.alpha_c == pytest.approx(0.446865, abs=1e-6)  # alpha_c = F/2 from the closed form (notes/alpha_c_kappa.md)
+    # alpha_c = F/2 from the closed form (notes/alpha_c_kappa.md)
+    assert low_rank.alpha_c == pytest.approx(0.446865, abs=1e-6)
     assert low_rank.p_c < base.p_c
     assert capacity(32, margin=0.5).p_c < base.p_c
     assert capacity(32, top_k=3).p_c > base.p_c
@@ -321,11 +325,11 @@ def test_capacity_below_smallest_p_is_an_error():
 def test_max_margin_inverts_capacity():
     d = 32
     cap = capacity(d)
-    at = max_margin(cap.p_c, d)
+    at = max_margin(d, cap.p_c)
     assert at.converged and at.residual <= 1e-9
     assert abs(at.margin) <= 4 * at.stderr + 1e-3
-    below = max_margin(0.7 * cap.p_c, d)
-    above = max_margin(1.3 * cap.p_c, d)
+    below = max_margin(d, 0.7 * cap.p_c)
+    above = max_margin(d, 1.3 * cap.p_c)
     assert below.storable and below.margin > 0
     assert not above.storable and above.margin < 0
     # consistency: capacity at that margin gives back the load
@@ -335,9 +339,46 @@ def test_max_margin_inverts_capacity():
 
 def test_max_margin_bad_input():
     with pytest.raises(ValueError, match="p"):
-        max_margin(1.0, 16)
+        max_margin(16, 1.0)
     with pytest.raises(ValueError, match="d"):
-        max_margin(10.0, 1)
+        max_margin(1, 10.0)
+
+
+def test_results_follow_the_result_contract():
+    cost = expected_cost(50.0)
+    assert cost.status == "converged" and cost.converged
+    short = expected_cost(50.0, rel_tol=1e-5, max_iter=1)  # one round of 2048 samples is too few
+    assert short.status == "max_iter" and not short.converged and "relative stderr" in short.message
+    cap = capacity(16)
+    assert cap.status == "converged" and "residual" in cap.message
+    cap_short = capacity(16, max_iter=1)  # the secant search needs more than one step
+    assert cap_short.status == "max_iter" and not cap_short.converged
+    strict = capacity(16, tol=1e-300)
+    assert strict.status in ("converged", "not_converged")
+    margin = max_margin(32, 150.0)
+    assert margin.status == "converged" and margin.storable
+    margin_short = max_margin(32, 150.0, max_iter=1)
+    assert margin_short.status == "max_iter"
+    fields = {f.name: getattr(cap, f.name) for f in dataclasses.fields(cap)}
+    failed = type(cap)(**{**fields, "status": "not_converged", "converged": False, "p_c": math.nan,
+                          "stderr": math.inf, "residual": math.nan})
+    for res in (cost, short, cap, cap_short, strict, margin, margin_short, failed):
+        assert res.status in type(res).STATUSES
+        json.dumps(res.to_dict(), allow_nan=False)
+    assert failed.to_dict()["p_c"] is None
+    with pytest.raises(ValueError, match="status"):
+        type(cap)(**{**fields, "status": "done"})
+
+
+def test_seed_policy_and_accuracy_arguments():
+    default = expected_cost(40.0)
+    assert default.seed == 20261130 and expected_cost(40.0, seed=20261130).mean == default.mean
+    from_generator = expected_cost(40.0, seed=np.random.default_rng(3))
+    assert from_generator.seed == np.random.default_rng(3).integers(0, 2**63 - 1, endpoint=True)
+    for kwargs, word in (({"tol": 0.0}, "tol"), ({"max_iter": 0}, "max_iter"), ({"seed": -1}, "seed"),
+                         ({"rel_tol": 1.0}, "rel_tol")):
+        with pytest.raises(ValueError, match=word):
+            capacity(16, **kwargs)
 
 
 # ----------------------------------------------------------------------------------------

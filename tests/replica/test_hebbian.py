@@ -6,6 +6,8 @@ helpers below), independent of the quadrature in replica.hebbian.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 
 import numpy as np
@@ -126,6 +128,29 @@ def test_capacity_root_is_checked(ensemble):
     assert result.alpha == pytest.approx(result.p_c * math.log(result.p_c) / 64 ** 2, rel=1e-14)
     assert result.alpha_c == 0.125
     assert set(result.to_dict()) >= {"d", "ensemble", "p_c", "alpha", "alpha_c", "converged", "residual"}
+    assert result.status == "converged" and "|P - 1/2|" in result.message
+
+
+def test_hebbian_results_follow_the_result_contract():
+    ok = hebbian_capacity(40, "sphere")
+    strict = hebbian_capacity(40, "sphere", tol=1e-300)  # |P - 1/2| = 5.6e-16 at d = 40 (measured)
+    assert strict.status == "not_converged" and not strict.converged and strict.p_c == ok.p_c
+    fields = {f.name: getattr(ok, f.name) for f in dataclasses.fields(ok)}
+    unbracketed = HebbianCapacityResult(**{**fields, "status": "unbracketed", "converged": False,
+                                           "p_c": math.nan, "alpha": math.nan, "residual": math.nan})
+    moments = hebbian_score_moments(16, 10)
+    laws = hebbian_score_laws(16, 10, "sphere")
+    for res in (ok, strict, unbracketed, moments, laws):
+        assert res.status in type(res).STATUSES
+        json.dumps(res.to_dict(), allow_nan=False)
+    assert laws.to_dict()["moments"]["competitor_std"] == hebbian_score_moments(16, 10, "sphere").competitor_std
+    assert unbracketed.to_dict()["p_c"] is None
+    # samplers: seed=None is DEFAULT_SEED, a Generator is used as it is
+    assert np.array_equal(laws.rvs_target(5), laws.rvs_target(5, 20261130))
+    assert np.array_equal(laws.rvs_target(5, np.random.default_rng(1)), laws.rvs_target(5, np.random.default_rng(1)))
+    for kwargs, word in (({"rel_tol": 0.0}, "rel_tol"), ({"tol": 0.0}, "tol"), ({"max_iter": 0}, "max_iter")):
+        with pytest.raises(ValueError, match=word):
+            hebbian_capacity(32, **kwargs)
 
 
 def test_capacity_ensembles_and_trend():

@@ -6,6 +6,7 @@ competitors), expected_cost, and the exact constraint geometry (atom at the marg
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 from scipy import optimize, stats
 
 from replica.finite_size import _water_filling_sorted, expected_cost
-from replica.scores import optimal_score_laws, sample_optimal_scores, summarize_scores
+from replica.scores import ScoreSummary, optimal_score_laws, sample_optimal_scores, summarize_scores
 
 
 def _full_vector_sample(p, margin, top_k, size, seed):
@@ -55,7 +56,9 @@ def test_level_against_scalar_minimisation():
         t = rng.standard_normal()
         c = -np.sort(-rng.standard_normal(12))
         cost, level, active = (a[0] for a in _water_filling_sorted(np.array([t - 0.4]), c[None, :]))
-        obj = lambda L: max(L + 0.4 - t, 0) ** 2 + np.sum(np.maximum(c - L, 0) ** 2)  # noqa: E731
+        def obj(L, t=t, c=c):
+            return max(L + 0.4 - t, 0) ** 2 + np.sum(np.maximum(c - L, 0) ** 2)
+
         res = optimize.minimize_scalar(obj, bounds=(-6, 6), method="bounded", options={"xatol": 1e-12})
         assert float(cost) == pytest.approx(res.fun, abs=1e-10)
         if active > 0:
@@ -76,7 +79,21 @@ def test_score_laws_summary_consistency():
     assert laws.top_competitor_before.mean == pytest.approx(laws.expected_max, abs=0.02)
     assert laws.target.std < 1.0
     d = laws.to_dict()
-    assert set(d["target"]) == {"mean", "std", "count", "quantiles"}
+    assert set(d["target"]) == {"mean", "std", "count", "quantiles", "status", "converged", "message"}
+    assert d["target"]["quantiles"]["0.5"] == laws.target.quantiles[0.5]
+
+
+def test_score_results_follow_the_result_contract():
+    sample = sample_optimal_scores(30, size=50)
+    assert sample.seed == 20261130  # seed=None is DEFAULT_SEED
+    laws = optimal_score_laws(30, size=50, seed=np.random.SeedSequence(2))
+    summary = summarize_scores([1.0, 2.0, 4.0])
+    degenerate = ScoreSummary(mean=math.nan, std=math.inf, quantiles={0.5: math.nan}, count=0)
+    for res in (sample, laws, summary, degenerate):
+        assert res.status in type(res).STATUSES
+        json.dumps(res.to_dict(), allow_nan=False)
+    assert "target_after" in sample.to_dict() and "cost" not in sample.to_dict()
+    assert degenerate.to_dict()["mean"] is None and summary.std == pytest.approx(np.std([1, 2, 4], ddof=1))
 
 
 def test_large_p_uses_enough_order_statistics():

@@ -1,4 +1,4 @@
-"""sympy checks of the closed form for alpha_c(kappa) (issue 2).
+"""sympy checks of the closed form for alpha_c(kappa).
 
 The theta substitution s = 2 sin(theta) gives
     kappa = 1 - (2 theta + sin 2 theta)/pi,   F = 1 - (2 theta - sin(4 theta)/2)/pi.

@@ -1,0 +1,81 @@
+"""validation.measure: normalised singular values and scores of a memory.
+
+References: the definition of the units (mean square 1 over all d values; competitor
+standard deviation ||W||_F / d), replica.normalized_singular_values (the one
+implementation of the units) and replica.summarize_scores (the one sample summary).
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from replica import normalized_singular_values, summarize_scores
+from validation import make_instance
+from validation.measure import ScoreDistribution, Spectrum, score_distribution, spectrum
+
+
+def test_spectrum_units_and_moments():
+    rng = np.random.default_rng(1)
+    W = rng.standard_normal((40, 40)) / math.sqrt(40)
+    spec = spectrum(W)
+    singular = np.linalg.svd(W, compute_uv=False)
+    np.testing.assert_array_equal(spec.values, normalized_singular_values(singular))
+    assert spec.second_moment == pytest.approx(1.0, rel=1e-14)
+    np.testing.assert_allclose(spec.values, singular / (np.linalg.norm(W) / math.sqrt(40)), rtol=1e-14)
+    np.testing.assert_allclose(spectrum(3.0 * W).values, spec.values, rtol=1e-14)  # scale-free
+    assert spec.numerical_rank == 40 and np.all(np.diff(spec.values) <= 0)
+    low = spectrum(np.outer(np.arange(1.0, 6.0), np.ones(5)))
+    assert low.numerical_rank == 1 and low.values[0] == pytest.approx(math.sqrt(5.0))
+
+
+def test_score_distribution_units_and_seed():
+    inst = make_instance(12, 40, seed=2)
+    W = np.random.default_rng(3).standard_normal((12, 12))
+    dist = score_distribution(inst, W)
+    assert dist.seed == 20261130 and not dist.competitors_subsampled
+    assert dist.unit == pytest.approx(np.linalg.norm(W) / 12)
+    S = inst.scores(W) / dist.unit
+    np.testing.assert_allclose(dist.targets, np.diag(S))
+    np.testing.assert_allclose(dist.margins, dist.targets - dist.top_competitors)
+    assert dist.competitors.size == 40 * 39
+    small = score_distribution(inst, W, max_competitors=100, seed=7)
+    again = score_distribution(inst, W, max_competitors=100, seed=7)
+    assert small.competitors_subsampled and small.competitors.size == 100 and small.seed == 7
+    np.testing.assert_array_equal(small.competitors, again.competitors)
+    assert set(small.competitors) <= set(dist.competitors)
+
+
+def test_results_follow_the_result_contract():
+    inst = make_instance(8, 20, seed=1)
+    W = np.eye(8)
+    spec, dist = spectrum(W), score_distribution(inst, W)
+    degenerate = Spectrum(values=np.array([math.nan]), d=1, numerical_rank=0, second_moment=math.nan,
+                          fourth_moment=math.inf)
+    empty = ScoreDistribution(unit=math.nan, targets=np.empty(0), top_competitors=np.empty(0),
+                              competitors=np.empty(0), competitors_subsampled=False, margins=np.empty(0),
+                              seed=0)
+    for res in (spec, dist, degenerate, empty):
+        assert res.status in type(res).STATUSES
+        json.dumps(res.to_dict(), allow_nan=False)
+    record = dist.to_dict()
+    assert record["targets"] == summarize_scores(dist.targets).to_dict()
+    assert record["targets"]["std"] == pytest.approx(np.std(dist.targets, ddof=1))
+    assert empty.to_dict()["targets"] is None and degenerate.to_dict()["second_moment"] is None
+
+
+@pytest.mark.parametrize("W", [np.zeros((4, 4)), np.ones((3, 4)), np.full((2, 2), np.nan)])
+def test_bad_memories(W):
+    with pytest.raises(ValueError, match="W"):
+        spectrum(W)
+
+
+def test_bad_score_arguments():
+    inst = make_instance(8, 20, seed=1)
+    with pytest.raises(ValueError, match="max_competitors"):
+        score_distribution(inst, np.eye(8), max_competitors=0)
+    with pytest.raises(ValueError, match="seed"):
+        score_distribution(inst, np.eye(8), seed=-1)
+    with pytest.raises(ValueError, match="W is zero"):
+        score_distribution(inst, np.zeros((8, 8)))

@@ -31,7 +31,6 @@ __all__ = [
     "normalized_singular_values",
     "hebbian_spectrum",
     "HebbianSpectrum",
-    "hebbian_cubic_coefficients",
 ]
 
 
@@ -114,22 +113,13 @@ def normalized_singular_values(singular_values, kappa=1.0):
 # --------------------------------------------------------------------------------------
 # Hebbian memory U E^T
 # --------------------------------------------------------------------------------------
-def hebbian_cubic_coefficients(ratio, x):
-    """Coefficients ``(a3, a2, a1, a0)`` of the cubic for ``z`` at normalised eigenvalue ``x``.
-
-    ``z(x) = psi_p(1 / (c x))`` is the moment generating function of the ``p x p``
-    product ``(U^T U)(E^T E)`` and solves
-    ``c^2 z^3 + (c^2 + 2 c) z^2 + (1 + 2 c - c x) z + 1 = 0``; the density of
-    ``x = lambda / c`` (``lambda`` an eigenvalue of ``W W^T``) is ``c |Im z| / (pi x)``.
-    ``notes/spectra.md``.
-    """
-    c = float(ratio)
-    x = np.asarray(x, dtype=np.float64)
-    return (np.full_like(x, c * c), np.full_like(x, c * c + 2.0 * c), 1.0 + 2.0 * c - c * x, np.ones_like(x))
-
-
 def _imag_root(ratio, x):
     """Largest |Im z| among the roots of the cubic at each x (0 where all roots are real).
+
+    ``z(x) = psi_p(1 / (c x))``, the moment generating function of the ``p x p`` product
+    ``(U^T U)(E^T E)``, solves ``c^2 z^3 + (c^2 + 2 c) z^2 + (1 + 2 c - c x) z + 1 = 0``;
+    the density of ``x = lambda / c`` (``lambda`` an eigenvalue of ``W W^T``) is
+    ``c |Im z| / (pi x)`` (``notes/spectra.md``).
 
     Roots from the companion matrix, then Newton-polished on the factored form
     ``(1 + z)(1 + c z)^2 - c x z = 0``, which stays accurate near the triple root

@@ -5,18 +5,17 @@ Theory: ``notes/finite_size_capacity.md`` (``replica.finite_size.capacity``).
 
 from __future__ import annotations
 
-import inspect
 import sys
 
-from .common.cliutil import render
+from .common.cliutil import add_command, render
 
 COLUMNS = ["d", "kappa", "margin", "top_k", "p_c", "stderr", "alpha", "alpha_stderr", "alpha_c", "converged"]
 HEBBIAN_COLUMNS = ["hebbian_p_c", "hebbian_alpha", "hebbian_alpha_c", "hebbian_converged"]
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "capacity",
+    parser = add_command(
+        subparsers, "capacity", run,
         help="finite-size capacity p_c(d) and alpha(d) = p_c ln p_c / d^2 (water-filling theory)",
         description=(
             "Solve p E[C_p] = F(kappa) d^2 for the finite-size capacity p_c of an optimal "
@@ -24,6 +23,7 @@ def register(subparsers) -> None:
             "common random numbers; stderr from the Monte-Carlo error).  alpha = p_c ln p_c / d^2 "
             "tends to alpha_c = F(kappa)/2 as d grows.  See notes/finite_size_capacity.md."
         ),
+        seed=True, seed_help="seed of the common random numbers (default: replica.common.seeds.DEFAULT_SEED)",
     )
     parser.add_argument("--d", type=int, nargs="+", required=True, metavar="D", help="dimensions (>= 2)")
     parser.add_argument("--kappa", type=float, default=1.0, metavar="K", help="rank fraction in (0, 1] (default 1)")
@@ -36,43 +36,26 @@ def register(subparsers) -> None:
                         help="embedding ensemble for --hebbian (default gaussian)")
     parser.add_argument("--rel-tol", type=float, default=1e-3, metavar="R",
                         help="relative Monte-Carlo standard error of E[C] (default 1e-3)")
-    parser.add_argument("--seed", type=int, default=None, metavar="S",
-                        help="seed of the common random numbers (default: replica.finite_size.DEFAULT_SEED)")
-    parser.add_argument("--format", choices=["table", "csv", "json"], default="table")
-    parser.set_defaults(func=run)
+
 
 
 def _hebbian_row(d, kappa, ensemble):
-    try:
-        from . import hebbian
-    except ImportError:
-        raise ValueError("--hebbian: replica.hebbian is not available in this installation") from None
-    func = getattr(hebbian, "hebbian_capacity", None)
-    if func is None:
-        raise ValueError("--hebbian: replica.hebbian.hebbian_capacity is not available")
-    kwargs = {"ensemble": ensemble}
-    params = inspect.signature(func).parameters
-    if "kappa" in params:
-        kwargs["kappa"] = kappa
-    elif kappa != 1.0:
-        raise ValueError(f"--hebbian supports only kappa = 1 (hebbian_capacity has no kappa), got {kappa!r}")
-    result = func(d, **kwargs)
-    p_c = float(result.p_c)
-    alpha = float(getattr(result, "alpha", float("nan")))
+    from .hebbian import hebbian_capacity
     from .quarter_circle import alpha_c_hebbian
 
-    return {"hebbian_p_c": p_c, "hebbian_alpha": alpha, "hebbian_alpha_c": float(alpha_c_hebbian(kappa)),
-            "hebbian_converged": bool(getattr(result, "converged", True)), "ensemble": ensemble}
+    result = hebbian_capacity(d, ensemble=ensemble, kappa=kappa)
+    return {"hebbian_p_c": float(result.p_c), "hebbian_alpha": float(result.alpha),
+            "hebbian_alpha_c": float(alpha_c_hebbian(kappa)), "hebbian_converged": bool(result.converged),
+            "ensemble": ensemble}
 
 
 def run(args) -> int:
-    from .finite_size import DEFAULT_SEED, capacity
+    from .finite_size import capacity
 
-    seed = DEFAULT_SEED if args.seed is None else args.seed
     rows = []
     for d in args.d:
         result = capacity(d, kappa=args.kappa, margin=args.margin, top_k=args.top_k,
-                          rel_tol=args.rel_tol, seed=seed)
+                          rel_tol=args.rel_tol, seed=args.seed)
         row = {"d": result.d, "kappa": result.kappa, "margin": result.margin, "top_k": result.top_k,
                "p_c": result.p_c, "stderr": result.stderr, "alpha": result.alpha,
                "alpha_stderr": result.alpha_stderr, "alpha_c": result.alpha_c,

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import sys
 
-from .common.cliutil import render
+from .common.cliutil import add_command, render
 
 COLUMNS = ["d", "p", "alpha", "q", "q_stderr", "free_entropy", "free_entropy_stderr", "residual",
            "capacity_coefficient", "converged"]
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "saddle",
+    parser = add_command(
+        subparsers, "saddle", run,
         help="replica-symmetric saddle point q*(p, d) and free entropy (decoupled problem)",
         description=(
             "Solve d phi/dq = 0 for the replica-symmetric overlap q* of two solutions, and report "
@@ -25,6 +25,7 @@ def register(subparsers) -> None:
             "1 - p E[C_p]/d^2 on the same sample: q* -> 1 where it vanishes.  With --fraction, "
             "p is that fraction of the capacity p_c on the same sample.  See notes/replica_saddle.md."
         ),
+        seed=True, seed_help="seed of the common random numbers (default: replica.common.seeds.DEFAULT_SEED)",
     )
     parser.add_argument("--d", type=int, nargs="+", required=True, metavar="D", help="dimensions (>= 2)")
     group = parser.add_mutually_exclusive_group(required=True)
@@ -38,18 +39,13 @@ def register(subparsers) -> None:
                         help="Monte-Carlo blocks (default: replica.saddle.DEFAULT_SAMPLES)")
     parser.add_argument("--exact-competitors", type=int, default=None, metavar="K",
                         help="largest competitors sampled exactly (default: replica.saddle.DEFAULT_EXACT_COMPETITORS)")
-    parser.add_argument("--seed", type=int, default=None, metavar="S",
-                        help="seed of the common random numbers (default: replica.saddle.DEFAULT_SEED)")
-    parser.add_argument("--format", choices=["table", "csv", "json"], default="table")
-    parser.set_defaults(func=run)
 
 
 def run(args) -> int:
     from . import saddle
 
     sample = saddle.ReplicaSample(
-        saddle.DEFAULT_SAMPLES if args.samples is None else args.samples,
-        saddle.DEFAULT_SEED if args.seed is None else args.seed,
+        saddle.DEFAULT_SAMPLES if args.samples is None else args.samples, args.seed,
         saddle.DEFAULT_EXACT_COMPETITORS if args.exact_competitors is None else args.exact_competitors)
     rows = []
     columns = list(COLUMNS)
@@ -71,7 +67,7 @@ def run(args) -> int:
             cap = None
             loads = args.p
         for p in loads:
-            res = saddle.saddle_point(p, d, args.margin, sample=sample)
+            res = saddle.saddle_point(d, p, args.margin, sample=sample)
             row = res.to_dict()
             if cap is not None:
                 row["p_c_sample"] = cap.p_c

@@ -5,15 +5,15 @@ from __future__ import annotations
 import sys
 
 from .common.checks import check_kappa
-from .common.cliutil import parse_grid, render
+from .common.cliutil import add_command, parse_grid, render
 
 DEFAULT_KAPPAS = [0.05, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0]
 COLUMNS = ["kappa", "s_kappa", "alpha_c", "alpha_c_hebbian"]
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "table",
+    parser = add_command(
+        subparsers, "table", run,
         help="asymptotic capacity alpha_c(kappa) = F(kappa)/2 and the Hebbian F(kappa)/8",
         description=(
             "Print s_kappa (truncation point of the quarter-circle law), the asymptotic "
@@ -28,8 +28,6 @@ def register(subparsers) -> None:
     parser.add_argument("--dps", type=int, default=None, metavar="N",
                         help="use the independent mpmath quadrature path with N digits "
                              "(table/csv show N significant digits; JSON numbers are float64)")
-    parser.add_argument("--format", choices=["table", "csv", "json"], default="table")
-    parser.set_defaults(func=run)
 
 
 def rows_for(kappas, dps=None):

@@ -1,9 +1,8 @@
-"""Command line: ``replica <command> ...``.
+"""Command line ``replica <command> ...``: one module ``replica._cmd_<name>`` per sub-command.
 
-Each sub-command lives in its own module ``replica._cmd_<name>`` that defines
-``register(subparsers)``: it adds its parser and sets ``func`` (a callable
-taking the parsed arguments and returning an exit status).  Add a module to
-``COMMAND_MODULES`` to add a command.
+Each module's ``register(subparsers)`` adds its parser with
+:func:`replica.common.cliutil.add_command`; list a module in ``COMMAND_MODULES`` to add
+a command.
 """
 
 from __future__ import annotations
@@ -12,11 +11,7 @@ import sys
 
 from .common.cliutil import dispatch
 
-COMMAND_MODULES = [
-    "replica._cmd_table",
-    "replica._cmd_capacity",
-    "replica._cmd_saddle",
-]
+COMMAND_MODULES = ["replica._cmd_table", "replica._cmd_capacity", "replica._cmd_saddle"]
 
 
 def main(argv=None) -> int:

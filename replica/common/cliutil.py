@@ -1,13 +1,33 @@
-"""Small helpers shared by the ``replica`` and ``validation`` command lines."""
+"""Small helpers shared by the ``replica`` and ``validation`` command lines.
+
+A command line is a list of sub-command modules, each with a ``register(subparsers)``
+that calls :func:`add_command`.  The options that several sub-commands share
+(``--format``, ``--seed``, the executor options) come from one parent parser,
+:func:`shared_options`, so they are spelled, checked and documented the same way
+everywhere.  Errors are one line on stderr and exit status 2.
+"""
 
 from __future__ import annotations
 
 import argparse
 import csv
+import importlib
 import io
 import json
 import math
 import sys
+
+from .results import json_safe
+from .seeds import resolve_seed
+
+__all__ = ["ArgumentParser", "FORMATS", "EXECUTORS", "shared_options", "add_command", "seed_argument",
+           "parse_grid", "render", "write_json", "run_guarded", "build_parser", "dispatch"]
+
+FORMATS = ("table", "csv", "json")
+"""Output formats every sub-command accepts."""
+
+EXECUTORS = ("local", "dask")
+"""``--executor`` choices of the sweep commands."""
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -15,6 +35,75 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message):  # noqa: D401 - argparse API
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def seed_argument(text: str) -> int:
+    """argparse type of ``--seed``: an integer in [0, 2**63 - 1] (``replica.common.seeds``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed must be an integer in [0, 2**63 - 1], got {text!r}") from None
+    try:
+        return resolve_seed(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _workers_argument(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"workers must be an integer >= 0, got {text!r}")
+    return value
+
+
+def shared_options(*, formats=FORMATS, format_default="table", seed=False, seed_default=None,
+                   seed_help=None, executor=False) -> ArgumentParser:
+    """The parent parser of the shared options (``parents=[shared_options(...)]``).
+
+    Parameters
+    ----------
+    formats : sequence of str
+        ``--format`` choices (every command takes at least ``table``, ``csv``, ``json``).
+    format_default : str
+    seed : bool
+        Add ``--seed`` (an integer in [0, 2**63 - 1], checked by
+        ``replica.common.seeds.resolve_seed``).
+    seed_default : int, optional
+        Default of ``--seed`` (``None``: the function's own default seed).
+    seed_help : str, optional
+    executor : bool
+        Add ``--workers``, ``--executor {local,dask}`` and ``--scheduler``.
+
+    Returns
+    -------
+    ArgumentParser
+        A new parser without ``-h`` (a new one per command, so that defaults never leak
+        between commands).
+    """
+    parent = ArgumentParser(add_help=False)
+    parent.add_argument("--format", choices=tuple(formats), default=format_default,
+                        help=f"output format (default {format_default})")
+    if seed:
+        parent.add_argument("--seed", type=seed_argument, default=seed_default, metavar="S",
+                            help=seed_help or f"seed, an integer in [0, 2**63 - 1] (default {seed_default})")
+    if executor:
+        parent.add_argument("--workers", type=_workers_argument, default=None, metavar="N",
+                            help="worker processes (default: number of CPUs; 0 = run in this process)")
+        parent.add_argument("--executor", choices=EXECUTORS, default="local",
+                            help="local (process pool, default) or dask")
+        parent.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                            help="address of a running dask scheduler (with --executor dask)")
+    return parent
+
+
+def add_command(subparsers, name: str, run, *, help: str, description: str, **shared) -> ArgumentParser:
+    """Add sub-command ``name`` running ``run(args)``, with the :func:`shared_options` ``shared``."""
+    parser = subparsers.add_parser(name, help=help, description=description, parents=[shared_options(**shared)])
+    parser.set_defaults(func=run)
+    return parser
 
 
 def parse_grid(text: str, name: str):
@@ -44,10 +133,18 @@ def _fmt(value, digits: int) -> str:
     return str(value)
 
 
+def write_json(obj, stream=None) -> str:
+    """JSON text of ``obj`` through ``json_safe`` (never NaN or Infinity); written to ``stream`` if given."""
+    text = json.dumps(json_safe(obj), indent=2, allow_nan=False) + "\n"
+    if stream is not None:
+        stream.write(text)
+    return text
+
+
 def render(rows, columns, fmt: str = "table", digits: int = 6, stream=None) -> str:
     """Render a list of dicts as an aligned text table, CSV or JSON and return the text."""
     if fmt == "json":
-        text = json.dumps(rows, indent=2, default=float) + "\n"
+        text = write_json(rows)
     elif fmt == "csv":
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
@@ -84,8 +181,6 @@ def run_guarded(func, prog: str) -> int:
 
 def build_parser(prog: str, description: str, command_modules) -> ArgumentParser:
     """Build a parser whose sub-commands come from ``module.register(subparsers)``."""
-    import importlib
-
     parser = ArgumentParser(prog=prog, description=description)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
     sub.required = True
@@ -95,6 +190,13 @@ def build_parser(prog: str, description: str, command_modules) -> ArgumentParser
 
 
 def dispatch(prog: str, description: str, command_modules, argv=None) -> int:
-    """Parse ``argv`` and run the chosen sub-command under :func:`run_guarded`."""
-    args = build_parser(prog, description, command_modules).parse_args(argv)
+    """Parse ``argv`` and run the chosen sub-command under :func:`run_guarded`.
+
+    Returns the exit status: 0 on success (and for ``--help``), 2 for bad input (an
+    argparse error or a ``ValueError``, reported in one line on stderr).
+    """
+    try:
+        args = build_parser(prog, description, command_modules).parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a bad argument (2, already reported)
+        return exc.code if isinstance(exc.code, int) else 2
     return run_guarded(lambda: args.func(args), prog)

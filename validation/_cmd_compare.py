@@ -9,45 +9,37 @@ See ``notes/capacity_estimation.md``.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
-from ._cmd_capacity import add_executor_arguments, executor_from_args
+from replica.common.cliutil import FORMATS, add_command, render
+
+_COLUMNS = ["memory", "d", "p_c", "p_c_low", "p_c_high", "theory_p_c", "rel_diff", "alpha", "theory_alpha",
+            "trials", "undecided"]
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "compare", help='the README table "Theory against simulation" (measured p_c against theory)',
-        description="Measure p_c for the README rows and print them next to the finite-size theory.")
+    parser = add_command(
+        subparsers, "compare", run, help='the README table "Theory against simulation" (measured p_c against theory)',
+        description="Measure p_c for the README rows and print them next to the finite-size theory.  "
+                    "OUT/comparison.md and OUT/comparison.csv are written in every format.",
+        formats=("markdown", *FORMATS), format_default="markdown",
+        seed=True, seed_default=0, seed_help="base seed, an integer in [0, 2**63 - 1] (default 0)", executor=True)
     parser.add_argument("--trials", type=int, default=40, help="instances per grid point per round (>= 1)")
-    parser.add_argument("--seed", type=int, default=0, help="base seed (>= 0)")
     parser.add_argument("--rounds", type=int, default=2, help="refinement rounds (>= 0)")
     parser.add_argument("--out", default="compare-out",
                         help="folder for results.sqlite, comparison.csv and comparison.md (default compare-out)")
     parser.add_argument("--time-limit", type=float, default=600.0,
                         help="wall-time budget (s) of one optimal solve; past it the trial is undecided")
     parser.add_argument("--max-d", type=int, default=None, help="only rows with d <= MAX_D (a cheap subset)")
-    add_executor_arguments(parser)
-    parser.add_argument("--format", default="markdown", help="markdown | table | csv | json")
-    parser.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from replica.common.checks import check_choice, check_int, check_real
-    from replica.common.cliutil import render
-
-    from .capacity import TABLE_ROWS, comparison_markdown, comparison_row, estimate_capacity
+def _measure_rows(args, rows_spec) -> list:
+    """One comparison row per README row (capacity estimates through one store and executor)."""
+    from .capacity import comparison_row, estimate_capacity
+    from .cli import executor_from_args
     from .store import ResultStore
 
-    check_choice(args.format, "format", ("markdown", "table", "csv", "json"))
-    check_int(args.trials, "trials", low=1)
-    check_int(args.seed, "seed", low=0)
-    check_real(args.time_limit, "time-limit", low=0.0, low_open=True)
-    check_choice(args.executor, "executor", ("local", "dask"))
-    rows_spec = [r for r in TABLE_ROWS if args.max_d is None or r[2] <= check_int(args.max_d, "max-d", low=2)]
-    if not rows_spec:
-        raise ValueError(f"max-d = {args.max_d} leaves no rows (smallest d is 16)")
     store = ResultStore(args.out)
     executor = executor_from_args(args)
     rows = []
@@ -62,18 +54,29 @@ def run(args) -> int:
     finally:
         executor.shutdown()
         store.close()
+    return rows
+
+
+def run(args) -> int:
+    from replica.common.checks import check_int, check_real
+
+    from .capacity import TABLE_ROWS, comparison_markdown
+
+    check_int(args.trials, "trials", low=1)
+    check_real(args.time_limit, "time-limit", low=0.0, low_open=True)
+    max_d = None if args.max_d is None else check_int(args.max_d, "max-d", low=2)
+    rows_spec = [r for r in TABLE_ROWS if max_d is None or r[2] <= max_d]
+    if not rows_spec:
+        raise ValueError(f"max-d = {args.max_d} leaves no rows (smallest d is 16)")
+    rows = _measure_rows(args, rows_spec)
     md = comparison_markdown(rows)
-    columns = list(rows[0])
     folder = args.out if os.path.isdir(args.out) else os.path.dirname(os.path.abspath(args.out))
     with open(os.path.join(folder, "comparison.md"), "w") as fh:
         fh.write(md)
     with open(os.path.join(folder, "comparison.csv"), "w") as fh:
-        render(rows, columns, "csv", stream=fh)
+        render(rows, list(rows[0]), "csv", stream=fh)
     if args.format == "markdown":
         sys.stdout.write(md)
-    elif args.format == "json":
-        sys.stdout.write(json.dumps(rows, indent=2, default=float) + "\n")
     else:
-        render(rows, ["memory", "d", "p_c", "p_c_low", "p_c_high", "theory_p_c", "rel_diff", "alpha",
-                      "theory_alpha", "trials", "undecided"], args.format, digits=4, stream=sys.stdout)
+        render(rows, _COLUMNS, args.format, digits=4, stream=sys.stdout)
     return 0

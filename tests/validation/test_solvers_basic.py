@@ -8,7 +8,7 @@ import pytest
 
 from validation import Solution, make_instance, solve
 from validation import solvers as solvers_module
-from validation.measure import normalised_singular_values, score_distribution, spectrum, summarise
+from validation.measure import score_distribution, spectrum
 from validation.solvers import assess, rank_for
 from validation.solvers.hebbian import hebbian_matrix
 
@@ -116,7 +116,6 @@ def test_spectrum_of_gaussian_matrix_is_quarter_circle_like():
     # E mean(s^4) = 2 + 1/d for a Ginibre matrix (E tr (X X^T)^2 = d^2 (2d + 1) for standard X)
     assert abs(spec.fourth_moment - 2.0) < 0.15
     assert spec.numerical_rank == d
-    assert normalised_singular_values(3.0 * W) == pytest.approx(spec.values)
     assert spec.values.max() < 2.2
     json.dumps(spec.to_dict())
 
@@ -148,11 +147,4 @@ def test_score_distribution_units():
     assert small.competitors.size == 1000 and small.competitors_subsampled
     data = dist.to_dict()
     json.dumps(data)
-    assert set(data["targets"]) >= {"mean", "std", "q50", "q99"}
-
-
-def test_summarise():
-    out = summarise(np.arange(101.0))
-    assert out["mean"] == 50.0 and out["q50"] == 50.0 and out["q99"] == pytest.approx(99.0)
-    assert out["skewness"] == pytest.approx(0.0, abs=1e-12)
-    assert summarise([])["count"] == 0
+    assert set(data["targets"]) >= {"mean", "std"}

@@ -30,7 +30,8 @@ MEASURED_OP = {16: (62.2, 62.0, 65.5), 32: (191.4, 187.0, 193.0), 64: (577.0, 56
 MEASURED_DP = {16: (61.9, 59.5, 62.7), 32: (181.5, 179.6, 182.1), 64: (565.9, 557.7, 576.6)}
 
 
-def load(p, d):
+def load(d, p):
+    """alpha = p ln p / d^2 (as validation.capacity.load)."""
     return p * math.log(p) / d ** 2
 
 
@@ -50,9 +51,9 @@ def main(out):
     for name, data, marker, shift in (("measured OP", MEASURED_OP, "o", 1.0),
                                       ("measured DP", MEASURED_DP, "s", 1.04)):
         ds = np.array(sorted(data))
-        a = np.array([load(data[d][0], d) for d in ds])
-        lo = a - np.array([load(data[d][1], d) for d in ds])
-        hi = np.array([load(data[d][2], d) for d in ds]) - a
+        a = np.array([load(d, data[d][0]) for d in ds])
+        lo = a - np.array([load(d, data[d][1]) for d in ds])
+        hi = np.array([load(d, data[d][2]) for d in ds]) - a
         ax.errorbar(ds * shift, a, yerr=[lo, hi], fmt=marker, ms=5, capsize=3, label=name)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("d")
@@ -66,7 +67,7 @@ def main(out):
     for d in sorted(MEASURED_OP):
         p_c = MEASURED_OP[d][0]
         th = capacity(d)
-        print(f"d={d:4d}  measured p_c={p_c:8.1f}  alpha={load(p_c, d):.3f}   theory p_c={th.p_c:8.1f} "
+        print(f"d={d:4d}  measured p_c={p_c:8.1f}  alpha={load(d, p_c):.3f}   theory p_c={th.p_c:8.1f} "
               f"alpha={th.alpha:.3f}  diff={100 * (p_c / th.p_c - 1):+.1f}%")
 
 

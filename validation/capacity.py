@@ -506,26 +506,6 @@ class SweepSettings:
     experiment: str = "capacity"
 
 
-@dataclass(frozen=True)
-class _Measurement:
-    """What one trial measures: everything of a :class:`~validation.sweep.Task` but p and trial."""
-
-    function: str
-    experiment: str
-    problem: str
-    solver: str
-    ensemble: str
-    d: int
-    kappa: float
-    seed: int
-    options: tuple
-    undecided_as_not_stored: bool
-
-    def tasks(self, p: int, first: int, count: int) -> list:
-        return [Task(self.function, self.experiment, self.problem, self.solver, self.ensemble, self.d, p,
-                     self.kappa, self.seed, t, self.options) for t in range(first, first + count)]
-
-
 _DESIGN_KEYS = frozenset(f.name for f in dataclasses.fields(CapacityDesign)) - {"kind"}
 _SWEEP_KEYS = frozenset(f.name for f in dataclasses.fields(SweepSettings))
 _MEASUREMENT_KEYS = frozenset({"solver_options", "task_function", "undecided_as_not_stored"})
@@ -545,8 +525,8 @@ def _split_settings(design, settings: dict):
     return design, sweep, settings
 
 
-def _measurement(d, problem, solver, kappa, ensemble, seed, sweep, extra) -> _Measurement:
-    """Checked :class:`_Measurement` (``ValueError`` naming the bad argument)."""
+def _measurement(d, problem, solver, kappa, ensemble, seed, sweep, extra):
+    """(template Task with p = trial = 0, undecided_as_not_stored), checked (``ValueError`` naming the argument)."""
     task_function = extra.get("task_function")
     d = check_int(d, "d", low=2)
     check_choice(problem, "problem", PROBLEMS)
@@ -562,8 +542,9 @@ def _measurement(d, problem, solver, kappa, ensemble, seed, sweep, extra) -> _Me
     if solver == "optimal" and task_function is None:
         # storability is all that is measured: skip the max-margin refinement after "stored"
         options.setdefault("refine", False)
-    return _Measurement(task_function or "validation.capacity:storage_trial", sweep.experiment, problem, solver,
-                        ensemble, d, kappa, seed, tuple(sorted(options.items())), bool(lenient))
+    template = Task(task_function or "validation.capacity:storage_trial", sweep.experiment, problem, solver,
+                    ensemble, d, 0, kappa, seed, 0, tuple(sorted(options.items())))
+    return template, bool(lenient)
 
 
 # ---------------------------------------------------------------------------------
@@ -641,12 +622,13 @@ class TrialCounts:
 class _PointRunner:
     """Runs ``trials`` more trials at grid points through :func:`validation.sweep.run_tasks`."""
 
-    def __init__(self, measurement: _Measurement, trials: int, sweep: SweepSettings, counts: TrialCounts):
-        self.measurement, self.trials, self.sweep, self.counts = measurement, trials, sweep, counts
+    def __init__(self, template: Task, trials: int, sweep: SweepSettings, counts: TrialCounts):
+        self.template, self.trials, self.sweep, self.counts = template, trials, sweep, counts
 
     def run(self, ps) -> None:
-        m = self.measurement
-        tasks = [t for p in ps for t in m.tasks(int(p), self.counts.done(p), self.trials)]
+        m = self.template
+        first = {p: self.counts.done(p) for p in ps}
+        tasks = [dataclasses.replace(m, p=int(p), trial=t) for p in ps for t in range(first[p], first[p] + self.trials)]
         rep = run_tasks(tasks, store=self.sweep.store, executor=self.sweep.executor, progress=self.sweep.progress,
                         desc=f"{m.problem}/{m.solver} d={m.d} kappa={m.kappa:g}")
         for t in tasks:
@@ -747,7 +729,7 @@ def _messages(fit: LogisticFit, curve, lenient: bool) -> str:
     return "; ".join(msgs) or "ok"
 
 
-def _estimate(m: _Measurement, design: CapacityDesign, counts: TrialCounts, theory: dict,
+def _estimate(m: Task, design: CapacityDesign, counts: TrialCounts, theory: dict,
               seconds: float) -> CapacityEstimate:
     """The :class:`CapacityEstimate` of the final counts."""
     fit = counts.fit()
@@ -760,7 +742,7 @@ def _estimate(m: _Measurement, design: CapacityDesign, counts: TrialCounts, theo
     return CapacityEstimate(
         m.d, m.problem, m.solver, m.kappa, m.ensemble, p_c, p_lo, p_hi, alpha_of(p_c), alpha_of(p_lo),
         alpha_of(p_hi), fit.slope, curve, theory, sum(c.undecided for c in curve), sum(c.errors for c in curve),
-        fit.status, fit.converged, _messages(fit, curve, m.undecided_as_not_stored), m.seed, design.trials,
+        fit.status, fit.converged, _messages(fit, curve, counts.lenient), m.seed, design.trials,
         seconds, dict(m.options), design.kind)
 
 
@@ -820,7 +802,7 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     """
     start = time.perf_counter()
     design, sweep, extra = _split_settings(design, settings)
-    m = _measurement(d, problem, solver, kappa, ensemble, seed, sweep, extra)
+    m, lenient = _measurement(d, problem, solver, kappa, ensemble, seed, sweep, extra)
     design = design.checked(m.d)
     if extra.get("task_function") is None:
         theory = theory_capacity(m.d, solver, m.kappa, ensemble)
@@ -831,7 +813,7 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
         center = theory["p_c"] if math.isfinite(theory["p_c"]) else \
             _p_from_load(m.d, _asymptotic_alpha(solver, m.kappa))
         center = check_real(center, "center", low=2.0)
-    counts = TrialCounts(m.undecided_as_not_stored)
+    counts = TrialCounts(lenient)
     runner = _PointRunner(m, design.trials, sweep, counts)
     _STARTS[design.kind](runner, design, center)
     _expand(runner, design)

@@ -24,11 +24,9 @@ def register(subparsers) -> None:
             "tends to alpha_c = F(kappa)/2 as d grows.  See notes/finite_size_capacity.md."
         ),
         seed=True, seed_help="seed of the common random numbers (default: replica.common.seeds.DEFAULT_SEED)",
+        theory=True,
     )
-    parser.add_argument("--d", type=int, nargs="+", required=True, metavar="D", help="dimensions (>= 2)")
     parser.add_argument("--kappa", type=float, default=1.0, metavar="K", help="rank fraction in (0, 1] (default 1)")
-    parser.add_argument("--margin", type=float, default=0.0, metavar="M",
-                        help="stability margin >= 0 in competitor standard deviations (default 0)")
     parser.add_argument("--top-k", type=int, default=1, metavar="K", help="target among the K best (default 1)")
     parser.add_argument("--hebbian", action="store_true",
                         help="add the finite-size Hebbian capacity (replica.hebbian.hebbian_capacity)")

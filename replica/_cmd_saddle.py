@@ -26,15 +26,13 @@ def register(subparsers) -> None:
             "p is that fraction of the capacity p_c on the same sample.  See notes/replica_saddle.md."
         ),
         seed=True, seed_help="seed of the common random numbers (default: replica.common.seeds.DEFAULT_SEED)",
+        theory=True,
     )
-    parser.add_argument("--d", type=int, nargs="+", required=True, metavar="D", help="dimensions (>= 2)")
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--p", type=float, nargs="+", metavar="P",
                        help="numbers of stored pairs (>= 2; integers when p - 1 <= exact competitors)")
     group.add_argument("--fraction", type=float, nargs="+", metavar="F",
                        help="loads as fractions of the capacity p_c on the same sample, in (0, 1)")
-    parser.add_argument("--margin", type=float, default=0.0, metavar="M",
-                        help="stability margin >= 0 in competitor standard deviations (default 0)")
     parser.add_argument("--samples", type=int, default=None, metavar="M",
                         help="Monte-Carlo blocks (default: replica.saddle.DEFAULT_SAMPLES)")
     parser.add_argument("--exact-competitors", type=int, default=None, metavar="K",

@@ -60,7 +60,7 @@ def _workers_argument(text: str) -> int:
 
 
 def shared_options(*, formats=FORMATS, format_default="table", seed=False, seed_default=None,
-                   seed_help=None, executor=False) -> ArgumentParser:
+                   seed_help=None, executor=False, theory=False) -> ArgumentParser:
     """The parent parser of the shared options (``parents=[shared_options(...)]``).
 
     Parameters
@@ -76,6 +76,9 @@ def shared_options(*, formats=FORMATS, format_default="table", seed=False, seed_
     seed_help : str, optional
     executor : bool
         Add ``--workers``, ``--executor {local,dask}`` and ``--scheduler``.
+    theory : bool
+        Add the arguments of the theory commands: ``--d D [D ...]`` (required) and
+        ``--margin M``.
 
     Returns
     -------
@@ -89,6 +92,10 @@ def shared_options(*, formats=FORMATS, format_default="table", seed=False, seed_
     if seed:
         parent.add_argument("--seed", type=seed_argument, default=seed_default, metavar="S",
                             help=seed_help or f"seed, an integer in [0, 2**63 - 1] (default {seed_default})")
+    if theory:
+        parent.add_argument("--d", type=int, nargs="+", required=True, metavar="D", help="dimensions (>= 2)")
+        parent.add_argument("--margin", type=float, default=0.0, metavar="M",
+                            help="stability margin >= 0 in competitor standard deviations (default 0)")
     if executor:
         parent.add_argument("--workers", type=_workers_argument, default=None, metavar="N",
                             help="worker processes (default: number of CPUs; 0 = run in this process)")

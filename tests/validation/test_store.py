@@ -65,28 +65,19 @@ def test_truncated_store_is_rejected_and_untouched(tmp_path):
     assert _digest(path) == before
 
 
-def test_foreign_sqlite_database_is_rejected_and_untouched(tmp_path):
+@pytest.mark.parametrize("application_id, message", [(None, "another application"),
+                                                     (APPLICATION_ID, "schema version")])
+def test_foreign_or_other_schema_database_is_rejected_and_untouched(tmp_path, application_id, message):
     path = tmp_path / "results.sqlite"
     con = sqlite3.connect(path)
+    if application_id is not None:
+        con.execute(f"PRAGMA application_id={application_id}")
     con.execute("CREATE TABLE results (x INTEGER)")
     con.execute("INSERT INTO results VALUES (1)")
     con.commit()
     con.close()
     before = _digest(path)
-    with pytest.raises(ValueError, match="another application"):
-        ResultStore(tmp_path)
-    assert _digest(path) == before
-
-
-def test_wrong_schema_version_is_rejected(tmp_path):
-    path = tmp_path / "results.sqlite"
-    con = sqlite3.connect(path)
-    con.execute(f"PRAGMA application_id={APPLICATION_ID}")
-    con.execute("CREATE TABLE results (x INTEGER)")
-    con.commit()
-    con.close()
-    before = _digest(path)
-    with pytest.raises(ValueError, match="schema version"):
+    with pytest.raises(ValueError, match=message):
         ResultStore(tmp_path)
     assert _digest(path) == before
 

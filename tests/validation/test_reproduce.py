@@ -37,3 +37,22 @@ def test_tiny_reproduce_writes_every_output_and_resumes(tmp_path):
     after = {(r["experiment"], r["p"], r["trial"], r["solver"], r["kappa"]): r["created"]
              for r in ResultStore(tmp_path, readonly=True).rows()}
     assert again.trials_run == res.trials_run and before == after
+
+
+def test_result_contract_ok_and_incomplete():
+    import json
+
+    from validation.reproduce import ReproduceResult, _run_status
+
+    ok_estimate = {"solver": "optimal", "problem": "op", "d": 8, "kappa": 1.0, "status": "ok", "converged": True}
+    failed_estimate = dict(ok_estimate, status="failed", converged=False)
+    assert _run_status([ok_estimate], 0) == ("ok", "ok")
+    incomplete = _run_status([ok_estimate, failed_estimate], 2)
+    assert incomplete[0] == "incomplete" and "failed" in incomplete[1]
+    assert "2 measurement trials failed" in incomplete[1]
+    for status, message in (("ok", "ok"), incomplete):
+        res = ReproduceResult("out", "out/report.md", ("a.png",), ("b.csv",), float("nan"), 5, status,
+                              status == "ok", message, QUICK.to_dict())
+        assert res.status in ReproduceResult.STATUSES
+        data = json.loads(json.dumps(res.to_dict(), allow_nan=False))
+        assert data["seconds"] is None and data["config"]["theory_dims"] == list(QUICK.theory_dims)

@@ -8,6 +8,8 @@ Pure functions of the parameters (no random instances).  The asymptotic results:
 * ``expected_max(n)``, ``extreme_value_threshold(n)``, ``MaximumOfGaussians``,
   ``gumbel_expansion``: the extreme-value threshold of the competitors.
 * ``QuarterCircle``, ``TruncatedQuarterCircle``: the predicted singular-value laws.
+* ``hebbian_accuracy``, ``optimal_accuracy``, ``accuracy_capacity``: the fraction of
+  facts recalled and the capacity at a threshold accuracy (e.g. 99 %).
 
 Derivations are in the project's ``notes/`` folder.
 """
@@ -21,6 +23,12 @@ from .quarter_circle import *  # noqa: F403 - the names in quarter_circle.__all_
 
 # Heavier modules (numba kernels, quadrature tables) load on first use.
 _LAZY = {
+    # recall accuracy: the fraction of facts recalled (notes/recall_accuracy.md)
+    "hebbian_accuracy": "replica.accuracy",
+    "optimal_accuracy": "replica.accuracy",
+    "OptimalAccuracyResult": "replica.accuracy",
+    "accuracy_capacity": "replica.accuracy",
+    "AccuracyCapacityResult": "replica.accuracy",
     # finite-size capacity of the decoupled problem (notes/finite_size_capacity.md)
     "water_filling_cost": "replica.finite_size",
     "expected_cost": "replica.finite_size",

@@ -60,7 +60,6 @@ def plot_success(estimates, path):
     for est in estimates:
         if est["kappa"] != 1.0:
             continue
-        label = {"optimal": "optimal", "lp": "optimal (LP)", "adam": "Adam"}.get(est["solver"], est["solver"])
         groups.setdefault((est["problem"], est["solver"]), []).append(est)
     order = sorted(groups, key=lambda k: (k[1] == "hebbian", k[0]))
     fig, axes = plt.subplots(1, len(order), figsize=(4.6 * len(order), 3.8), squeeze=False)

@@ -22,10 +22,13 @@ import math
 import os
 import time
 from dataclasses import asdict, dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
-from .capacity import estimate_capacity, load, theory_capacity
+from replica.common.results import Result, json_safe
+
+from .capacity import estimate_capacity, theory_capacity
 from .store import ResultStore
 from .sweep import Task, run_tasks, task_seed
 
@@ -83,7 +86,8 @@ class ReproduceConfig:
     time_limit: float = 60.0
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """JSON-safe dictionary of the configuration."""
+        return json_safe(asdict(self))
 
 
 QUICK = ReproduceConfig(name="quick", optimal_solver="optimal", optimal_dims=(8, 12, 16),
@@ -113,9 +117,12 @@ def measurement_trial(task: Task) -> dict:
 
     Scores are in competitor standard deviations, ``S / (||W||_F / d)``; singular
     values in the units of ``replica.spectra.spectrum(kappa)`` (the ``round(kappa d)``
-    largest, times ``sqrt(F(kappa)) sqrt(d) / ||W||_F``).  At most ``max_competitors``
-    (option, default 3000) competitor scores are kept, uniformly sampled.
+    largest, times ``sqrt(F(kappa)) sqrt(d) / ||W||_F``; ``notes/spectra.md``).  At most
+    ``max_competitors`` (option, default 3000) competitor scores are kept, uniformly
+    sampled.
     """
+    from replica.spectra import normalized_singular_values
+
     from . import make_instance, solve
     from .solvers import solve_arguments
 
@@ -133,20 +140,13 @@ def measurement_trial(task: Task) -> dict:
     if not fro > 0:  # e.g. an infeasibility certificate without a memory: nothing to measure
         return {**base, "singular_values": [], "targets": [], "top_competitors": [], "competitors": [],
                 "note": "solver returned W = 0"}
-    sv = np.linalg.svd(w, compute_uv=False)
-    try:
-        from replica.spectra import normalized_singular_values
-
-        sv_norm = normalized_singular_values(sv, task.kappa)
-    except ImportError:  # pragma: no cover - theory module missing
-        sv_norm = sv * math.sqrt(task.d) / fro
+    sv_norm = normalized_singular_values(np.linalg.svd(w, compute_uv=False), task.kappa)
     scores = np.asarray(inst.scores(w), float) / (fro / task.d)
-    p = task.p
     targets = np.diag(scores).copy()
     masked = scores.copy()
     np.fill_diagonal(masked, -np.inf)
     top = masked.max(axis=0)
-    off = scores[~np.eye(p, dtype=bool)]
+    off = scores[~np.eye(task.p, dtype=bool)]
     rng = np.random.default_rng(seed)
     comp = off if off.size <= max_comp else rng.choice(off, size=max_comp, replace=False)
     return {**base, "singular_values": sv_norm.tolist(), "targets": targets.tolist(), "top_competitors": top.tolist(),
@@ -157,8 +157,30 @@ def measurement_trial(task: Task) -> dict:
 # Running
 # ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class ReproduceResult:
-    """Paths written by :func:`reproduce` and the run's statistics."""
+class ReproduceResult(Result):
+    """Paths written by :func:`reproduce` and the run's statistics.
+
+    Attributes
+    ----------
+    out, report : str
+        Output folder and the path of ``report.md``.
+    figures, tables : tuple of str
+        Paths of the PNG figures and CSV tables.
+    seconds : float
+    trials_run : int
+        Trials of the run (computed now or reused from the store).
+    status : str
+        ``"ok"`` (every capacity estimate converged and no measurement failed) or
+        ``"incomplete"`` (the message names the estimates that are unbracketed or
+        failed and counts the failed measurements; the outputs are written anyway).
+    converged : bool
+        ``status == "ok"``.
+    message : str
+    config : dict
+        :meth:`ReproduceConfig.to_dict` of the run.
+    """
+
+    STATUSES: ClassVar[tuple] = ("ok", "incomplete")
 
     out: str
     report: str
@@ -166,10 +188,10 @@ class ReproduceResult:
     tables: tuple
     seconds: float
     trials_run: int
+    status: str
+    converged: bool
+    message: str
     config: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def _say(progress_stream, text):
@@ -178,8 +200,97 @@ def _say(progress_stream, text):
         progress_stream.flush()
 
 
+def _capacity_runs(config: ReproduceConfig) -> list:
+    """(problem, solver, d, kappa) of every capacity estimate of ``config``."""
+    runs = [(prob, config.optimal_solver, d, 1.0) for d in config.optimal_dims for prob in ("op", "dp")]
+    runs += [("op", "hebbian", d, 1.0) for d in config.hebbian_dims]
+    # rank constraints need the projected-gradient solver (the LP is full rank only)
+    runs += [("op", "optimal", config.kappa_dim, k) for k in config.kappas]
+    if config.kappa_dim not in config.optimal_dims or config.optimal_solver != "optimal":
+        runs += [("op", "optimal", config.kappa_dim, 1.0)]
+    return runs
+
+
+def _estimate_all(config: ReproduceConfig, store, executor, progress, log) -> list:
+    """Every capacity estimate of ``config`` (as ``CapacityEstimate.to_dict()`` dicts)."""
+    estimates = []
+    for problem, solver, d, kappa in _capacity_runs(config):
+        ensemble = config.hebbian_ensemble if solver == "hebbian" else "gaussian"
+        _say(log, f"capacity: {problem} {solver} d={d} kappa={kappa:g}")
+        # storability only: no max-margin refinement after "stored"
+        opts = {"refine": False, "time_limit": config.time_limit} if solver == "optimal" else {}
+        est = estimate_capacity(d, problem, solver, kappa, ensemble, trials=config.trials, seed=config.seed,
+                                rounds=config.rounds, initial_points=config.initial_points,
+                                executor=executor, store=store, progress=progress, solver_options=opts)
+        estimates.append(_estimate_record(est))
+    return estimates
+
+
+_FLOAT_KEYS = ("p_c", "p_c_low", "p_c_high", "alpha", "alpha_low", "alpha_high", "slope")
+
+
+def _estimate_record(est) -> dict:
+    """``est.to_dict()`` with NaN where the JSON form has ``None``: the tables and figures compute with floats."""
+    out = est.to_dict()
+    out.update({k: math.nan for k in _FLOAT_KEYS if out[k] is None})
+    out["theory"] = {k: (math.nan if v is None else v) for k, v in out["theory"].items()}
+    return out
+
+
+def _measurement_specs(config: ReproduceConfig, estimates) -> list:
+    """(problem, solver, kappa, ensemble, p) of the measurements near capacity at ``spectra_dim``."""
+    dm = config.spectra_dim
+    by_key = {(e["problem"], e["solver"], e["d"], e["kappa"]): e for e in estimates}
+
+    def p_near(problem, solver, kappa):
+        est = by_key.get((problem, solver, dm, kappa))
+        if est is not None and math.isfinite(est["p_c"]):
+            return max(2, int(round(est["p_c"])))
+        th = theory_capacity(dm, solver, kappa, "gaussian")["p_c"]
+        return max(2, int(round(th)))
+
+    specs = []
+    for problem in ("op", "dp"):
+        for kappa in (1.0, config.spectra_kappa):
+            solver = config.optimal_solver if kappa == 1.0 else "optimal"
+            specs.append((problem, solver, kappa, "gaussian", p_near(problem, solver, kappa)))
+    # Hebbian memories at the same p as the optimal OP one (same load)
+    specs.append(("op", "hebbian", 1.0, config.hebbian_ensemble, specs[0][4]))
+    return specs
+
+
+def _measure(config: ReproduceConfig, specs, store, executor, progress, log):
+    """Run the measurements of ``specs``: ((problem, solver, kappa, p) -> records, tasks, failed)."""
+    dm = config.spectra_dim
+    tasks = [Task("validation.reproduce:measurement_trial", "measure", prob, solver, ens, dm, p, kappa,
+                  config.seed, t, (("time_limit", config.time_limit),) if solver == "optimal" else ())
+             for prob, solver, kappa, ens, p in specs
+             for t in range(config.spectra_instances)]
+    _say(log, f"measurements at d={dm}: {len(tasks)} solves")
+    rep = run_tasks(tasks, store, executor, progress=progress, desc=f"spectra/scores d={dm}")
+    measurements, failed = {}, 0
+    for t in tasks:
+        rec = rep.records[t]
+        if rec.get("status") == "error":
+            failed += 1
+            continue
+        measurements.setdefault((t.problem, t.solver, t.kappa, t.p), []).append(rec)
+    return measurements, len(tasks), failed
+
+
+def _run_status(estimates, failed_measurements) -> tuple:
+    """(status, message) of a run from its estimates and failed measurements."""
+    bad = [f"{e['solver']} {e['problem']} d={e['d']} kappa={e['kappa']:g}: {e['status']}"
+           for e in estimates if not e["converged"]]
+    if failed_measurements:
+        bad.append(f"{failed_measurements} measurement trials failed")
+    return ("incomplete", "; ".join(bad)) if bad else ("ok", "ok")
+
+
 def reproduce(out, config: ReproduceConfig = QUICK, executor=None, progress=None, log=None) -> ReproduceResult:
     """Run every experiment of ``config``, then write figures, tables and ``report.md`` to ``out``.
+
+    See ``notes/reproduce.md``.
 
     Parameters
     ----------
@@ -197,73 +308,29 @@ def reproduce(out, config: ReproduceConfig = QUICK, executor=None, progress=None
     -------
     ReproduceResult
     """
-    from . import figures
-
     start = time.perf_counter()
     os.makedirs(out, exist_ok=True)
     store = ResultStore(out)
-    estimates = []
-    trials_run = 0
-    runs = [(prob, config.optimal_solver, d, 1.0) for d in config.optimal_dims for prob in ("op", "dp")]
-    runs += [("op", "hebbian", d, 1.0) for d in config.hebbian_dims]
-    # rank constraints need the projected-gradient solver (the LP is full rank only)
-    runs += [("op", "optimal", config.kappa_dim, k) for k in config.kappas]
-    if config.kappa_dim not in config.optimal_dims or config.optimal_solver != "optimal":
-        runs += [("op", "optimal", config.kappa_dim, 1.0)]
-    for problem, solver, d, kappa in runs:
-        ensemble = config.hebbian_ensemble if solver == "hebbian" else "gaussian"
-        _say(log, f"capacity: {problem} {solver} d={d} kappa={kappa:g}")
-        # storability only: no max-margin refinement after "stored"
-        opts = {"refine": False, "time_limit": config.time_limit} if solver == "optimal" else {}
-        est = estimate_capacity(d, problem, solver, kappa, ensemble, trials=config.trials, seed=config.seed,
-                                rounds=config.rounds, initial_points=config.initial_points,
-                                executor=executor, store=store, progress=progress, solver_options=opts)
-        trials_run += sum(c.trials for c in est.curve)
-        estimates.append(est.to_dict())
-
-    # measurements near capacity at spectra_dim
-    dm = config.spectra_dim
-    by_key = {(e["problem"], e["solver"], e["d"], e["kappa"]): e for e in estimates}
-
-    def p_near(problem, solver, kappa):
-        est = by_key.get((problem, solver, dm, kappa))
-        if est is not None and math.isfinite(est["p_c"]):
-            return max(2, int(round(est["p_c"])))
-        th = theory_capacity(dm, solver, kappa, "gaussian")["p_c"]
-        return max(2, int(round(th)))
-
-    meas_specs = []
-    for problem in ("op", "dp"):
-        for kappa in (1.0, config.spectra_kappa):
-            solver = config.optimal_solver if kappa == 1.0 else "optimal"
-            meas_specs.append((problem, solver, kappa, "gaussian", p_near(problem, solver, kappa)))
-    p_opt = meas_specs[0][4]
-    # Hebbian memories at the same p as the optimal OP one (same load), and at its own capacity
-    meas_specs.append(("op", "hebbian", 1.0, config.hebbian_ensemble, p_opt))
-    tasks = [Task("validation.reproduce:measurement_trial", "measure", prob, solver, ens, dm, p, kappa,
-                  config.seed, t, (("time_limit", config.time_limit),) if solver == "optimal" else ())
-             for prob, solver, kappa, ens, p in meas_specs
-             for t in range(config.spectra_instances)]
-    _say(log, f"measurements at d={dm}: {len(tasks)} solves")
-    rep = run_tasks(tasks, store, executor, progress=progress, desc=f"spectra/scores d={dm}")
-    trials_run += len(tasks)
-    measurements = {}
-    for t in tasks:
-        rec = rep.records[t]
-        if rec.get("status") == "error":
-            continue
-        measurements.setdefault((t.problem, t.solver, t.kappa, t.p), []).append(rec)
-
+    try:
+        estimates = _estimate_all(config, store, executor, progress, log)
+        specs = _measurement_specs(config, estimates)
+        measurements, measured, failed = _measure(config, specs, store, executor, progress, log)
+    finally:
+        store.close()
     _say(log, "theory curves")
     theory = _theory_curves(config)
     _say(log, "figures and report")
-    result = write_outputs(out, config, estimates, meas_specs, measurements, theory)
-    store.close()
-    return ReproduceResult(out, result["report"], tuple(result["figures"]), tuple(result["tables"]),
-                           time.perf_counter() - start, trials_run, config.to_dict())
+    written = write_outputs(out, config, estimates, specs, measurements, theory)
+    trials_run = sum(c["trials"] for e in estimates for c in e["curve"]) + measured
+    status, message = _run_status(estimates, failed)
+    return ReproduceResult(out, written["report"], tuple(written["figures"]), tuple(written["tables"]),
+                           time.perf_counter() - start, trials_run, status, status == "ok", message,
+                           config.to_dict())
 
 
 def _theory_curves(config):
+    from replica import alpha_c
+
     curves = {"optimal": [], "hebbian": []}
     for d in config.theory_dims:
         th = theory_capacity(d, "optimal", 1.0)
@@ -271,16 +338,17 @@ def _theory_curves(config):
         th = theory_capacity(d, "hebbian", 1.0, config.hebbian_ensemble)
         curves["hebbian"].append({"d": d, "p_c": th["p_c"], "alpha": th["alpha"]})
     kappa = np.linspace(0.01, 1.0, 100)
-    from replica.quarter_circle import alpha_c
-
     kappa_curve = {"kappa": kappa.tolist(), "alpha_c": [float(alpha_c(k)) for k in kappa],
                    "dof": (0.5 * (2 * kappa - kappa ** 2)).tolist()}
     return {"alpha_d": curves, "kappa": kappa_curve}
 
 
 # ---------------------------------------------------------------------------------
-# Outputs
+# Outputs: one function per table and per figure
 # ---------------------------------------------------------------------------------
+_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+
+
 def _write_csv(path, rows, columns):
     with open(path, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
@@ -290,14 +358,16 @@ def _write_csv(path, rows, columns):
     return path
 
 
-def _summary(values, quantiles=(0.05, 0.25, 0.5, 0.75, 0.95)):
-    v = np.asarray(values, float)
-    if v.size == 0:
-        return {"n": 0, "mean": math.nan, "sd": math.nan, **{f"q{int(q * 100):02d}": math.nan for q in quantiles}}
-    out = {"n": int(v.size), "mean": float(v.mean()), "sd": float(v.std(ddof=1)) if v.size > 1 else 0.0}
-    for q in quantiles:
-        out[f"q{int(q * 100):02d}"] = float(np.quantile(v, q))
-    return out
+def _summary_columns(name, values) -> dict:
+    """``{name}_mean``, ``{name}_sd`` (ddof=1) and ``{name}_q05`` ... ``{name}_q95`` of a sample (NaN if empty)."""
+    from replica import summarize_scores
+
+    keys = [f"{name}_q{int(q * 100):02d}" for q in _QUANTILES]
+    if len(values) == 0:
+        return {f"{name}_mean": math.nan, f"{name}_sd": math.nan, **dict.fromkeys(keys, math.nan)}
+    summary = summarize_scores(values, _QUANTILES)
+    return {f"{name}_mean": summary.mean, f"{name}_sd": summary.std,
+            **dict(zip(keys, summary.quantiles.values()))}
 
 
 def _cat(records, name):
@@ -308,34 +378,46 @@ def _fmt(x, digits=3):
     return "nan" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
 
 
-def write_outputs(out, config, estimates, meas_specs, measurements, theory):
-    """Draw the figures, write the CSV tables and ``report.md``; return their paths."""
-    from . import figures
+def _trials(e) -> int:
+    return sum(c["trials"] for c in e["curve"])
 
-    figs, tables = [], []
-    text = {}
-    # -- tables ---------------------------------------------------------------------
-    cap_rows = []
+
+def _table_capacity(out, estimates):
+    """``capacity.csv``: one row per capacity estimate; returns (path, rows)."""
+    rows = []
     for e in estimates:
         th = e["theory"]
         rel = (e["p_c"] - th["p_c"]) / th["p_c"] if math.isfinite(th.get("p_c", math.nan)) else math.nan
-        cap_rows.append({"problem": e["problem"], "solver": e["solver"], "ensemble": e["ensemble"], "d": e["d"],
-                         "kappa": e["kappa"], "p_c": e["p_c"], "p_c_low": e["p_c_low"], "p_c_high": e["p_c_high"],
-                         "alpha": e["alpha"], "alpha_low": e["alpha_low"], "alpha_high": e["alpha_high"],
-                         "theory_p_c": th.get("p_c"), "theory_alpha": th.get("alpha"),
-                         "alpha_c": th.get("alpha_c"), "rel_diff_p_c": rel, "status": e["status"],
-                         "undecided": e["undecided"], "errors": e["errors"],
-                         "trials": sum(c["trials"] for c in e["curve"])})
-    cap_cols = list(cap_rows[0]) if cap_rows else []
-    tables.append(_write_csv(os.path.join(out, "capacity.csv"), cap_rows, cap_cols))
-    curve_rows = [{"problem": e["problem"], "solver": e["solver"], "d": e["d"], "kappa": e["kappa"], **c}
-                  for e in estimates for c in e["curve"]]
-    tables.append(_write_csv(os.path.join(out, "success_curves.csv"), curve_rows,
-                             ["problem", "solver", "d", "kappa", "p", "alpha", "trials", "stored", "not_stored",
-                              "undecided", "errors"]))
+        rows.append({"problem": e["problem"], "solver": e["solver"], "ensemble": e["ensemble"], "d": e["d"],
+                     "kappa": e["kappa"], "p_c": e["p_c"], "p_c_low": e["p_c_low"], "p_c_high": e["p_c_high"],
+                     "alpha": e["alpha"], "alpha_low": e["alpha_low"], "alpha_high": e["alpha_high"],
+                     "theory_p_c": th.get("p_c"), "theory_alpha": th.get("alpha"),
+                     "alpha_c": th.get("alpha_c"), "rel_diff_p_c": rel, "status": e["status"],
+                     "undecided": e["undecided"], "errors": e["errors"], "trials": _trials(e)})
+    path = _write_csv(os.path.join(out, "capacity.csv"), rows, list(rows[0]) if rows else [])
+    return path, rows
 
-    # -- figure 1 -------------------------------------------------------------------
-    figs.append(figures.plot_success(estimates, os.path.join(out, "fig1_success_probability.png")))
+
+def _table_success_curves(out, estimates):
+    """``success_curves.csv``: the counts of every grid point of every estimate."""
+    rows = [{"problem": e["problem"], "solver": e["solver"], "d": e["d"], "kappa": e["kappa"], **c}
+            for e in estimates for c in e["curve"]]
+    return _write_csv(os.path.join(out, "success_curves.csv"), rows,
+                      ["problem", "solver", "d", "kappa", "p", "alpha", "trials", "stored", "not_stored",
+                       "undecided", "errors"])
+
+
+def _reldiff(measured, theory):
+    if theory is None or not (math.isfinite(measured) and math.isfinite(theory)):
+        return "no theory value"
+    return f"{100 * (measured - theory) / theory:+.1f}%"
+
+
+def _figure_success(out, estimates):
+    """Figure 1 and its text: P(stored) against the load."""
+    from . import figures
+
+    path = figures.plot_success(estimates, os.path.join(out, "fig1_success_probability.png"))
     lines = []
     for e in sorted(estimates, key=lambda e: (e["solver"] == "hebbian", e["problem"], e["d"])):
         if e["kappa"] != 1.0:
@@ -344,171 +426,217 @@ def write_outputs(out, config, estimates, meas_specs, measurements, theory):
         lines.append(f"- {e['solver']} {e['problem'].upper()}, d = {e['d']}: measured alpha = "
                      f"{_fmt(e['alpha'])} [{_fmt(e['alpha_low'])}, {_fmt(e['alpha_high'])}], finite-size theory "
                      f"{_fmt(th.get('alpha', math.nan))} ({_reldiff(e['alpha'], th.get('alpha'))})")
-    text["fig1"] = ("Theory: the optimal memory's capacity tends to alpha_c = 1/2 and the Hebbian rule's to 1/8 "
-                    "as d grows; at finite d the finite-size theory (dashed) predicts p_c(d). "
-                    "Measured (95% profile-likelihood intervals):\n\n" + "\n".join(lines))
+    text = ("Theory: the optimal memory's capacity tends to alpha_c = 1/2 and the Hebbian rule's to 1/8 "
+            "as d grows; at finite d the finite-size theory (dashed) predicts p_c(d). "
+            "Measured (95% profile-likelihood intervals):\n\n" + "\n".join(lines))
+    return path, text
 
-    # -- figure 2 -------------------------------------------------------------------
-    figs.append(figures.plot_alpha_vs_d(estimates, theory["alpha_d"], os.path.join(out, "fig2_alpha_vs_d.png")))
+
+def _figure_alpha_vs_d(out, estimates, theory):
+    """Figure 2 and its text: measured alpha(d) against 1/ln p with the theory curves."""
+    from . import figures
+
+    path = figures.plot_alpha_vs_d(estimates, theory["alpha_d"], os.path.join(out, "fig2_alpha_vs_d.png"))
     inside = [e for e in estimates if e["kappa"] == 1.0 and math.isfinite(e["theory"].get("p_c", math.nan))]
     n_in = sum(1 for e in inside if e["p_c_low"] <= e["theory"]["p_c"] <= e["p_c_high"])
-    opt = [e for e in inside if e["solver"] != "hebbian"]
+    opt_op = sorted([e for e in inside if e["solver"] != "hebbian" and e["problem"] == "op"], key=lambda e: e["d"])
     trend = ""
-    if len(opt) >= 2:
-        opt_op = sorted([e for e in opt if e["problem"] == "op"], key=lambda e: e["d"])
-        if len(opt_op) >= 2:
-            trend = (f" The measured OP alpha goes from {_fmt(opt_op[0]['alpha'])} at d = {opt_op[0]['d']} to "
-                     f"{_fmt(opt_op[-1]['alpha'])} at d = {opt_op[-1]['d']}.")
+    if len(opt_op) >= 2:
+        trend = (f" The measured OP alpha goes from {_fmt(opt_op[0]['alpha'])} at d = {opt_op[0]['d']} to "
+                 f"{_fmt(opt_op[-1]['alpha'])} at d = {opt_op[-1]['d']}.")
     dmax = max(q["d"] for q in theory["alpha_d"]["optimal"])
     th_big = [q for q in theory["alpha_d"]["optimal"] if q["d"] == dmax][0]
-    text["fig2"] = (f"Theory: alpha(d) decreases towards 1/2 (optimal) with corrections of order ln ln p / ln p; "
-                    f"the finite-size theory gives alpha = {_fmt(th_big['alpha'])} even at d = {dmax}. "
-                    f"Measured: the theory p_c lies inside the 95% interval for {n_in} of {len(inside)} "
-                    f"full-rank estimates.{trend}")
+    text = (f"Theory: alpha(d) decreases towards 1/2 (optimal) with corrections of order ln ln p / ln p; "
+            f"the finite-size theory gives alpha = {_fmt(th_big['alpha'])} even at d = {dmax}. "
+            f"Measured: the theory p_c lies inside the 95% interval for {n_in} of {len(inside)} "
+            f"full-rank estimates.{trend}")
+    return path, text
 
-    # -- figure 3 -------------------------------------------------------------------
-    kpoints = []
+
+def _kappa_points(config, estimates) -> list:
+    """Rows of the rank-constrained estimates (OP, optimal, d = ``kappa_dim``)."""
+    points = []
     for e in estimates:
         if e["solver"] == "optimal" and e["d"] == config.kappa_dim and e["problem"] == "op":
             th = e["theory"]
-            kpoints.append({"kappa": e["kappa"], "d": e["d"], "alpha": e["alpha"], "alpha_low": e["alpha_low"],
-                            "alpha_high": e["alpha_high"], "theory_alpha": th["alpha"], "alpha_c": th["alpha_c"],
-                            "status": e["status"], "undecided": e["undecided"],
-                            "trials": sum(c["trials"] for c in e["curve"])})
-    figs.append(figures.plot_alpha_kappa(theory["kappa"], kpoints, os.path.join(out, "fig3_alpha_kappa.png")))
-    tables.append(_write_csv(os.path.join(out, "alpha_kappa.csv"), kpoints,
-                             ["kappa", "d", "alpha", "alpha_low", "alpha_high", "theory_alpha", "alpha_c", "status",
-                              "undecided", "trials"]))
-    klines = []
-    for q in sorted(kpoints, key=lambda q: q["kappa"]):
+            points.append({"kappa": e["kappa"], "d": e["d"], "alpha": e["alpha"], "alpha_low": e["alpha_low"],
+                           "alpha_high": e["alpha_high"],
+                           "theory_alpha": th["alpha"], "alpha_c": th["alpha_c"], "status": e["status"],
+                           "undecided": e["undecided"], "trials": _trials(e)})
+    return points
+
+
+def _table_alpha_kappa(out, points):
+    """``alpha_kappa.csv``: the rank-constrained estimates."""
+    return _write_csv(os.path.join(out, "alpha_kappa.csv"), points,
+                      ["kappa", "d", "alpha", "alpha_low", "alpha_high", "theory_alpha", "alpha_c", "status",
+                       "undecided", "trials"])
+
+
+def _figure_alpha_kappa(out, config, theory, points):
+    """Figure 3 and its text: alpha_c(kappa) with the finite-size-corrected points."""
+    from . import figures
+
+    path = figures.plot_alpha_kappa(theory["kappa"], points, os.path.join(out, "fig3_alpha_kappa.png"))
+    lines = []
+    for q in sorted(points, key=lambda q: q["kappa"]):
         corr = q["alpha"] * q["alpha_c"] / q["theory_alpha"]
         dof = 0.5 * (2 * q["kappa"] - q["kappa"] ** 2)
-        klines.append(f"- kappa = {q['kappa']:g}: measured alpha = {_fmt(q['alpha'])} vs finite-size theory "
-                      f"{_fmt(q['theory_alpha'])} ({_reldiff(q['alpha'], q['theory_alpha'])}); corrected "
-                      f"{_fmt(corr)} vs alpha_c = F/2 = {_fmt(q['alpha_c'])} (degree-of-freedom count {_fmt(dof)}); "
-                      f"fit status {q['status']}, {q['undecided']}/{q['trials']} trials undecided")
-    text["fig3"] = ("Theory: alpha_c(kappa) = F(kappa)/2 with F the tail second moment of the quarter circle; the "
-                    "finite-size equation p_c E[C_p] = F(kappa) d^2 is a conjecture. Corrected point = measured alpha "
-                    f"x alpha_c(kappa) / finite-size alpha(d = {config.kappa_dim}, kappa).\n\n" + "\n".join(klines))
+        lines.append(f"- kappa = {q['kappa']:g}: measured alpha = {_fmt(q['alpha'])} vs finite-size theory "
+                     f"{_fmt(q['theory_alpha'])} ({_reldiff(q['alpha'], q['theory_alpha'])}); corrected "
+                     f"{_fmt(corr)} vs alpha_c = F/2 = {_fmt(q['alpha_c'])} (degree-of-freedom count {_fmt(dof)}); "
+                     f"fit status {q['status']}, {q['undecided']}/{q['trials']} trials undecided")
+    text = ("Theory: alpha_c(kappa) = F(kappa)/2 with F the tail second moment of the quarter circle; the "
+            "finite-size equation p_c E[C_p] = F(kappa) d^2 is a conjecture. Corrected point = measured alpha "
+            f"x alpha_c(kappa) / finite-size alpha(d = {config.kappa_dim}, kappa).\n\n" + "\n".join(lines))
+    return path, text
 
-    # -- figures 4 and 5 + OP vs DP table --------------------------------------------
+
+def _spectra(config, specs, measurements):
+    """Histogram panels and moment rows of the singular values of every measured configuration."""
     from replica.spectra import hebbian_spectrum, spectrum
 
     dm = config.spectra_dim
-    spec_panels, moment_rows = [], []
-    for problem, solver, kappa, ens, p in meas_specs:
+    panels, rows = [], []
+    for problem, solver, kappa, _ensemble, p in specs:
         recs = measurements.get((problem, solver, kappa, p), [])
         sv = _cat(recs, "singular_values")
         if solver == "hebbian":
             law = hebbian_spectrum(p / dm)
-            pdf, lab, sup = law.pdf, f"finite-ratio theory c = p/d = {p / dm:.1f}", (law.lower, law.upper)
+            label, support = f"finite-ratio theory c = p/d = {p / dm:.1f}", (law.lower, law.upper)
         else:
             law = spectrum(kappa)
-            lab = "quarter circle" if kappa == 1.0 else f"quarter circle truncated to [{law.support()[0]:.2f}, 2]"
-            pdf, sup = law.pdf, tuple(law.support())
+            label = "quarter circle" if kappa == 1.0 else f"quarter circle truncated to [{law.support()[0]:.2f}, 2]"
+            support = tuple(law.support())
         n_stored = sum(1 for r in recs if r.get("stored"))
-        spec_panels.append({"title": f"{solver} {problem.upper()} kappa={kappa:g}, d={dm}, p={p} "
-                                     f"({n_stored}/{len(recs)} stored)",
-                            "values": sv, "pdf": pdf, "pdf_label": lab, "support": sup})
-        m2 = float(np.mean(sv ** 2)) if sv.size else math.nan
-        m4 = float(np.mean(sv ** 4)) if sv.size else math.nan
-        moment_rows.append({"problem": problem, "solver": solver, "kappa": kappa, "d": dm, "p": p,
-                            "instances": len(recs), "stored": n_stored, "sv_m2": m2, "sv_m4": m4,
-                            "sv_m2_theory": float(law.moment(2)), "sv_m4_theory": float(law.moment(4)),
-                            "sv_max": float(sv.max()) if sv.size else math.nan})
-    figs.append(figures.plot_spectra(spec_panels, os.path.join(out, "fig4_spectra.png")))
-    tables.append(_write_csv(os.path.join(out, "spectra_moments.csv"), moment_rows, list(moment_rows[0])))
-    text["fig4"] = ("Theory: at capacity the optimal memory's singular values follow the quarter circle "
-                    "(second moment 1, fourth moment 2) and the rank-constrained one the truncated quarter "
-                    "circle; the Hebbian memory follows the finite-ratio product law (fourth moment 2 + d/p). "
-                    "Measured fourth moments:\n\n" + "\n".join(
-                        f"- {r['solver']} {r['problem'].upper()} kappa = {r['kappa']:g}, p = {r['p']}: "
-                        f"m4 = {_fmt(r['sv_m4'])} (theory {_fmt(r['sv_m4_theory'])}), "
-                        f"largest value {_fmt(r['sv_max'])} (edge 2)" for r in moment_rows))
+        panels.append({"title": f"{solver} {problem.upper()} kappa={kappa:g}, d={dm}, p={p} "
+                                f"({n_stored}/{len(recs)} stored)",
+                       "values": sv, "pdf": law.pdf, "pdf_label": label, "support": support})
+        rows.append({"problem": problem, "solver": solver, "kappa": kappa, "d": dm, "p": p,
+                     "instances": len(recs), "stored": n_stored,
+                     "sv_m2": float(np.mean(sv ** 2)) if sv.size else math.nan,
+                     "sv_m4": float(np.mean(sv ** 4)) if sv.size else math.nan,
+                     "sv_m2_theory": float(law.moment(2)), "sv_m4_theory": float(law.moment(4)),
+                     "sv_max": float(sv.max()) if sv.size else math.nan})
+    return panels, rows
 
-    # scores
-    score_rows = []
-    score_panels = []
-    for problem, solver, kappa, ens, p in meas_specs:
+
+def _figure_spectra(out, panels, rows):
+    """Figure 4 and its text: singular-value histograms against their laws."""
+    from . import figures
+
+    path = figures.plot_spectra(panels, os.path.join(out, "fig4_spectra.png"))
+    text = ("Theory: at capacity the optimal memory's singular values follow the quarter circle "
+            "(second moment 1, fourth moment 2) and the rank-constrained one the truncated quarter "
+            "circle; the Hebbian memory follows the finite-ratio product law (fourth moment 2 + d/p). "
+            "Measured fourth moments:\n\n" + "\n".join(
+                f"- {r['solver']} {r['problem'].upper()} kappa = {r['kappa']:g}, p = {r['p']}: "
+                f"m4 = {_fmt(r['sv_m4'])} (theory {_fmt(r['sv_m4_theory'])}), "
+                f"largest value {_fmt(r['sv_max'])} (edge 2)" for r in rows))
+    return path, text
+
+
+def _predicted_scores(solver, d, p, ensemble):
+    """(predicted water level, predicted target mean) in competitor-std units (NaN where no theory)."""
+    if solver == "hebbian":
+        from replica.hebbian import hebbian_score_moments
+
+        return math.nan, float(hebbian_score_moments(d, p, ensemble).standardized_target_mean)
+    from replica.scores import optimal_score_laws
+
+    laws = optimal_score_laws(p, size=20000)
+    return laws.water_level.mean, laws.target.mean
+
+
+def _scores(config, specs, measurements):
+    """Histogram panels and summary rows of the scores of the full-rank configurations."""
+    dm = config.spectra_dim
+    panels, rows = [], []
+    for problem, solver, kappa, ensemble, p in specs:
         if kappa != 1.0:
             continue
         recs = measurements.get((problem, solver, kappa, p), [])
         tg, top, comp = _cat(recs, "targets"), _cat(recs, "top_competitors"), _cat(recs, "competitors")
-        gap = tg - top
         row = {"problem": problem, "solver": solver, "d": dm, "p": p, "instances": len(recs)}
-        for name, vals in (("target", tg), ("top_competitor", top), ("gap", gap), ("competitor", comp)):
-            for k, v in _summary(vals).items():
-                if k != "n":
-                    row[f"{name}_{k}"] = v
-        water = pred_target = math.nan
-        if solver != "hebbian":
-            try:
-                from replica.scores import optimal_score_laws
-
-                laws = optimal_score_laws(p, size=20000)
-                water, pred_target = laws.water_level.mean, laws.target.mean
-            except Exception:  # noqa: BLE001 - theory optional here
-                pass
-        else:
-            try:
-                from replica.hebbian import hebbian_score_moments
-
-                mom = hebbian_score_moments(dm, p, ens)
-                pred_target = float(mom.standardized_target_mean)  # competitor-std units
-            except Exception:  # noqa: BLE001
-                pass
-        row["sqrt_2_ln_p"] = math.sqrt(2 * math.log(p))
-        row["predicted_water_level"] = water
-        row["predicted_target_mean"] = pred_target
-        score_rows.append(row)
-        lines_ = [(math.sqrt(2 * math.log(p)), "sqrt(2 ln p)", ":")]
+        for name, vals in (("target", tg), ("top_competitor", top), ("gap", tg - top), ("competitor", comp)):
+            row.update(_summary_columns(name, vals))
+        water, pred_target = _predicted_scores(solver, dm, p, ensemble)
+        row.update(sqrt_2_ln_p=math.sqrt(2 * math.log(p)), predicted_water_level=water,
+                   predicted_target_mean=pred_target)
+        rows.append(row)
+        lines = [(math.sqrt(2 * math.log(p)), "sqrt(2 ln p)", ":")]
         if math.isfinite(water):
-            lines_.append((water, "predicted water level L*", "--"))
+            lines.append((water, "predicted water level L*", "--"))
         if solver == "hebbian" and math.isfinite(pred_target):
-            lines_.append((pred_target, "predicted target mean", "-."))
-        score_panels.append({"title": f"{solver} {problem.upper()}, d={dm}, p={p} ({len(recs)} instances)",
-                             "targets": tg, "top_competitors": top, "competitors": comp, "lines": lines_})
-    # put the OP optimal and the Hebbian panels first
-    figs.append(figures.plot_scores(score_panels, os.path.join(out, "fig5_scores.png")))
-    score_cols = list(score_rows[0]) if score_rows else []
-    tables.append(_write_csv(os.path.join(out, "score_summary.csv"), score_rows, score_cols))
-    slines = []
-    for r in score_rows:
-        slines.append(f"- {r['solver']} {r['problem'].upper()} (p = {r['p']}): target mean {_fmt(r['target_mean'])}, "
-                      f"sd {_fmt(r['target_sd'])}; largest competitor mean {_fmt(r['top_competitor_mean'])}; "
-                      f"competitor sd {_fmt(r['competitor_sd'])} (1 if W e_mu has its average norm); "
-                      f"sqrt(2 ln p) = {_fmt(r['sqrt_2_ln_p'])}; predicted water level {_fmt(r['predicted_water_level'])}"
-                      + (f", predicted target mean {_fmt(r['predicted_target_mean'])}"
-                         if math.isfinite(r["predicted_target_mean"]) else ""))
-    text["fig5"] = ("Theory: the optimal memory lifts every target just above the slightly pushed-down top "
-                    "competitors, at the water level L*, with a small spread; the Hebbian targets are spread with "
-                    "about unit standard deviation (in competitor units) around the predicted mean. Scores in competitor standard deviations "
-                    "(score / (||W||_F/d)):\n\n" + "\n".join(slines))
+            lines.append((pred_target, "predicted target mean", "-."))
+        panels.append({"title": f"{solver} {problem.upper()}, d={dm}, p={p} ({len(recs)} instances)",
+                       "targets": tg, "top_competitors": top, "competitors": comp, "lines": lines})
+    return panels, rows
 
-    # OP vs DP comparison at spectra_dim
-    cmp_rows = []
+
+def _figure_scores(out, panels, rows):
+    """Figure 5 and its text: score histograms, optimal against Hebbian."""
+    from . import figures
+
+    path = figures.plot_scores(panels, os.path.join(out, "fig5_scores.png"))
+    lines = []
+    for r in rows:
+        target = (f", predicted target mean {_fmt(r['predicted_target_mean'])}"
+                  if math.isfinite(r["predicted_target_mean"]) else "")
+        lines.append(f"- {r['solver']} {r['problem'].upper()} (p = {r['p']}): target mean {_fmt(r['target_mean'])}, "
+                     f"sd {_fmt(r['target_sd'])}; largest competitor mean {_fmt(r['top_competitor_mean'])}; "
+                     f"competitor sd {_fmt(r['competitor_sd'])} (1 if W e_mu has its average norm); "
+                     f"sqrt(2 ln p) = {_fmt(r['sqrt_2_ln_p'])}; "
+                     f"predicted water level {_fmt(r['predicted_water_level'])}" + target)
+    text = ("Theory: the optimal memory lifts every target just above the slightly pushed-down top "
+            "competitors, at the water level L*, with a small spread; the Hebbian targets are spread with "
+            "about unit standard deviation (in competitor units) around the predicted mean. "
+            "Scores in competitor standard deviations (score / (||W||_F/d)):\n\n" + "\n".join(lines))
+    return path, text
+
+
+_OP_VS_DP_SCORES = ("target_mean", "target_sd", "target_q05", "target_q50", "target_q95", "top_competitor_mean",
+                    "gap_q05", "gap_q50")
+
+
+def _table_op_vs_dp(out, config, estimates, moment_rows, score_rows):
+    """``op_vs_dp.csv``: capacity, spectrum and scores of OP and DP at ``spectra_dim``; returns (path, rows)."""
+    rows = []
     for problem in ("op", "dp"):
         e = next((e for e in estimates if e["problem"] == problem and e["solver"] == config.optimal_solver
-                  and e["d"] == dm and e["kappa"] == 1.0), None)
+                  and e["d"] == config.spectra_dim and e["kappa"] == 1.0), {})
         m = next((r for r in moment_rows if r["problem"] == problem and r["kappa"] == 1.0
                   and r["solver"] != "hebbian"), {})
         s = next((r for r in score_rows if r["problem"] == problem and r["solver"] != "hebbian"), {})
-        cmp_rows.append({"problem": problem.upper(), "p_c": e["p_c"] if e else math.nan,
-                         "p_c_low": e["p_c_low"] if e else math.nan, "p_c_high": e["p_c_high"] if e else math.nan,
-                         "alpha": e["alpha"] if e else math.nan, "sv_m4": m.get("sv_m4", math.nan),
-                         "sv_max": m.get("sv_max", math.nan),
-                         **{k: s.get(k, math.nan) for k in ("target_mean", "target_sd", "target_q05", "target_q50",
-                                                            "target_q95", "top_competitor_mean", "gap_q05",
-                                                            "gap_q50")}})
-    tables.append(_write_csv(os.path.join(out, "op_vs_dp.csv"), cmp_rows, list(cmp_rows[0])))
+        rows.append({"problem": problem.upper(),
+                     **{k: e.get(k, math.nan) for k in ("p_c", "p_c_low", "p_c_high", "alpha")},
+                     "sv_m4": m.get("sv_m4", math.nan), "sv_max": m.get("sv_max", math.nan),
+                     **{k: s.get(k, math.nan) for k in _OP_VS_DP_SCORES}})
+    return _write_csv(os.path.join(out, "op_vs_dp.csv"), rows, list(rows[0])), rows
+
+
+def write_outputs(out, config, estimates, meas_specs, measurements, theory):
+    """Draw the figures, write the CSV tables and ``report.md``; return their paths."""
+    text = {}
+    cap_table, cap_rows = _table_capacity(out, estimates)
+    tables = [cap_table, _table_success_curves(out, estimates)]
+    fig1, text["fig1"] = _figure_success(out, estimates)
+    fig2, text["fig2"] = _figure_alpha_vs_d(out, estimates, theory)
+    kpoints = _kappa_points(config, estimates)
+    fig3, text["fig3"] = _figure_alpha_kappa(out, config, theory, kpoints)
+    tables.append(_table_alpha_kappa(out, kpoints))
+    spec_panels, moment_rows = _spectra(config, meas_specs, measurements)
+    fig4, text["fig4"] = _figure_spectra(out, spec_panels, moment_rows)
+    tables.append(_write_csv(os.path.join(out, "spectra_moments.csv"), moment_rows, list(moment_rows[0])))
+    score_panels, score_rows = _scores(config, meas_specs, measurements)
+    fig5, text["fig5"] = _figure_scores(out, score_panels, score_rows)
+    tables.append(_write_csv(os.path.join(out, "score_summary.csv"), score_rows,
+                             list(score_rows[0]) if score_rows else []))
+    cmp_table, cmp_rows = _table_op_vs_dp(out, config, estimates, moment_rows, score_rows)
+    tables.append(cmp_table)
+    figs = [fig1, fig2, fig3, fig4, fig5]
     report = _write_report(out, config, figs, text, cmp_rows, cap_rows)
     return {"figures": figs, "tables": tables, "report": report}
-
-
-def _reldiff(measured, theory):
-    if theory is None or not (math.isfinite(measured) and math.isfinite(theory)):
-        return "no theory value"
-    return f"{100 * (measured - theory) / theory:+.1f}%"
 
 
 def _md_table(rows, columns, digits=3):

@@ -41,7 +41,7 @@ def main(argv=None):
     inst = make_instance(opts.d, p, problem=opts.problem, seed=opts.seed)
     t_inst = time.perf_counter() - t0
     extra = {} if opts.max_active is None else {"max_active": opts.max_active}
-    sol = solve_optimal(inst, refine=opts.refine, time_limit=opts.time_limit, **extra)
+    sol = solve_optimal(inst, refine=opts.refine, time_limit=opts.time_limit, options=extra)
     out = {"d": opts.d, "problem": opts.problem, "p": p, "theory_p_c": p_c, "seed": opts.seed,
            "instance_seconds": t_inst, **sol.to_dict(),
            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}

@@ -113,8 +113,8 @@ def _child(args):
         seconds, repeats, out = _timed(lambda: _lbfgs_baseline(inst))
     elif args.solver == "adam":
         from validation.solvers.adam import solve_adam
-        solve_adam(warm, steps=20)
-        seconds, repeats, sol = _timed(lambda: solve_adam(inst, steps=args.adam_steps))
+        solve_adam(warm, max_iter=20)
+        seconds, repeats, sol = _timed(lambda: solve_adam(inst, max_iter=args.adam_steps))
         out = {"status": sol.status, "iterations": sol.iterations}
     else:
         raise ValueError(f"solver must be optimal, lbfgs or adam, got {args.solver!r}")
@@ -159,21 +159,22 @@ def _gemm_rates(d, p, repeats=5):
     inst = make_instance(d, p, seed=0)
     prob = opt._Problem(inst)
     # a representative solver state: the W after 30 L-BFGS iterations
-    W = opt.solve_optimal(inst, refine=False, max_iterations=30).W
+    W = opt.solve_optimal(inst, refine=False, max_iter=30).W
     thr = 1.0 + opt._sigma(W, d)
-    cap = opt.DEFAULT_OPTIONS["max_active"]
-    opt._full_pass(prob, W, thr, cap, opt.DEFAULT_OPTIONS["block_elements"])
+    defaults = opt.OptimalOptions()
+    cap = defaults.max_active
+    opt._full_pass(prob, W, thr, cap, defaults.block_elements)
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        opt._full_pass(prob, W, thr, cap, opt.DEFAULT_OPTIONS["block_elements"])
+        opt._full_pass(prob, W, thr, cap, defaults.block_elements)
         times.append(time.perf_counter() - t0)
     rates["optimal_full_pass"] = 2.0 * p * p * d / min(times) / 1e9
     Y = prob.images(W).astype(np.float32)
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        step = prob.rows_per_block(opt.DEFAULT_OPTIONS["block_elements"])
+        step = prob.rows_per_block(defaults.block_elements)
         for s in range(0, p, step):
             Y[s:s + step] @ prob.targets32.T
         times.append(time.perf_counter() - t0)
@@ -231,7 +232,8 @@ def main(argv=None):
                           f"rss {row['peak_rss_mb']:7.1f} MB  it={row.get('iterations', '-')}",
                           flush=True)
     # summary: per (d, frac) min/median/max per solver, ratios vs optimal, agreement
-    print("\n| d | p/p_c | solver | decisions | time min / median / max (s) | median ratio to optimal | peak RSS max (MB) |")
+    print("\n| d | p/p_c | solver | decisions | time min / median / max (s) | median ratio to optimal "
+          "| peak RSS max (MB) |")
     print("|---|---|---|---|---|---|---|")
     for d in ([] if opts.gemm_only else opts.d):
         for frac in opts.fractions:
@@ -247,7 +249,9 @@ def main(argv=None):
                 med = statistics.median(ts)
                 print(f"| {d} | {frac:.2f} | {solver} | {decisions} | {min(ts):.3g} / {med:.3g} / "
                       f"{max(ts):.3g} | {med / med_ref:.3g} | {max(r['peak_rss_mb'] for r in rs):.0f} |")
-    print("\n| d | p | numpy dgemm GFLOP/s | numpy sgemm GFLOP/s | optimal blocked scores GFLOP/s | optimal full pass (scores + selection) GFLOP/s | ratio full pass / sgemm | ratio full pass / dgemm |")
+    print("\n| d | p | numpy dgemm GFLOP/s | numpy sgemm GFLOP/s | optimal blocked scores GFLOP/s "
+          "| optimal full pass (scores + selection) GFLOP/s | ratio full pass / sgemm "
+          "| ratio full pass / dgemm |")
     print("|---|---|---|---|---|---|---|---|")
     gemm = []
     for d in opts.d:

@@ -32,31 +32,36 @@ ensemble (code 1) divides ``z`` by its Euclidean norm.  Every candidate is
 computed independently of every other one, so results are bitwise identical
 whatever the number of threads or the order of evaluation.
 
-Kernels for fast solvers (all ``cache=True``; the ``parallel=True`` ones split the
-outer loop over inputs ``mu`` with ``prange`` and respect ``NUMBA_NUM_THREADS`` /
-``numba.set_num_threads``):
+Kernels (all ``cache=True``; the ``parallel=True`` ones split the outer loop over
+inputs or pairs with ``prange`` and respect ``NUMBA_NUM_THREADS`` /
+``numba.set_num_threads``).  Every DP candidate in the package is generated here:
 
-``dp_candidates_into(key, ensemble_code, d, mu, rho_start, count, out)``
-    Write candidates ``rho_start .. rho_start + count - 1`` of input ``mu`` into
-    ``out[:count, :d]`` (float64, C-contiguous, preallocated).  Serial.
+``dp_fill_pairs(key, ensemble_code, mus, rhos, out)``
+    ``out[k] = u^(mus[k])_(rhos[k])`` for int64 ``mus, rhos`` (n,) and ``out`` (n, d),
+    float64 or float32.  Instances (targets, ``Instance.candidates``), the LP's
+    constraint rows and the ``optimal`` solver's working set use it.  Parallel.
 ``dp_scores_into(key, ensemble_code, images, out)``
     ``images`` float64 (p, d) with ``images[mu] = W @ e_mu``; writes
     ``out[rho, mu] = u^(mu)_rho . images[mu]`` for all ``rho, mu`` into ``out``
     float64 (p, p).  No candidate is stored (one length-d buffer per input).
     Parallel over ``mu``.
-``dp_scores_columns_into(key, ensemble_code, images, mus, out)``
-    The same for a subset of inputs: ``out[rho, i] = u^(mus[i])_rho . images[i]``
-    with ``images`` (n, d), ``mus`` int64 (n,), ``out`` (p, n).  Parallel.
 ``dp_combinations_into(key, ensemble_code, coefficients, out)``
     ``coefficients`` float64 (p, p) indexed ``[rho, mu]``; writes
     ``out[mu] = sum_rho coefficients[rho, mu] * u^(mu)_rho`` into ``out`` (p, d).
     Gradients of any score-based loss then follow from ``out.T @ inputs``
     (``sum_{rho,mu} c[rho,mu] u^(mu)_rho e_mu^T``).  Parallel.  The size ``d`` is
     ``out.shape[1]`` and ``p`` is ``coefficients.shape[0]``.
+``dp_block_margins(key, ensemble_code, images, targets, mus, n_candidates, out)``
+    The margins ``(targets[mus[i]] - u^(mus[i])_rho) . images[i]`` of a block of
+    inputs against all their candidates (the ``optimal`` solver's full pass).
+    Parallel.
+
+``dp_pairs(key, ensemble_code, mus, rhos, d, dtype=float64)`` (Python)
+    ``dp_fill_pairs`` into a new (n, d) array.
 
 ``_fill_candidate(key, ensemble_code, mu, rho, out_row)`` (njit, serial)
     Write candidate ``(mu, rho)`` into the length-d float64 ``out_row``; the
-    building block of all the kernels above, callable from other numba code.
+    building block of all the kernels above.
 
 ``key`` is a ``numpy.uint64`` (``Instance.dp_key``) and ``ensemble_code`` an int
 (``ENSEMBLE_CODES[name]``, ``Instance.ensemble_code``).
@@ -73,11 +78,11 @@ __all__ = [
     "ENSEMBLE_CODES",
     "mix64",
     "counter_normal",
-    "dp_candidates_into",
+    "dp_fill_pairs",
     "dp_scores_into",
-    "dp_scores_columns_into",
     "dp_combinations_into",
-    "dp_candidates",
+    "dp_block_margins",
+    "dp_pairs",
 ]
 
 ENSEMBLE_CODES = {"gaussian": 0, "sphere": 1}
@@ -108,12 +113,6 @@ def _stream_seed(key, mu, rho):
     return mix64(s + (np.uint64(rho) + _ONE) * _GOLDEN2)
 
 
-@numba.njit(cache=True, inline="always")
-def _uniform(seed, j):
-    w = mix64(seed + (np.uint64(j) + _ONE) * _GOLDEN)
-    return (np.float64(w >> _S11) + 0.5) * _TWO_M53
-
-
 def _ziggurat_tables(layers=128, edge=3.442619855899, volume=9.91256303526217e-3):
     """Layer edges x_i and ratios x_{i+1}/x_i of Marsaglia-Tsang's ziggurat (Doornik's ZIGNOR)."""
     x = np.zeros(layers + 1)
@@ -137,7 +136,14 @@ def _word_uniform(w):
     return (np.float64(np.int64(w >> _S11)) + 0.5) * _TWO_M53
 
 
-@numba.njit(cache=True)
+# The generator proper is compiled eagerly, without fastmath, for fixed argument types.
+# numba compiles a lazily typed callee with the flags of the first caller that needs it
+# (and caches that version), so a fastmath kernel compiled first would otherwise change
+# the last bits of every candidate for every later caller.
+_EXACT = {"cache": True, "fastmath": False}
+
+
+@numba.njit("float64(uint64, int64, uint64)", **_EXACT)
 def _ziggurat_slow(seed, j, first_word):
     """Rare branch of the ziggurat (about 0.7 % of draws): more words from sub-stream (j, a)."""
     w = first_word
@@ -181,7 +187,7 @@ def counter_normal(seed, j):
     return _ziggurat_slow(seed, j, w)
 
 
-@numba.njit(cache=True)
+@numba.njit("void(uint64, int64, int64, int64, float64[:])", **_EXACT)
 def _fill_candidate(key, ensemble_code, mu, rho, out_row):
     """Write candidate (mu, rho) into ``out_row`` (length d)."""
     d = out_row.shape[0]
@@ -199,11 +205,15 @@ def _fill_candidate(key, ensemble_code, mu, rho, out_row):
         out_row[k] *= scale
 
 
-@numba.njit(cache=True)
-def dp_candidates_into(key, ensemble_code, d, mu, rho_start, count, out):
-    """Candidates ``rho_start .. rho_start+count-1`` of input ``mu`` into ``out[:count, :d]``."""
-    for i in range(count):
-        _fill_candidate(key, ensemble_code, mu, rho_start + i, out[i, :d])
+@numba.njit(cache=True, parallel=True, fastmath=True)
+def dp_fill_pairs(key, ensemble_code, mus, rhos, out):
+    """``out[k] = u^(mus[k])_(rhos[k])`` (out float32 or float64, shape (n, d))."""
+    n, d = out.shape
+    for k in numba.prange(n):
+        buf = np.empty(d)
+        _fill_candidate(key, ensemble_code, mus[k], rhos[k], buf)
+        for j in range(d):
+            out[k, j] = buf[j]
 
 
 @numba.njit(cache=True, parallel=True)
@@ -218,21 +228,6 @@ def dp_scores_into(key, ensemble_code, images, out):
             for k in range(d):
                 acc += buf[k] * images[mu, k]
             out[rho, mu] = acc
-
-
-@numba.njit(cache=True, parallel=True)
-def dp_scores_columns_into(key, ensemble_code, images, mus, out):
-    """``out[rho, i] = u^(mus[i])_rho . images[i]`` for a subset ``mus`` of inputs."""
-    n, d = images.shape
-    for i in numba.prange(n):
-        buf = np.empty(d)
-        mu = mus[i]
-        for rho in range(out.shape[0]):
-            _fill_candidate(key, ensemble_code, mu, rho, buf)
-            acc = 0.0
-            for k in range(d):
-                acc += buf[k] * images[i, k]
-            out[rho, i] = acc
 
 
 @numba.njit(cache=True, parallel=True)
@@ -253,8 +248,34 @@ def dp_combinations_into(key, ensemble_code, coefficients, out):
                 out[mu, k] += c * buf[k]
 
 
-def dp_candidates(key, ensemble_code: int, d: int, mu: int, p: int) -> np.ndarray:
-    """All ``p`` candidates of input ``mu`` as a new float64 (p, d) array."""
-    out = np.empty((p, d), dtype=np.float64)
-    dp_candidates_into(np.uint64(key), int(ensemble_code), int(d), int(mu), 0, int(p), out)
+@numba.njit(cache=True, parallel=True, fastmath=True)
+def dp_block_margins(key, ensemble_code, images, targets, mus, n_candidates, out):
+    """DP margins of a block of inputs against all their candidates, in float64.
+
+    ``out[i, rho] = (targets[mus[i]] - u^(mus[i])_rho) . images[i]`` for every
+    ``rho`` (the diagonal ``rho = mus[i]`` comes out as 0 up to rounding and is
+    masked by the caller).
+    """
+    n, d = images.shape
+    for i in numba.prange(n):
+        buf = np.empty(d)
+        mu = mus[i]
+        t = 0.0
+        for j in range(d):
+            t += targets[mu, j] * images[i, j]
+        for rho in range(n_candidates):
+            _fill_candidate(key, ensemble_code, mu, rho, buf)
+            s = 0.0
+            for j in range(d):
+                s += buf[j] * images[i, j]
+            out[i, rho] = t - s
+
+
+def dp_pairs(key, ensemble_code: int, mus, rhos, d: int, dtype=np.float64) -> np.ndarray:
+    """The candidates ``u^(mus[k])_(rhos[k])`` as a new (n, d) array (``dp_fill_pairs``)."""
+    mus = np.ascontiguousarray(mus, dtype=np.int64)
+    rhos = np.ascontiguousarray(rhos, dtype=np.int64)
+    out = np.empty((mus.size, int(d)), dtype=dtype)
+    if mus.size:
+        dp_fill_pairs(np.uint64(key), int(ensemble_code), mus, rhos, out)
     return out

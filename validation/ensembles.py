@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from replica.common.checks import check_choice, check_int
+from replica.common.results import json_safe
+from replica.common.seeds import resolve_seed
 
 from . import _rng
 
@@ -50,6 +52,8 @@ class Instance:
     problem : {"op", "dp"}
     ensemble : {"gaussian", "sphere"}
     seed : int
+        The resolved integer seed (``replica.common.seeds.resolve_seed``): the
+        instance is a pure function of ``(seed, d, p, problem, ensemble)``.
     inputs : ndarray, float64, shape (p, d), read-only
         Row ``mu`` is the input ``e_mu``.
     targets : ndarray, float64, shape (p, d), read-only
@@ -96,7 +100,7 @@ class Instance:
         mu = check_int(mu, "mu", low=0, high=self.p - 1)
         if self.problem == "op":
             return self.targets
-        return _rng.dp_candidates(self.dp_key, self.ensemble_code, self.d, mu, self.p)
+        return _rng.dp_pairs(self.dp_key, self.ensemble_code, np.full(self.p, mu), np.arange(self.p), self.d)
 
     def scores_from_images(self, images) -> np.ndarray:
         """Score matrix from the images ``Y[mu] = W @ e_mu``.
@@ -150,12 +154,12 @@ class Instance:
         return self.scores_from_images(self.inputs @ mat.T)
 
     def to_dict(self) -> dict:
-        """Metadata (no arrays)."""
-        return {"d": self.d, "p": self.p, "problem": self.problem,
-                "ensemble": self.ensemble, "seed": self.seed}
+        """Metadata (no arrays), JSON-safe."""
+        return json_safe({"d": self.d, "p": self.p, "problem": self.problem,
+                          "ensemble": self.ensemble, "seed": self.seed})
 
 
-def make_instance(d, p, problem="op", ensemble="gaussian", seed=0) -> Instance:
+def make_instance(d, p, problem="op", ensemble="gaussian", seed=None) -> Instance:
     """Build a random memory problem, reproducible from its arguments.
 
     Parameters
@@ -169,8 +173,10 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=0) -> Instance:
         per input).
     ensemble : {"gaussian", "sphere"}
         ``gaussian``: i.i.d. N(0, I_d / d); ``sphere``: uniform on the unit sphere.
-    seed : int
-        Non-negative seed.  ``SeedSequence(seed).spawn(3)`` gives three
+    seed : None, int, SeedSequence or Generator
+        Resolved to an integer by ``replica.common.seeds.resolve_seed`` (``None``:
+        the package default ``DEFAULT_SEED``); the integer is stored in
+        ``Instance.seed``.  ``SeedSequence(seed).spawn(3)`` gives three
         children: inputs, OP outputs, DP generator key.  Instances with the same
         seed but different ``p`` share their leading rows (and DP candidates
         with equal ``(mu, rho)``); use different seeds (e.g. from
@@ -183,8 +189,8 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=0) -> Instance:
     Raises
     ------
     ValueError
-        For ``d < 2``, ``p < 2``, an unknown problem or ensemble, or a negative
-        or non-integer seed.
+        For ``d < 2``, ``p < 2``, an unknown problem or ensemble, or a seed that
+        is not None, a non-negative integer, a SeedSequence or a Generator.
 
     Notes
     -----
@@ -194,19 +200,15 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=0) -> Instance:
     p = check_int(p, "p", low=2)
     problem = check_choice(problem, "problem", PROBLEMS)
     ensemble = check_choice(ensemble, "ensemble", ENSEMBLES)
-    seed = check_int(seed, "seed", low=0)
+    seed = resolve_seed(seed)
     inputs_ss, outputs_ss, key_ss = np.random.SeedSequence(seed).spawn(3)
     inputs = _draw_vectors(np.random.default_rng(inputs_ss), p, d, ensemble)
     dp_key = np.uint64(key_ss.generate_state(1, dtype=np.uint64)[0])
     if problem == "op":
         targets = _draw_vectors(np.random.default_rng(outputs_ss), p, d, ensemble)
     else:
-        targets = np.empty((p, d), dtype=np.float64)
-        code = _rng.ENSEMBLE_CODES[ensemble]
-        row = np.empty((1, d), dtype=np.float64)
-        for mu in range(p):
-            _rng.dp_candidates_into(dp_key, code, d, mu, mu, 1, row)
-            targets[mu] = row[0]
+        diagonal = np.arange(p)
+        targets = _rng.dp_pairs(dp_key, _rng.ENSEMBLE_CODES[ensemble], diagonal, diagonal, d)
     inputs.setflags(write=False)
     targets.setflags(write=False)
     return Instance(d=d, p=p, problem=problem, ensemble=ensemble, seed=seed,

@@ -74,6 +74,14 @@ def _as_score_matrix(scores) -> np.ndarray:
     return arr
 
 
+def _per_input(kernel, scores, dtypes):
+    """Run ``kernel(S, *outputs)`` with one new length-p output per dtype; return the outputs."""
+    arr = _as_score_matrix(scores)
+    outputs = tuple(np.empty(arr.shape[1], dtype=dtype) for dtype in dtypes)
+    kernel(arr, *outputs)
+    return outputs
+
+
 def recall_check(scores):
     """Which inputs are recalled, and by how much.
 
@@ -101,12 +109,7 @@ def recall_check(scores):
     -----
     See ``notes/simulation.md`` (recall and ties).
     """
-    arr = _as_score_matrix(scores)
-    p = arr.shape[1]
-    recalled = np.empty(p, dtype=np.bool_)
-    margins = np.empty(p, dtype=np.float64)
-    _recall_kernel(arr, recalled, margins)
-    return recalled, margins
+    return _per_input(_recall_kernel, scores, (np.bool_, np.float64))
 
 
 def top_competitors(scores):
@@ -129,12 +132,7 @@ def top_competitors(scores):
     ValueError
         If ``scores`` has the wrong shape.
     """
-    arr = _as_score_matrix(scores)
-    p = arr.shape[1]
-    index = np.empty(p, dtype=np.int64)
-    value = np.empty(p, dtype=np.float64)
-    _top_kernel(arr, index, value)
-    return index, value
+    return _per_input(_top_kernel, scores, (np.int64, np.float64))
 
 
 def competitor_scale(W) -> float:
@@ -171,15 +169,17 @@ def normalised_margin(margins, W) -> float:
     margins : array_like, shape (p,)
         Raw margins from :func:`recall_check`.
     W : array_like, shape (d, d)
+        The memory; its Frobenius norm sets the unit (:func:`competitor_scale`).
 
     Returns
     -------
     float
+        The smallest margin in competitor standard deviations.
 
     Raises
     ------
     ValueError
-        If ``W`` is not square.
+        If ``W`` is not square (from :func:`competitor_scale`).
     """
     scale = competitor_scale(W)
     arr = np.asarray(margins, dtype=np.float64)

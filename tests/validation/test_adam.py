@@ -2,9 +2,18 @@
 
 import numpy as np
 import pytest
+from scipy.special import logsumexp
 
 from validation import make_instance, solve
-from validation.solvers.adam import _Scorer, _softmax_gradient, cross_entropy
+from validation.recall import recall_check
+from validation.solvers import AdamOptions
+from validation.solvers.adam import _Scorer, _softmax_gradient, solve_adam
+
+
+def _cross_entropy(inst, W):
+    """Reference: mean over inputs of -S[mu, mu] + logsumexp_rho S[rho, mu] (dense float64, scipy)."""
+    S = inst.scores(W)
+    return float(np.mean(logsumexp(S, axis=0) - np.diag(S)))
 
 
 @pytest.mark.parametrize("problem", ["op", "dp"])
@@ -14,7 +23,7 @@ def test_gradient_matches_finite_differences(problem):
     scorer = _Scorer(inst)
     S = scorer.scores((scorer.inputs @ W.T.astype(scorer.dtype)))
     G, loss = _softmax_gradient(np.asarray(S, dtype=np.float64))
-    assert loss == pytest.approx(cross_entropy(inst, W), rel=1e-5)
+    assert loss == pytest.approx(_cross_entropy(inst, W), rel=1e-5)
     grad = np.asarray(scorer.weight_gradient(G.astype(scorer.dtype)), dtype=np.float64)
     h = 1e-6
     numeric = np.zeros((5, 5))
@@ -22,7 +31,7 @@ def test_gradient_matches_finite_differences(problem):
         for k in range(5):
             step = np.zeros((5, 5))
             step[j, k] = h
-            numeric[j, k] = (cross_entropy(inst, W + step) - cross_entropy(inst, W - step)) / (2 * h)
+            numeric[j, k] = (_cross_entropy(inst, W + step) - _cross_entropy(inst, W - step)) / (2 * h)
     rtol = 1e-4 if problem == "op" else 1e-7  # OP trains in float32
     np.testing.assert_allclose(grad, numeric, rtol=rtol, atol=rtol * np.abs(numeric).max())
 
@@ -40,12 +49,19 @@ def test_stores_easy_instance_and_verifies(problem):
     assert sol.margin > 0
 
 
-def test_reproducible():
+def test_reproducible_and_seeded():
     inst = make_instance(8, 14, "op", seed=3)
     a = solve(inst, solver="adam", kappa=0.5)
     b = solve(inst, solver="adam", kappa=0.5)
     assert a.iterations == b.iterations
     np.testing.assert_array_equal(a.W, b.W)
+    # seed=None is the instance's seed; other seeds give other initial factors
+    assert a.info["seed"] == inst.seed == 3
+    same = solve(inst, solver="adam", kappa=0.5, seed=3)
+    np.testing.assert_array_equal(same.W, a.W)
+    other = solve_adam(inst, kappa=0.5, seed=np.random.SeedSequence(11), max_iter=10)
+    assert other.info["seed"] != 3
+    assert not np.array_equal(other.W, solve_adam(inst, kappa=0.5, max_iter=10).W)
 
 
 def test_budget_exhausted_is_undecided_never_not_stored():
@@ -53,7 +69,15 @@ def test_budget_exhausted_is_undecided_never_not_stored():
     sol = solve(inst, solver="adam", max_iter=200)
     assert sol.status == "undecided" and not sol.stored and not sol.converged
     assert sol.iterations == 200
-    assert "cannot certify" in sol.message
+    assert "cannot certify" in sol.message and "step budget 200" in sol.message
+
+
+def test_time_limit_is_undecided():
+    inst = make_instance(4, 40, seed=0)
+    sol = solve(inst, solver="adam", max_iter=10**7, time_limit=0.05)
+    assert sol.status == "undecided" and not sol.converged
+    assert sol.iterations < 10**7
+    assert "time limit" in sol.message
 
 
 def test_factor_form():
@@ -64,12 +88,27 @@ def test_factor_form():
     assert Q.shape == R.shape == (12, 3)
     np.testing.assert_allclose(Q @ R.T, sol.W, rtol=1e-6, atol=1e-6)
     assert np.linalg.matrix_rank(sol.W) <= 3
-    assert sol.stored == bool(sol.status == "stored")
+    # the stored flag against an independent float64 recall check of the factors' W
+    recalled, _ = recall_check(inst.scores(Q @ R.T))
+    assert sol.stored == bool(recalled.all())
+    assert sol.recall_fraction == pytest.approx(recalled.mean())
+
+
+def test_options_dataclass_and_mapping_agree():
+    inst = make_instance(6, 10, seed=5)
+    a = solve(inst, solver="adam", options={"learning_rate": 0.05, "check_every": 5})
+    b = solve_adam(inst, options=AdamOptions(learning_rate=0.05, check_every=5))
+    assert a.iterations == b.iterations and a.iterations % 5 == 0
+    np.testing.assert_array_equal(a.W, b.W)
 
 
 def test_bad_options():
     inst = make_instance(4, 5)
-    for kwargs, name in [(dict(steps=0), "steps"), (dict(learning_rate=-1.0), "learning_rate"),
-                         (dict(check_every=0), "check_every"), (dict(beta1=1.0), "beta1")]:
+    with pytest.raises(ValueError, match="max_iter"):
+        solve(inst, solver="adam", max_iter=0)
+    with pytest.raises(ValueError, match="time_limit"):
+        solve(inst, solver="adam", time_limit=-1.0)
+    for options, name in [({"steps": 10}, "steps"), ({"learning_rate": -1.0}, "learning_rate"),
+                          ({"check_every": 0}, "check_every"), ({"beta1": 1.0}, "beta1")]:
         with pytest.raises(ValueError, match=name):
-            solve(inst, solver="adam", options=kwargs)
+            solve(inst, solver="adam", options=options)

@@ -1,11 +1,33 @@
 """Instances (validation.ensembles) and the counter-based DP generator (validation._rng)."""
 
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from scipy import stats
 
+from replica.common.seeds import DEFAULT_SEED
 from validation import Instance, make_instance
 from validation import _rng
+
+# sha1 of the bytes of make_instance(6, 9, "dp", ensemble, seed=3).targets and of
+# .candidates(4), computed by the generator at commit 85026cc (fresh numba cache, the
+# generator compiled without fastmath): a change of any bit of the DP candidates fails.
+_REFERENCE = {
+    "gaussian": ("a6425b2a204e845d74ae5c66c2b86c7c42bddff2", "7896473195bb64577dda87673572e00410a3359c"),
+    "sphere": ("4c2559bc31da8f074f849db6b899e488d2b57369", "b995a171d5fa3598b89645ed3b5fae6117b3881d"),
+}
+# sha1 of 2000 counter normals of stream _stream_seed(2024, 3, 5) (24 of them from the
+# slow ziggurat path), same provenance
+_NORMALS_SHA1 = "21f43528aa572041e751ec9f3a37ae2ffb21f2a9"
+
+
+def _sha1(a):
+    return hashlib.sha1(np.ascontiguousarray(a, dtype=np.float64).tobytes()).hexdigest()
 
 
 def _mix64_reference(z: int) -> int:
@@ -43,6 +65,56 @@ def test_reproducible_and_seed_dependent(problem, ensemble):
     assert not np.array_equal(a.inputs, c.inputs)
     assert not np.array_equal(a.candidates(4), c.candidates(4))
     assert a.to_dict() == {"d": 6, "p": 9, "problem": problem, "ensemble": ensemble, "seed": 3}
+    json.dumps(a.to_dict(), allow_nan=False)
+
+
+@pytest.mark.parametrize("ensemble", ["gaussian", "sphere"])
+def test_dp_candidates_match_reference_bits(ensemble):
+    inst = make_instance(6, 9, "dp", ensemble, seed=3)
+    assert (_sha1(inst.targets), _sha1(inst.candidates(4))) == _REFERENCE[ensemble]
+
+
+_FASTMATH_FIRST = """
+import hashlib, sys
+import numba, numpy as np
+from validation import _rng
+
+@numba.njit(fastmath=True)
+def fast_caller(key, code, mu, rho, out):
+    _rng._fill_candidate(key, code, mu, rho, out)
+    acc = 0.0
+    for j in range(out.shape[0]):
+        acc += out[j] * out[j]
+    return acc
+
+buf = np.empty(6)
+fast_caller(np.uint64(1), 0, 0, 0, buf)   # the first compilation comes from a fastmath caller
+from validation import make_instance
+inst = make_instance(6, 9, "dp", "gaussian", seed=3)
+print(hashlib.sha1(inst.targets.tobytes()).hexdigest())
+"""
+
+
+def test_generator_bits_do_not_depend_on_the_first_caller(tmp_path):
+    """numba compiles a lazily typed callee with the flags of its first caller and caches it;
+    the generator is compiled eagerly without fastmath, so a fastmath caller compiled first
+    (fresh cache, separate process) must not change any candidate bit."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", _FASTMATH_FIRST], env=env, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split()[-1] == _REFERENCE["gaussian"][0]
+
+
+def test_seed_forms():
+    a = make_instance(5, 6, seed=np.random.SeedSequence(12))
+    b = make_instance(5, 6, seed=a.seed)
+    assert isinstance(a.seed, int)
+    np.testing.assert_array_equal(a.inputs, b.inputs)
+    c = make_instance(5, 6, seed=np.random.default_rng(4))
+    assert c.seed == make_instance(5, 6, seed=np.random.default_rng(4)).seed
+    d = make_instance(5, 6)
+    assert d.seed == DEFAULT_SEED
+    np.testing.assert_array_equal(d.inputs, make_instance(5, 6, seed=DEFAULT_SEED).inputs)
 
 
 def test_arrays_read_only():
@@ -121,6 +193,7 @@ def test_counter_normal_tails():
     for level in (2.0, 3.0, 3.442619855899, 4.0):
         expected = 2 * stats.norm.sf(level)
         assert abs(np.mean(np.abs(z) > level) - expected) < 5 * np.sqrt(expected / n) + 1e-6
+    assert _sha1(z[:2000]) == _NORMALS_SHA1
 
 
 @pytest.mark.parametrize("ensemble", ["gaussian", "sphere"])
@@ -147,20 +220,25 @@ def test_op_scores_match_dense():
 def test_dp_kernels_consistent():
     inst = make_instance(6, 10, "dp", "gaussian", seed=9)
     key, code = inst.dp_key, inst.ensemble_code
-    block = np.empty((4, 6))
-    _rng.dp_candidates_into(key, code, 6, 3, 2, 4, block)
-    np.testing.assert_array_equal(block, inst.candidates(3)[2:6])
+    mus = np.array([3, 3, 7, 0, 9], dtype=np.int64)
+    rhos = np.array([2, 5, 7, 9, 0], dtype=np.int64)
+    pairs = _rng.dp_pairs(key, code, mus, rhos, 6)
+    for k in range(5):
+        np.testing.assert_array_equal(pairs[k], inst.candidates(mus[k])[rhos[k]])
+    single = np.empty((5, 6), dtype=np.float32)
+    _rng.dp_fill_pairs(key, code, mus, rhos, single)
+    np.testing.assert_array_equal(single, pairs.astype(np.float32))
     coeff = np.random.default_rng(3).standard_normal((10, 10))
     out = np.empty((10, 6))
     _rng.dp_combinations_into(key, code, coeff, out)
     for mu in range(10):
         np.testing.assert_allclose(out[mu], coeff[:, mu] @ inst.candidates(mu), rtol=1e-12, atol=1e-13)
     images = np.random.default_rng(4).standard_normal((3, 6))
-    mus = np.array([7, 0, 4], dtype=np.int64)
-    cols = np.empty((10, 3))
-    _rng.dp_scores_columns_into(key, code, images, mus, cols)
-    for i, mu in enumerate(mus):
-        np.testing.assert_allclose(cols[:, i], inst.candidates(mu) @ images[i], rtol=1e-12, atol=1e-13)
+    block = np.empty((3, 10))
+    _rng.dp_block_margins(key, code, images, inst.targets, np.array([7, 0, 4], dtype=np.int64), 10, block)
+    for i, mu in enumerate([7, 0, 4]):
+        cand = inst.candidates(mu)
+        np.testing.assert_allclose(block[i], cand[mu] @ images[i] - cand @ images[i], rtol=1e-12, atol=1e-13)
 
 
 def test_dp_memory_does_not_grow_with_p_squared():

@@ -1,5 +1,7 @@
 """The LP feasibility solver (validation.solvers.lp)."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -110,5 +112,19 @@ def test_working_set_agrees_with_full_lp(problem):
 def test_time_limit_gives_undecided():
     sol = solve(make_instance(12, 60, seed=0), solver="lp", time_limit=1e-3)
     assert sol.status in ("undecided", "stored", "not_stored")
-    if not sol.converged:
-        assert sol.status == "undecided"
+    assert sol.converged == (sol.status != "undecided")
+    data = json.loads(json.dumps(sol.to_dict(), allow_nan=False))
+    if sol.status == "undecided":
+        assert "time limit" in sol.message
+        assert data["info"]["lp_optimum"] is None or np.isfinite(data["info"]["lp_optimum"])
+
+
+def test_max_iter_caps_constraint_generation():
+    inst = make_instance(8, 24, seed=1)  # not stored; constraint generation needs 2 rounds (measured)
+    free = solve(inst, solver="lp", options={"working_set": True})
+    assert free.status == "not_stored" and free.info["rounds"] == 2
+    capped = solve(inst, solver="lp", max_iter=1, options={"working_set": True})
+    assert capped.info["rounds"] == 1
+    assert capped.status == "undecided" and not capped.converged
+    assert "max_iter=1" in capped.message
+    json.dumps(capped.to_dict(), allow_nan=False)

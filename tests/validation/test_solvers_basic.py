@@ -1,7 +1,6 @@
 """solve() dispatch, Solution, the Hebbian solver and the measurements (validation.measure)."""
 
 import json
-import math
 
 import numpy as np
 import pytest
@@ -9,7 +8,7 @@ import pytest
 from validation import Solution, make_instance, solve
 from validation import solvers as solvers_module
 from validation.measure import score_distribution, spectrum
-from validation.solvers import assess, rank_for
+from validation.solvers import AdamOptions, LPOptions, OptimalOptions, assess, rank_for, solve_arguments
 from validation.solvers.hebbian import hebbian_matrix
 
 
@@ -21,7 +20,12 @@ from validation.solvers.hebbian import hebbian_matrix
     (dict(solver="hebbian", options={"bogus": 1}), "option"),
     (dict(solver="adam", options={"bogus": 1}), "bogus"),
     (dict(solver="hebbian", refine=True), "refine"),
+    (dict(solver="hebbian", max_iter=3), "max_iter"),
+    (dict(solver="adam", tol=0.1), "tol"),
     (dict(solver="adam", options=[1, 2]), "options"),
+    (dict(solver="optimal", options={"max_iter": 3}), "solve"),
+    (dict(solver="optimal", options=LPOptions()), "OptimalOptions"),
+    (dict(solver="lp", options={"steps": 3}), "max_nonzeros"),
 ])
 def test_solve_bad_input(kwargs, pattern):
     inst = make_instance(4, 5)
@@ -34,6 +38,44 @@ def test_solve_unknown_keyword_is_a_type_error():
     # function); unknown *solver settings* go through ``options`` and raise ValueError.
     with pytest.raises(TypeError, match="bogus"):
         solve(make_instance(4, 5), solver="hebbian", bogus=1)
+
+
+@pytest.mark.parametrize("solver, cls", [("optimal", OptimalOptions), ("lp", LPOptions), ("adam", AdamOptions)])
+def test_unknown_option_is_named_with_the_valid_ones(solver, cls):
+    with pytest.raises(ValueError) as err:
+        solve(make_instance(4, 5), solver=solver, options={"no_such_setting": 1})
+    text = str(err.value)
+    assert "no_such_setting" in text and solver in text
+    assert all(name in text for name in cls.names())
+
+
+def test_options_are_frozen_and_checked():
+    opts = OptimalOptions(max_active=8)
+    with pytest.raises(AttributeError):
+        opts.max_active = 9
+    assert OptimalOptions.from_mapping({"max_active": 8}) == opts
+    assert OptimalOptions.coerce(None) == OptimalOptions()
+    with pytest.raises(ValueError, match="method"):
+        LPOptions(method="simplex")
+
+
+def test_solve_arguments_splits_and_maps_the_deprecated_spelling():
+    flat = {"max_iter": 5, "refine": False, "time_limit": 2.0, "max_active": 8}
+    assert solve_arguments(flat) == {"max_iter": 5, "refine": False, "time_limit": 2.0,
+                                     "options": {"max_active": 8}}
+    assert solve_arguments(None) == {}
+    with pytest.warns(DeprecationWarning, match="max_iter"):
+        args = solve_arguments({"max_iterations": 7, "tol": 0.01})
+    assert args == {"max_iter": 7, "tol": 0.01}
+    with pytest.raises(ValueError, match="max_iter"), pytest.warns(DeprecationWarning):
+        solve_arguments({"max_iterations": 7, "max_iter": 8})
+    # an old stored task still runs, with the same result as the new spelling
+    inst = make_instance(8, 20, seed=1)
+    with pytest.warns(DeprecationWarning):
+        old = solve(inst, "optimal", **solve_arguments({"max_iterations": 3, "refine": False}))
+    new = solve(inst, "optimal", max_iter=3, refine=False)
+    assert old.status == new.status and old.iterations == new.iterations
+    np.testing.assert_array_equal(old.W, new.W)
 
 
 def test_solve_rejects_non_instance():
@@ -92,11 +134,12 @@ def test_solution_to_dict_is_json_and_consistent():
     inst = make_instance(6, 9, "dp", seed=4)
     sol = solve(inst, solver="hebbian")
     assert isinstance(sol, Solution)
+    assert sol.status in Solution.STATUSES
     data = sol.to_dict()
-    for key in ("stored", "recall_fraction", "margin", "converged", "iterations", "seconds", "status",
-                "solver", "kappa", "rank", "message"):
-        assert key in data
-    json.dumps(data)
+    assert set(data) == {"stored", "recall_fraction", "margin", "converged", "iterations", "seconds",
+                         "status", "solver", "kappa", "rank", "message", "info"}
+    json.dumps(data, allow_nan=False)
+    assert json.loads(json.dumps(inst.to_dict(), allow_nan=False)) == inst.to_dict()
     stored, fraction, margin, recalled = assess(inst, sol.W)
     assert (stored, fraction) == (sol.stored, sol.recall_fraction)
     assert margin == pytest.approx(sol.margin)
@@ -106,6 +149,25 @@ def test_solution_to_dict_is_json_and_consistent():
     np.fill_diagonal(comp, -np.inf)
     expected = np.min(np.diag(S) - comp.max(axis=0)) / (np.linalg.norm(sol.W) / 6)
     assert sol.margin == pytest.approx(expected, rel=1e-10)
+
+
+def test_undecided_solution_to_dict_is_json_safe():
+    # an undecided solve with non-finite numbers (margin NaN, an infinite bound in info)
+    sol = Solution(solver="optimal", kappa=1.0, rank=4, W=None, factors=None, stored=False,
+                   recall_fraction=float("nan"), margin=float("nan"), converged=False, iterations=0,
+                   seconds=0.0, status="undecided", message="budget ended",
+                   info={"margin_bound": float("inf"), "loss": np.float64("nan")})
+    assert sol.status in Solution.STATUSES
+    data = json.loads(json.dumps(sol.to_dict(), allow_nan=False))
+    assert data["margin"] is None and data["recall_fraction"] is None
+    assert data["info"] == {"margin_bound": None, "loss": None}
+    # a real undecided solve (budget cut-off)
+    real = solve(make_instance(16, 66, seed=0), "optimal", max_iter=1, refine=False)
+    assert real.status == "undecided" and not real.converged
+    json.dumps(real.to_dict(), allow_nan=False)
+    with pytest.raises(ValueError, match="status"):
+        Solution(solver="x", kappa=1.0, rank=1, W=None, factors=None, stored=False, recall_fraction=0.0,
+                 margin=0.0, converged=False, iterations=0, seconds=0.0, status="maybe")
 
 
 def test_spectrum_of_gaussian_matrix_is_quarter_circle_like():

@@ -1,27 +1,40 @@
 """Solvers for memory problems behind one interface: ``solve(instance, solver=...)``.
 
 * ``hebbian`` -- ``W = sum_mu u_mu e_mu^T`` (best rank-m approximation for kappa < 1).
-* ``optimal`` -- margin-maximising projected-gradient solver
-  (:func:`validation.solvers.optimal.solve_optimal`).
+* ``optimal`` -- certified decision and max-margin W by L-BFGS on the squared hinge
+  (:func:`validation.solvers.optimal.solve_optimal`, ``notes/optimal_solver.md``).
 * ``lp`` -- exact feasibility by linear programming (HiGHS), small d, full rank.
 * ``adam`` -- Adam on the softmax cross-entropy (baseline with a step budget).
 
-Every solver returns a :class:`Solution` whose ``stored`` flag is verified in
-float64 by :func:`validation.recall.recall_check` on the returned W.  What
-``status`` means for each solver is in ``notes/simulation.md``.
+The solver functions share argument names: ``solver(instance, kappa=1.0, *, tol,
+max_iter, time_limit, seed, refine, options)``, each taking only those it uses (see
+:data:`SHARED_ARGUMENTS`); the settings specific to one solver are a frozen options
+dataclass (:class:`OptimalOptions`, :class:`LPOptions`, :class:`AdamOptions`), which
+:func:`solve` builds from a mapping.
+
+Every solver returns a :class:`Solution` (a :class:`replica.common.results.Result`)
+whose ``stored`` flag is verified in float64 by :func:`validation.recall.recall_check`
+on the returned W.  What ``status`` and ``converged`` mean for each solver is in
+``notes/simulation.md``.
 """
 
 from __future__ import annotations
 
 import importlib
-import math
+import inspect
+import warnings
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from replica.common.checks import check_choice, check_kappa
+from replica.common.results import Result
 
-__all__ = ["Solution", "solve", "solve_arguments", "SHARED_ARGUMENTS", "SOLVERS", "rank_for", "assess"]
+from .options import AdamOptions, LPOptions, OptimalOptions, SolverOptions
+
+__all__ = ["Solution", "solve", "solve_arguments", "SHARED_ARGUMENTS", "SOLVERS", "STATUSES", "rank_for",
+           "assess", "OptimalOptions", "LPOptions", "AdamOptions", "SolverOptions"]
 
 SOLVERS = ("hebbian", "optimal", "lp", "adam")
 STATUSES = ("stored", "not_stored", "undecided")
@@ -32,6 +45,9 @@ _DISPATCH = {
     "lp": ("validation.solvers.lp", "solve_lp"),
     "adam": ("validation.solvers.adam", "solve_adam"),
 }
+
+# the options class of each solver (None: the solver has no specific settings)
+_OPTIONS = {"hebbian": None, "optimal": OptimalOptions, "lp": LPOptions, "adam": AdamOptions}
 
 
 def rank_for(d: int, kappa: float) -> int:
@@ -59,7 +75,7 @@ def rank_for(d: int, kappa: float) -> int:
 
 
 @dataclass(frozen=True, eq=False)
-class Solution:
+class Solution(Result):
     """Result of :func:`solve`.
 
     Attributes
@@ -80,19 +96,29 @@ class Solution:
         ``min_mu min_{rho != mu} (S[mu, mu] - S[rho, mu]) / (||W||_F / d)``; negative
         when some input is not recalled.
     converged : bool
-        The solver reached its stopping criterion (not merely its budget).
+        The solver ended on its own stopping criterion, so ``status`` is its final
+        answer: True for every ``stored`` and ``not_stored`` decision and for the
+        closed-form ``hebbian``; for ``undecided`` it is True only when the method has
+        nothing left to do (``optimal`` at kappa < 1: a stationary point of the factor
+        problem that does not store), and False when a budget (``max_iter``,
+        ``time_limit``) or a numerical failure cut the solve short, so that a larger
+        budget might decide it.  The max-margin refinement of ``optimal`` reports its
+        own convergence in ``info["refine_converged"]``.
     iterations : int
     seconds : float
         Wall time of the solve.
     status : {"stored", "not_stored", "undecided"}
-        ``not_stored`` is a statement about the whole class of W (rank m) only for
-        ``optimal`` and ``lp``; for ``hebbian`` it is about the rule's own W and
-        ``adam`` never says ``not_stored``.  See ``message``.
+        ``stored``: the returned W recalls every input.  ``not_stored``: a statement
+        about the whole class of W (rank m) for ``optimal`` and ``lp`` (a certificate),
+        about the rule's own W for ``hebbian``; ``adam`` never says it.
+        ``undecided``: neither.  See ``message`` and ``notes/simulation.md``.
     message : str
         What happened, in words.
     info : dict
         Solver-specific small diagnostics (JSON-friendly), e.g. the LP optimum.
     """
+
+    STATUSES: ClassVar[tuple[str, ...]] = STATUSES
 
     solver: str
     kappa: float
@@ -128,16 +154,15 @@ class Solution:
             return Q @ R.T
         raise ValueError("this Solution holds neither W nor factors")
 
-    def to_dict(self) -> dict:
-        """JSON-friendly summary without arrays."""
-        margin = float(self.margin)
+    def _payload(self) -> dict:
+        """Summary without arrays (``to_dict`` makes it JSON-safe: NaN and inf become None)."""
         return {
             "solver": self.solver,
             "kappa": float(self.kappa),
             "rank": int(self.rank),
             "stored": bool(self.stored),
             "recall_fraction": float(self.recall_fraction),
-            "margin": margin if math.isfinite(margin) else None,
+            "margin": float(self.margin),
             "converged": bool(self.converged),
             "iterations": int(self.iterations),
             "seconds": float(self.seconds),
@@ -184,13 +209,17 @@ def assess(instance, W=None, *, images=None):
 SHARED_ARGUMENTS = ("tol", "max_iter", "time_limit", "seed", "refine")
 """Arguments that every solver understands under the same name (see :func:`solve`)."""
 
+# deprecated spellings of shared arguments that stored sweep settings may still hold
+_DEPRECATED = {"max_iterations": "max_iter"}
+
 
 def solve_arguments(settings) -> dict:
     """Split a flat settings mapping into :func:`solve` keyword arguments.
 
     Sweeps store one flat dictionary of solver settings per task; this puts the shared
     names (:data:`SHARED_ARGUMENTS`) into their own keywords and everything else into
-    ``options``.
+    ``options``.  The deprecated spelling ``max_iterations`` is read as ``max_iter``
+    (with a ``DeprecationWarning``), so that stored tasks keep running.
 
     Parameters
     ----------
@@ -200,8 +229,20 @@ def solve_arguments(settings) -> dict:
     -------
     dict
         Keyword arguments for :func:`solve` (without ``instance``, ``solver``, ``kappa``).
+
+    Raises
+    ------
+    ValueError
+        If a shared argument is given under both its name and its deprecated spelling.
     """
     flat = dict(settings or {})
+    for old, new in _DEPRECATED.items():
+        if old in flat:
+            warnings.warn(f"solver setting {old!r} is deprecated; use {new!r}", DeprecationWarning,
+                          stacklevel=2)
+            if new in flat:
+                raise ValueError(f"{new} given twice (as {new!r} and as its deprecated spelling {old!r})")
+            flat[new] = flat.pop(old)
     out = {name: flat.pop(name) for name in SHARED_ARGUMENTS if name in flat}
     if flat:
         out["options"] = flat
@@ -224,20 +265,21 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
     tol : float, optional
         The solver's decision tolerance (``optimal``: ``not_stored`` when no W can
         reach a normalised margin above ``tol``; ``lp``: threshold on the LP optimum).
-        ``None`` takes the solver's default.  Not used by ``hebbian`` and ``adam``.
+        ``None`` takes the solver's default.  Not taken by ``hebbian`` and ``adam``.
     max_iter : int, optional
         Iteration budget (``optimal``: L-BFGS iterations of the decision phase;
         ``adam``: steps; ``lp``: constraint-generation rounds).
     time_limit : float, optional
         Wall-time budget in seconds; the status is ``undecided`` when it runs out.
     seed : None, int, SeedSequence or Generator, optional
-        For solvers with random initialisation (``adam`` at ``kappa < 1``); the
-        deterministic solvers ignore it.  ``None`` is the package default seed.
+        For solvers with random initialisation (``adam`` at ``kappa < 1``; ``None``
+        there is the instance's seed); the deterministic solvers ignore it.
     refine : bool, optional
         ``optimal`` only: after ``stored``, continue towards the max-margin W.
-    options : mapping, optional
-        Solver-specific settings (``notes/simulation.md`` lists them per solver).
-        Unknown names raise ``ValueError``.
+    options : mapping or options dataclass, optional
+        Solver-specific settings: :class:`OptimalOptions`, :class:`LPOptions`,
+        :class:`AdamOptions` (``hebbian`` has none).  A mapping is turned into the
+        solver's class; an unknown name raises ``ValueError`` listing the valid ones.
 
     Returns
     -------
@@ -256,14 +298,16 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
         raise ValueError(f"instance must be a validation.Instance, got {type(instance).__name__}")
     solver = check_choice(solver, "solver", SOLVERS)
     kappa = float(check_kappa(kappa))
-    if options is not None and not isinstance(options, dict):
-        try:
-            options = dict(options)
-        except (TypeError, ValueError):
-            raise ValueError(f"options must be a mapping of solver settings, got "
-                             f"{type(options).__name__}") from None
-    kwargs = _solver_keywords(solver, dict(options or {}), tol=tol, max_iter=max_iter,
-                              time_limit=time_limit, seed=seed, refine=refine)
+    function = _solver_function(solver)
+    kwargs = _shared_keywords(solver, function, tol=tol, max_iter=max_iter, time_limit=time_limit,
+                              seed=seed, refine=refine)
+    parsed = _parse_options(solver, options)
+    if parsed is not None:
+        kwargs["options"] = parsed
+    return function(instance, kappa=kappa, **kwargs)
+
+
+def _solver_function(solver):
     module_name, func_name = _DISPATCH[solver]
     try:
         module = importlib.import_module(module_name)
@@ -273,53 +317,41 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
                 f"solver {solver!r} needs the module {module_name}, which is not available "
                 f"in this installation ({exc})") from exc
         raise
-    function = getattr(module, func_name)
-    _check_option_names(solver, function, kwargs)
-    solution = function(instance, kappa=kappa, **kwargs)
-    if solution.status not in STATUSES:  # pragma: no cover - solver bug guard
-        raise RuntimeError(f"solver {solver!r} returned unknown status {solution.status!r}")
-    return solution
+    return getattr(module, func_name)
 
 
-# How each solver spells the shared arguments; None: the solver does not take it.
-_SPELLING = {
-    "optimal": {"tol": "tol", "max_iter": "max_iterations", "time_limit": "time_limit",
-                "seed": None, "refine": "refine"},
-    "lp": {"tol": "tol", "max_iter": "max_rounds", "time_limit": "time_limit",
-           "seed": None, "refine": None},
-    "adam": {"tol": None, "max_iter": "steps", "time_limit": None, "seed": "seed",
-             "refine": None},
-    "hebbian": {"tol": None, "max_iter": None, "time_limit": None, "seed": None,
-                "refine": None},
-}
-_IGNORED = ("seed",)  # harmless for deterministic solvers
+def _parse_options(solver, options):
+    """``options`` as the solver's options dataclass (None for none given)."""
+    cls = _OPTIONS[solver]
+    if options is None:
+        return None
+    if cls is None:
+        if isinstance(options, SolverOptions) or len(dict(_as_mapping(options))):
+            raise ValueError(f"solver {solver!r} takes no options, got {options!r}; valid options: none")
+        return None
+    if isinstance(options, SolverOptions):
+        return cls.coerce(options)
+    return cls.from_mapping(_as_mapping(options))
 
 
-def _check_option_names(solver, function, options):
-    import inspect
-
-    params = inspect.signature(function).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return  # the solver checks its own option names
-    known = [name for name, p in params.items()
-             if p.kind is inspect.Parameter.KEYWORD_ONLY]
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))} for solver {solver!r}; "
-                         f"valid options: {', '.join(known) or 'none'}")
+def _as_mapping(options):
+    try:
+        return dict(options)
+    except (TypeError, ValueError):
+        raise ValueError(f"options must be a mapping of solver settings, got "
+                         f"{type(options).__name__}") from None
 
 
-def _solver_keywords(solver, options, **shared):
-    spelling = _SPELLING[solver]
+def _shared_keywords(solver, function, **shared):
+    """The shared arguments given (not None) that ``function`` takes; ``seed`` may be ignored."""
+    takes = inspect.signature(function).parameters
+    out = {}
     for name, value in shared.items():
         if value is None:
             continue
-        target = spelling[name]
-        if target is None:
-            if name in _IGNORED:
+        if name not in takes:
+            if name == "seed":  # harmless for deterministic solvers
                 continue
             raise ValueError(f"solver {solver!r} does not take {name}; got {name}={value!r}")
-        if target in options:
-            raise ValueError(f"{name} given twice (as {name}= and in options[{target!r}])")
-        options[target] = value
-    return options
+        out[name] = value
+    return out

@@ -25,12 +25,14 @@ import time
 import numpy as np
 
 from replica.common.checks import check_int, check_real
+from replica.common.seeds import resolve_seed
 
 from .. import _rng
 from ..recall import recall_check
 from . import Solution, assess, rank_for
+from .options import AdamOptions
 
-__all__ = ["solve_adam", "cross_entropy"]
+__all__ = ["solve_adam", "AdamOptions"]
 
 
 def _softmax_gradient(S):
@@ -45,22 +47,6 @@ def _softmax_gradient(S):
     G[diag, diag] -= 1.0
     G /= p
     return G, loss
-
-
-def cross_entropy(instance, W) -> float:
-    """Mean softmax cross-entropy of the targets under memory ``W`` (float64).
-
-    Parameters
-    ----------
-    instance : validation.Instance
-    W : array_like (d, d)
-
-    Returns
-    -------
-    float
-    """
-    _, loss = _softmax_gradient(instance.scores(W))
-    return loss
 
 
 class _Scorer:
@@ -95,8 +81,63 @@ class _Scorer:
         return self.combo.T @ self.inputs
 
 
-def solve_adam(instance, kappa=1.0, *, steps=20000, learning_rate=0.1, check_every=10,
-               beta1=0.9, beta2=0.999, epsilon=1e-8, init_scale=0.1, seed=None) -> Solution:
+def _initial_params(d, rank, dtype, seed, init_scale):
+    """Full rank: ``[W = 0]``; rank m: ``[Q, R]`` with ``N(0, init_scale^2 / d)`` entries."""
+    if rank >= d:
+        return [np.zeros((d, d), dtype=dtype)]
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 0xADA]))
+    return [(init_scale / np.sqrt(d)) * rng.standard_normal((d, rank)).astype(dtype) for _ in range(2)]
+
+
+class _Adam:
+    """Adam moments of the parameters and the update rule."""
+
+    def __init__(self, params, options):
+        self.params = params
+        self.o = options
+        self.first = [np.zeros_like(x) for x in params]
+        self.second = [np.zeros_like(x) for x in params]
+
+    def W(self):
+        ps = self.params
+        return ps[0] @ ps[1].T if len(ps) == 2 else ps[0]
+
+    def update(self, step, grad_W):
+        o, ps = self.o, self.params
+        grads = [grad_W @ ps[1], grad_W.T @ ps[0]] if len(ps) == 2 else [grad_W]
+        corr1 = 1.0 - o.beta1**step
+        corr2 = 1.0 - o.beta2**step
+        for x, g, m, v in zip(ps, grads, self.first, self.second):
+            m *= o.beta1
+            m += (1.0 - o.beta1) * g
+            v *= o.beta2
+            v += (1.0 - o.beta2) * (g * g)
+            x -= (o.learning_rate / corr1) * m / (np.sqrt(v / corr2) + o.epsilon)
+
+
+def _train(instance, scorer, adam, max_iter, deadline):
+    """Adam steps until all inputs are recalled (verified in float64) or a budget ends.
+
+    Returns ``(stored, steps, loss, timed_out)``; ``steps`` counts the updates taken.
+    """
+    check_every = adam.o.check_every
+    loss = float("nan")
+    for step in range(1, max_iter + 1):
+        W = adam.W()
+        S = scorer.scores(scorer.inputs @ W.T)
+        if (step - 1) % check_every == 0:
+            recalled, _ = recall_check(S)
+            if recalled.all() and assess(instance, np.asarray(W, dtype=np.float64))[0]:
+                return True, step - 1, loss, False  # this step's update was not taken
+        if deadline is not None and time.perf_counter() > deadline:
+            return False, step - 1, loss, True
+        G, loss = _softmax_gradient(S)
+        adam.update(step, scorer.weight_gradient(G.astype(scorer.dtype, copy=False)))
+    return False, max_iter, loss, False
+
+
+def solve_adam(instance, kappa=1.0, *, max_iter=20000, time_limit=None, seed=None,
+               options=None) -> Solution:
     """Adam on the softmax cross-entropy, stopping as soon as every input is recalled.
 
     Parameters
@@ -104,105 +145,66 @@ def solve_adam(instance, kappa=1.0, *, steps=20000, learning_rate=0.1, check_eve
     instance : validation.Instance
     kappa : float
         Rank ratio in (0, 1]; kappa < 1 trains factors Q, R (d x m), ``W = Q R^T``.
-    steps : int
+    max_iter : int
         Step budget (default 20000).
-    learning_rate : float
-        Adam step size (default 0.1; W entries of order 1 are reached in tens of steps).
-    check_every : int
-        Recall is checked every this many steps (default 10).
-    beta1, beta2, epsilon : float
-        Adam constants (defaults 0.9, 0.999, 1e-8).
-    init_scale : float
-        Factor initialisation: entries ``N(0, init_scale^2 / d)`` (default 0.1).
-        Full-rank W starts at 0 (the loss is convex in W).
-    seed : int, optional
-        Seed of the factor initialisation (default: the instance's seed).
+    time_limit : float or None
+        Wall-time budget in seconds (default: none); checked before every step.
+    seed : None, int, SeedSequence or Generator
+        Seed of the factor initialisation at kappa < 1
+        (``replica.common.seeds.resolve_seed``).  ``None`` takes the instance's seed,
+        so that a seeded instance gives one reproducible run; the seed used is
+        ``info["seed"]``.
+    options : AdamOptions or mapping, optional
+        Learning rate, Adam constants, recall-check period, initial scale
+        (:class:`validation.solvers.AdamOptions`).
 
     Returns
     -------
     Solution
         ``stored``/``converged`` once all inputs are recalled (verified in
-        float64); otherwise status ``undecided`` (budget exhausted: cross-entropy
-        gives no certificate of non-storability).  ``info``: final ``loss``.
+        float64); otherwise status ``undecided`` (step budget or time limit used up:
+        cross-entropy gives no certificate of non-storability) and ``converged``
+        False.  ``info``: final ``loss``, ``learning_rate``, ``max_iter``, ``seed``.
 
     Raises
     ------
     ValueError
-        For bad options.
+        For bad options, max_iter, time_limit or seed.
 
     Notes
     -----
     See ``notes/simulation.md`` (Adam baseline).
     """
-    steps = check_int(steps, "steps", low=1)
-    learning_rate = check_real(learning_rate, "learning_rate", low=0.0, low_open=True)
-    check_every = check_int(check_every, "check_every", low=1)
-    beta1 = check_real(beta1, "beta1", low=0.0, high=1.0, high_open=True)
-    beta2 = check_real(beta2, "beta2", low=0.0, high=1.0, high_open=True)
-    epsilon = check_real(epsilon, "epsilon", low=0.0, low_open=True)
-    init_scale = check_real(init_scale, "init_scale", low=0.0, low_open=True)
-    seed = instance.seed if seed is None else check_int(seed, "seed", low=0)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    if time_limit is not None:
+        time_limit = check_real(time_limit, "time_limit", low=0.0, low_open=True)
+    options = AdamOptions.coerce(options)
+    seed = instance.seed if seed is None else resolve_seed(seed)
 
     start = time.perf_counter()
     d = instance.d
     rank = rank_for(d, kappa)
-    factored = rank < d
     scorer = _Scorer(instance)
-    dtype = scorer.dtype
-    if factored:
-        rng = np.random.default_rng(np.random.SeedSequence([seed, 0xADA]))
-        params = [(init_scale / np.sqrt(d)) * rng.standard_normal((d, rank)).astype(dtype)
-                  for _ in range(2)]
-    else:
-        params = [np.zeros((d, d), dtype=dtype)]
-    first = [np.zeros_like(x) for x in params]
-    second = [np.zeros_like(x) for x in params]
+    adam = _Adam(_initial_params(d, rank, scorer.dtype, seed, options.init_scale), options)
+    deadline = None if time_limit is None else start + time_limit
+    stored, steps, loss, timed_out = _train(instance, scorer, adam, max_iter, deadline)
 
-    def current_W(ps):
-        return ps[0] @ ps[1].T if factored else ps[0]
-
-    stored = False
-    loss = float("nan")
-    step = 0
-    for step in range(1, steps + 1):
-        W = current_W(params)
-        Y = scorer.inputs @ W.T
-        S = scorer.scores(Y)
-        if (step - 1) % check_every == 0:
-            recalled, _ = recall_check(S)
-            if recalled.all():
-                ok, _, _, _ = assess(instance, np.asarray(W, dtype=np.float64))
-                if ok:
-                    stored = True
-                    step -= 1  # this step's update was not taken
-                    break
-        G, loss = _softmax_gradient(S)
-        grad_W = scorer.weight_gradient(G.astype(dtype, copy=False))
-        grads = [grad_W @ params[1], grad_W.T @ params[0]] if factored else [grad_W]
-        corr1 = 1.0 - beta1**step
-        corr2 = 1.0 - beta2**step
-        for x, g, m, v in zip(params, grads, first, second):
-            m *= beta1
-            m += (1.0 - beta1) * g
-            v *= beta2
-            v += (1.0 - beta2) * (g * g)
-            x -= (learning_rate / corr1) * m / (np.sqrt(v / corr2) + epsilon)
-    else:
-        step = steps
-
-    W64 = np.asarray(current_W(params), dtype=np.float64)
+    W64 = np.asarray(adam.W(), dtype=np.float64)
     ok, fraction, margin, _ = assess(instance, W64)
     stored = stored or ok
-    factors = (np.asarray(params[0], np.float64), np.asarray(params[1], np.float64)) if factored else None
-    seconds = time.perf_counter() - start
+    params = adam.params
+    factors = tuple(np.asarray(x, np.float64) for x in params) if len(params) == 2 else None
     if stored:
         status = "stored"
-        message = f"Adam stored all {instance.p} inputs after {step} steps (verified in float64)"
+        message = f"Adam stored all {instance.p} inputs after {steps} steps (verified in float64)"
     else:
         status = "undecided"
-        message = (f"step budget {steps} exhausted with recall {fraction:.4g}; cross-entropy training "
+        budget = (f"time limit {time_limit:g} s reached after {steps} steps" if timed_out
+                  else f"step budget {max_iter} exhausted")
+        message = (f"{budget} with recall {fraction:.4g}; cross-entropy training "
                    f"cannot certify that no memory stores the instance")
     return Solution(solver="adam", kappa=float(kappa), rank=rank, W=W64, factors=factors,
                     stored=stored, recall_fraction=fraction, margin=margin, converged=stored,
-                    iterations=int(step), seconds=seconds, status=status, message=message,
-                    info={"loss": loss, "learning_rate": learning_rate, "steps": steps})
+                    iterations=int(steps), seconds=time.perf_counter() - start, status=status,
+                    message=message, info={"loss": loss, "learning_rate": options.learning_rate,
+                                           "max_iter": max_iter, "seed": seed})

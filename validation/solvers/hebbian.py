@@ -11,6 +11,8 @@ import numpy as np
 
 from . import Solution, assess, rank_for
 
+__all__ = ["solve_hebbian", "hebbian_matrix"]
+
 
 def hebbian_matrix(instance, kappa=1.0):
     """The Hebbian memory of an instance, truncated to rank ``m`` for ``kappa < 1``.
@@ -44,7 +46,7 @@ def hebbian_matrix(instance, kappa=1.0):
     return Q @ R.T, (Q, R)
 
 
-def solve_hebbian(instance, kappa=1.0, **options) -> Solution:
+def solve_hebbian(instance, kappa=1.0) -> Solution:
     """Hebbian rule; ``status`` refers to the rule's W only.
 
     Parameters
@@ -52,8 +54,6 @@ def solve_hebbian(instance, kappa=1.0, **options) -> Solution:
     instance : validation.Instance
     kappa : float
         Rank ratio in (0, 1].
-    **options
-        None accepted.
 
     Returns
     -------
@@ -65,10 +65,8 @@ def solve_hebbian(instance, kappa=1.0, **options) -> Solution:
     Raises
     ------
     ValueError
-        For unknown options or kappa outside (0, 1].
+        For kappa outside (0, 1].
     """
-    if options:
-        raise ValueError(f"solver 'hebbian' takes no options, got {sorted(options)}")
     start = time.perf_counter()
     rank = rank_for(instance.d, kappa)
     W, factors = hebbian_matrix(instance, kappa)

@@ -21,18 +21,15 @@ from __future__ import annotations
 
 import time
 
-import numba
 import numpy as np
 
-from replica.common.checks import check_choice, check_int, check_real
+from replica.common.checks import check_int, check_real
 
 from .. import _rng
-
 from . import Solution, assess, rank_for
+from .options import MAX_NONZEROS, LPOptions
 
-__all__ = ["solve_lp", "lp_nonzeros", "MAX_NONZEROS"]
-
-MAX_NONZEROS = 2_000_000
+__all__ = ["solve_lp", "lp_nonzeros", "MAX_NONZEROS", "LPOptions"]
 
 
 def lp_nonzeros(d: int, p: int) -> int:
@@ -40,26 +37,12 @@ def lp_nonzeros(d: int, p: int) -> int:
     return p * (p - 1) * (d + 1) + p * d * (d + 1)
 
 
-@numba.njit(cache=True)
-def _dp_differences(key, ensemble_code, mus, rhos, out):
-    """``out[k] = u^(mus[k])_rhos[k] - u^(mus[k])_mus[k]`` (DP constraint rows)."""
-    d = out.shape[1]
-    target = np.empty(d)
-    for k in range(mus.shape[0]):
-        _rng._fill_candidate(key, ensemble_code, mus[k], rhos[k], out[k])
-        _rng._fill_candidate(key, ensemble_code, mus[k], mus[k], target)
-        for j in range(d):
-            out[k, j] -= target[j]
-
-
 def _differences(instance, mus, rhos):
     """Constraint rows ``u^(mu)_rho - u^(mu)_mu`` for the pairs ``(mus[k], rhos[k])``."""
     if instance.problem == "op":
         return instance.targets[rhos] - instance.targets[mus]
-    out = np.empty((mus.size, instance.d))
-    _dp_differences(instance.dp_key, instance.ensemble_code, mus.astype(np.int64),
-                    rhos.astype(np.int64), out)
-    return out
+    # DP: the target u^(mu)_mu is targets[mu], bit for bit
+    return _rng.dp_pairs(instance.dp_key, instance.ensemble_code, mus, rhos, instance.d) - instance.targets[mus]
 
 
 def _equalities(instance):
@@ -119,9 +102,145 @@ def _top_pairs(S, count, exclude=None):
     return mus[keep].astype(np.int64), idx[keep].astype(np.int64), vals[keep]
 
 
-def solve_lp(instance, kappa=1.0, *, tol=1e-6, time_limit=600.0, max_nonzeros=MAX_NONZEROS,
-             feasibility_tolerance=1e-9, working_set=False, initial_per_input=8, add_per_input=8,
-             optimum=False, max_rounds=1000, method="highs-ipm") -> Solution:
+class _LP:
+    """The LP of one instance: fixed equalities, bounds and objective; one HiGHS solve per round.
+
+    After each :meth:`solve`, ``W`` and ``t_opt`` hold the LP's memory and optimum;
+    ``failure`` says why a round did not finish (time limit, HiGHS status).
+    """
+
+    def __init__(self, instance, options, time_limit, start):
+        self.instance = instance
+        self.options = options
+        self.time_limit = time_limit
+        self.start = start
+        d = instance.d
+        self.A_eq = _equalities(instance)
+        self.b_eq = np.zeros(self.A_eq.shape[0])
+        n_vars = self.A_eq.shape[1]
+        self.c = np.zeros(n_vars)
+        self.c[-1] = -1.0
+        self.bounds = np.empty((n_vars, 2))
+        self.bounds[: d * d] = (-1.0, 1.0)
+        self.bounds[d * d:] = (-np.inf, np.inf)
+        self.W = np.zeros((d, d))
+        self.t_opt = float("nan")
+        self.iterations = 0
+        self.rounds = 0
+        self.failure = None
+        self.exact = False
+
+    def solve(self, mus, diffs) -> bool:
+        """Solve with the inequality rows ``(mus, diffs)``; False (and ``failure``) if it did not finish."""
+        from scipy.optimize import linprog
+
+        self.rounds += 1
+        remaining = self.time_limit - (time.perf_counter() - self.start)
+        if remaining <= 0:
+            self.failure = f"time limit {self.time_limit:g} s reached after {self.rounds - 1} rounds"
+            return False
+        tolerance = self.options.feasibility_tolerance
+        highs = {"primal_feasibility_tolerance": tolerance, "dual_feasibility_tolerance": tolerance}
+        if np.isfinite(remaining):
+            highs["time_limit"] = remaining
+        A_ub = _inequalities(self.instance, mus, diffs)
+        res = linprog(self.c, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=self.A_eq, b_eq=self.b_eq,
+                      bounds=self.bounds, method=self.options.method, options=highs)
+        self.iterations += int(getattr(res, "nit", 0) or 0)
+        if res.status != 0 or res.x is None:
+            self.failure = f"HiGHS did not finish (status {res.status}: {res.message})"
+            return False
+        d = self.instance.d
+        self.W = np.asarray(res.x[: d * d], dtype=np.float64).reshape(d, d).copy()
+        self.t_opt = float(res.x[-1])
+        return True
+
+
+def _full_lp(lp):
+    """All ``p (p - 1)`` constraints at once; returns the number of constraint rows."""
+    mus, rhos = _all_pairs(lp.instance.p)
+    if lp.solve(mus, _differences(lp.instance, mus, rhos)):
+        lp.exact = True
+    return int(mus.size)
+
+
+def _constraint_generation(lp, tol, max_iter):
+    """Grow the constraint set from the Hebbian W's strongest competitors until decided.
+
+    The relaxed optimum bounds the full one from above, so ``t* <= tol`` certifies
+    non-storability at any round, and a W that recalls everything certifies
+    storability.  Returns the number of constraint rows of the last LP.
+    """
+    from ..recall import recall_check
+
+    instance, o = lp.instance, lp.options
+    d, p = instance.d, instance.p
+    n_eq = p * d * (d + 1)
+    mus, rhos, _ = _top_pairs(instance.scores(instance.targets.T @ instance.inputs), o.initial_per_input)
+    in_set = np.zeros((p, p), dtype=bool)
+    in_set[rhos, mus] = True
+    diffs = _differences(instance, mus, rhos)
+    while lp.solve(mus, diffs):
+        if lp.t_opt <= tol:
+            lp.exact = True  # the full optimum lies in [0, t_opt]: exact to within tol
+            break
+        S = instance.scores(lp.W)
+        recalled, _ = recall_check(S)
+        if recalled.all() and not o.optimum:
+            break
+        violation = S - np.diag(S)[None, :] + lp.t_opt
+        violation[in_set] = -np.inf
+        np.fill_diagonal(violation, -np.inf)
+        new_mus, new_rhos, vals = _top_pairs(violation, o.add_per_input)
+        keep = vals > o.feasibility_tolerance
+        new_mus, new_rhos = new_mus[keep], new_rhos[keep]
+        if new_mus.size == 0:
+            lp.exact = True
+            break
+        if lp.rounds >= max_iter:
+            lp.failure = f"max_iter={max_iter} constraint-generation rounds used"
+            break
+        if n_eq + (mus.size + new_mus.size) * (d + 1) > o.max_nonzeros:
+            lp.failure = f"the working set outgrew max_nonzeros={o.max_nonzeros:.3g}; use solver='optimal'"
+            break
+        in_set[new_rhos, new_mus] = True
+        mus = np.concatenate([mus, new_mus])
+        rhos = np.concatenate([rhos, new_rhos])
+        diffs = np.concatenate([diffs, _differences(instance, new_mus, new_rhos)])
+    return int(mus.size)
+
+
+def _lp_solution(lp, constraints, tol):
+    """The float64-verified :class:`Solution` of a finished (or failed) LP run."""
+    instance, o = lp.instance, lp.options
+    d, p = instance.d, instance.p
+    W, t_opt = lp.W, lp.t_opt
+    stored, fraction, margin, _ = assess(instance, W)
+    info = {"lp_optimum": t_opt if np.isfinite(t_opt) else None, "exact_optimum": bool(lp.exact),
+            "rounds": lp.rounds, "constraints": constraints,
+            "nonzeros": int(p * d * (d + 1) + constraints * (d + 1))}
+    bound = "LP optimum" if lp.exact or not o.working_set else "LP bound"
+    if stored:
+        status = "stored"
+        message = f"{bound} t* = {t_opt:.3e}; the LP's W recalls all {p} inputs (verified in float64)"
+    elif lp.failure is not None:
+        status = "undecided"
+        message = lp.failure
+    elif t_opt <= tol:
+        status = "not_stored"
+        message = (f"{bound} t* = {t_opt:.3e} <= tol = {tol:.1e}: no memory reaches a margin above "
+                   f"tol * max|W_jk| (HiGHS-optimal relaxation of the full LP)")
+    else:
+        status = "undecided"
+        message = (f"LP optimum t* = {t_opt:.3e} > tol = {tol:.1e} says storable, but its W recalls "
+                   f"only {fraction:.4g} of the inputs in float64 (numerical feasibility violation)")
+    return Solution(solver="lp", kappa=1.0, rank=rank_for(d, 1.0), W=W, factors=None,
+                    stored=stored, recall_fraction=fraction, margin=margin,
+                    converged=status != "undecided", iterations=lp.iterations,
+                    seconds=time.perf_counter() - lp.start, status=status, message=message, info=info)
+
+
+def solve_lp(instance, kappa=1.0, *, tol=1e-6, max_iter=1000, time_limit=600.0, options=None) -> Solution:
     """Decide storability exactly with an LP (full rank only).
 
     Parameters
@@ -133,42 +252,22 @@ def solve_lp(instance, kappa=1.0, *, tol=1e-6, time_limit=600.0, max_nonzeros=MA
         Decision threshold on the LP optimum ``t*`` (margin per unit of
         ``max |W_jk|``): stored iff ``t* > tol`` and the LP's W recalls every
         input in float64; not stored iff ``t* <= tol``.  Default 1e-6.
-    time_limit : float
-        Seconds for the whole solve (status ``undecided`` when they run out).
-    max_nonzeros : int
-        Largest constraint matrix accepted (default 2e6, about d = 32 near
-        capacity; the LP time grows steeply: measured about 0.1 s at d = 8,
-        a few seconds at d = 16 and minutes at d = 24).
-    feasibility_tolerance : float
-        HiGHS primal and dual feasibility tolerance (default 1e-9); also the
-        violation above which a constraint is added to the working set.
-    working_set : bool
-        Constraint generation (default False; measured slower than the full LP at
-        d = 16 and 24, because the p d equality rows dominate HiGHS's work): solve the LP with the
-        ``initial_per_input`` strongest competitors of every input under the
-        Hebbian W, add the ``add_per_input`` most violated constraints of every
-        input at the LP's W, and repeat.  The relaxed optimum bounds the full one
-        from above, so ``t* <= tol`` certifies non-storability at any round, and
-        a W that recalls everything certifies storability.  False solves the
-        full LP at once.
-    initial_per_input, add_per_input : int
-        Working-set sizes (default 8 each).
-    optimum : bool
-        Continue until no constraint is violated, so that ``t*`` is the exact LP
-        optimum (default False: stop at the decision).
-    max_rounds : int
-        Cap on constraint-generation rounds.
-    method : {"highs-ipm", "highs-ds", "highs"}
-        scipy ``linprog`` method (default ``highs-ipm``, interior point with
-        crossover: 77 s against 193 s for the dual simplex at d = 24, p = 110,
-        same optimum to 1e-14).
+    max_iter : int
+        Cap on constraint-generation rounds (``options.working_set``; default 1000).
+    time_limit : float or None
+        Seconds for the whole solve (default 600; None: no limit); status
+        ``undecided`` when they run out.
+    options : LPOptions or mapping, optional
+        Size limit, HiGHS tolerance and method, constraint generation
+        (:class:`validation.solvers.LPOptions`).
 
     Returns
     -------
     Solution
         ``info``: ``lp_optimum`` (``t*`` of the last LP, an upper bound on the full
         optimum and equal to it when ``exact_optimum``), ``rounds``,
-        ``constraints`` (rows in the last LP) and ``nonzeros``.
+        ``constraints`` (rows in the last LP) and ``nonzeros``.  ``converged`` is
+        True exactly for the decisions ``stored`` and ``not_stored``.
 
     Raises
     ------
@@ -180,125 +279,24 @@ def solve_lp(instance, kappa=1.0, *, tol=1e-6, time_limit=600.0, max_nonzeros=MA
     -----
     See ``notes/simulation.md`` (the LP solver).
     """
-    from scipy.optimize import linprog
-
-    from ..recall import recall_check
-
     if kappa != 1.0:
         raise ValueError(f"kappa must be 1 for solver 'lp' (a rank constraint is not a linear "
                          f"program), got {kappa!r}; use solver='optimal' for kappa < 1")
     tol = check_real(tol, "tol", low=0.0)
-    time_limit = check_real(time_limit, "time_limit", low=0.0, low_open=True, allow_inf=True)
-    feasibility_tolerance = check_real(feasibility_tolerance, "feasibility_tolerance",
-                                       low=0.0, high=1e-3, low_open=True)
-    max_nonzeros = check_int(max_nonzeros, "max_nonzeros", low=1)
-    initial_per_input = check_int(initial_per_input, "initial_per_input", low=1)
-    add_per_input = check_int(add_per_input, "add_per_input", low=1)
-    max_rounds = check_int(max_rounds, "max_rounds", low=1)
-    working_set = bool(working_set)
-    method = check_choice(method, "method", ("highs-ipm", "highs-ds", "highs"))
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    time_limit = np.inf if time_limit is None else check_real(time_limit, "time_limit", low=0.0,
+                                                               low_open=True, allow_inf=True)
+    options = LPOptions.coerce(options)
     d, p = instance.d, instance.p
-    n_eq = p * d * (d + 1)
-    first = (lp_nonzeros(d, p) if not working_set
-             else n_eq + p * min(p - 1, initial_per_input) * (d + 1))
-    if first > max_nonzeros:
+    first = (lp_nonzeros(d, p) if not options.working_set
+             else p * d * (d + 1) + p * min(p - 1, options.initial_per_input) * (d + 1))
+    if first > options.max_nonzeros:
         raise ValueError(
             f"the LP for d={d}, p={p} has {first:.3g} nonzeros, more than max_nonzeros="
-            f"{max_nonzeros:.3g} that solver 'lp' handles; use solver='optimal'")
-    start = time.perf_counter()
-    A_eq = _equalities(instance)
-    b_eq = np.zeros(A_eq.shape[0])
-    n_vars = A_eq.shape[1]
-    c = np.zeros(n_vars)
-    c[-1] = -1.0
-    bounds = np.empty((n_vars, 2))
-    bounds[: d * d] = (-1.0, 1.0)
-    bounds[d * d:] = (-np.inf, np.inf)
-    if working_set:
-        mus, rhos, _ = _top_pairs(instance.scores(instance.targets.T @ instance.inputs), initial_per_input)
+            f"{options.max_nonzeros:.3g} that solver 'lp' handles; use solver='optimal'")
+    lp = _LP(instance, options, time_limit, time.perf_counter())
+    if options.working_set:
+        constraints = _constraint_generation(lp, tol, max_iter)
     else:
-        mus, rhos = _all_pairs(p)
-    in_set = np.zeros((p, p), dtype=bool)
-    in_set[rhos, mus] = True
-    diffs = _differences(instance, mus, rhos)
-
-    W = np.zeros((d, d))
-    t_opt = float("nan")
-    iterations = 0
-    rounds = 0
-    exact = False
-    failure = None
-    all_recalled = False
-    while True:
-        rounds += 1
-        remaining = time_limit - (time.perf_counter() - start)
-        if remaining <= 0:
-            failure = f"time limit {time_limit:g} s reached after {rounds - 1} rounds"
-            break
-        options = {"primal_feasibility_tolerance": feasibility_tolerance,
-                   "dual_feasibility_tolerance": feasibility_tolerance}
-        if np.isfinite(remaining):
-            options["time_limit"] = remaining
-        A_ub = _inequalities(instance, mus, diffs)
-        res = linprog(c, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=A_eq, b_eq=b_eq,
-                      bounds=bounds, method=method, options=options)
-        iterations += int(getattr(res, "nit", 0) or 0)
-        if res.status != 0 or res.x is None:
-            failure = f"HiGHS did not finish (status {res.status}: {res.message})"
-            break
-        W = np.asarray(res.x[: d * d], dtype=np.float64).reshape(d, d).copy()
-        t_opt = float(res.x[-1])
-        if t_opt <= tol:
-            exact = True  # the full optimum lies in [0, t_opt]: exact to within tol
-            break
-        S = instance.scores(W)
-        recalled, _ = recall_check(S)
-        all_recalled = bool(recalled.all())
-        if all_recalled and not optimum:
-            break
-        violation = S - np.diag(S)[None, :] + t_opt
-        violation[in_set] = -np.inf
-        np.fill_diagonal(violation, -np.inf)
-        new_mus, new_rhos, vals = _top_pairs(violation, add_per_input)
-        keep = vals > feasibility_tolerance
-        new_mus, new_rhos = new_mus[keep], new_rhos[keep]
-        if new_mus.size == 0:
-            exact = True
-            break
-        if rounds >= max_rounds:
-            failure = f"max_rounds={max_rounds} constraint-generation rounds used"
-            break
-        if n_eq + (mus.size + new_mus.size) * (d + 1) > max_nonzeros:
-            failure = (f"the working set outgrew max_nonzeros={max_nonzeros:.3g}; "
-                       f"use solver='optimal'")
-            break
-        in_set[new_rhos, new_mus] = True
-        mus = np.concatenate([mus, new_mus])
-        rhos = np.concatenate([rhos, new_rhos])
-        diffs = np.concatenate([diffs, _differences(instance, new_mus, new_rhos)])
-    if not working_set and failure is None:
-        exact = True
-
-    stored, fraction, margin, _ = assess(instance, W)
-    seconds = time.perf_counter() - start
-    info = {"lp_optimum": t_opt if np.isfinite(t_opt) else None, "exact_optimum": bool(exact),
-            "rounds": rounds, "constraints": int(mus.size),
-            "nonzeros": int(n_eq + mus.size * (d + 1))}
-    bound = "LP optimum" if exact or not working_set else "LP bound"
-    if stored:
-        status, converged = "stored", True
-        message = (f"{bound} t* = {t_opt:.3e}; the LP's W recalls all {p} inputs (verified in float64)")
-    elif failure is not None:
-        status, converged = "undecided", False
-        message = failure
-    elif t_opt <= tol:
-        status, converged = "not_stored", True
-        message = (f"{bound} t* = {t_opt:.3e} <= tol = {tol:.1e}: no memory reaches a margin above "
-                   f"tol * max|W_jk| (HiGHS-optimal relaxation of the full LP)")
-    else:
-        status, converged = "undecided", False
-        message = (f"LP optimum t* = {t_opt:.3e} > tol = {tol:.1e} says storable, but its W recalls "
-                   f"only {fraction:.4g} of the inputs in float64 (numerical feasibility violation)")
-    return Solution(solver="lp", kappa=1.0, rank=rank_for(d, 1.0), W=W, factors=None,
-                    stored=stored, recall_fraction=fraction, margin=margin, converged=converged,
-                    iterations=iterations, seconds=seconds, status=status, message=message, info=info)
+        constraints = _full_lp(lp)
+    return _lp_solution(lp, constraints, tol)

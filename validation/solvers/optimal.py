@@ -28,7 +28,7 @@ ridge path ``lam -> 0`` (the L2-SVM continuation), whose limit is the max-margin
 ``W`` (minimum ``||W||_F`` with all margins >= 1).  The same bound gives a
 certified optimality gap: the reported ``margin`` is within
 ``margin_bound - margin`` of the optimum; refinement stops when the relative gap
-is below ``refine_tol``.
+is below ``refine_tol`` (``OptimalOptions``).
 
 Rank ``m = max(1, round(kappa d))`` (``kappa < 1``)
 ----------------------------------------------------
@@ -36,8 +36,9 @@ Rank ``m = max(1, round(kappa d))`` (``kappa < 1``)
 (non-convex).  ``stored`` is certified by recall as above.  ``not_stored`` is
 reported only when the full-rank bound above (valid for every ``W``, so for every
 rank-m ``W``) is below ``tol``, which is rare; otherwise the status is
-``undecided`` when the budget ends, or when L-BFGS reaches a stationary point
-of the factor problem without storing the instance.
+``undecided`` when the budget ends (``converged`` False), or when L-BFGS reaches a
+stationary point of the factor problem without storing the instance (``converged``
+True: the method has ended, more budget would not decide it).
 
 Speed
 -----
@@ -59,26 +60,13 @@ import time
 
 import numpy as np
 
-from replica.common.checks import check_choice, check_int, check_kappa, check_real
+from replica.common.checks import check_int, check_kappa, check_real
 from validation import _optimal_kernels as _k
+from validation import _rng
 
-__all__ = ["solve_optimal", "DEFAULT_OPTIONS"]
+from .options import OptimalOptions
 
-DEFAULT_OPTIONS = {
-    "max_iterations": 20000,
-    "time_limit": None,
-    "tol": 1e-3,
-    "refine": True,
-    "refine_tol": 0.02,
-    "refine_iterations": 3000,
-    "stage_tol": 1e-2,
-    "initial": None,
-    "active_slack": 1.0,
-    "max_active": 64,
-    "refresh": 25,
-    "memory": 10,
-    "block_elements": 1 << 23,
-}
+__all__ = ["solve_optimal", "OptimalOptions"]
 
 
 # ----------------------------------------------------------------------------------
@@ -129,7 +117,7 @@ class _Problem:
             M = t[:, None] - S
         else:
             M = np.empty((stop - start, self.p))
-            _k.dp_block_margins(self.key, self.code, np.ascontiguousarray(Y[start:stop]),
+            _rng.dp_block_margins(self.key, self.code, np.ascontiguousarray(Y[start:stop]),
                                 self.targets, rows.astype(np.int64), self.p, M)
         M[np.arange(stop - start), rows] = np.inf
         return M
@@ -162,7 +150,7 @@ class _WorkingSet:
         if prob.problem == "dp":
             self.table = np.empty((self.size, prob.d), dtype=np.float32)
             if self.size:
-                _k.dp_fill_pairs(prob.key, prob.code, self.rows, self.cols, self.table)
+                _rng.dp_fill_pairs(prob.key, prob.code, self.rows, self.cols, self.table)
             self.index = np.arange(self.size)
         else:
             self.table = prob.targets32
@@ -198,7 +186,7 @@ class _WorkingSet:
         elif self.size:  # DP in float64: regenerate the vectors of the nonzero terms
             keep = np.flatnonzero(coef)
             vec = np.empty((keep.size, prob.d))
-            _k.dp_fill_pairs(prob.key, prob.code, self.rows[keep], self.cols[keep], vec)
+            _rng.dp_fill_pairs(prob.key, prob.code, self.rows[keep], self.cols[keep], vec)
             ptr = np.zeros(prob.p + 1, dtype=np.int64)
             np.cumsum(np.bincount(self.rows[keep], minlength=prob.p), out=ptr[1:])
             _k.active_combine(coef[keep], prob.targets, vec, ptr, np.arange(keep.size), V)
@@ -388,45 +376,23 @@ _EARLY_RISE = 3.0
 _EARLY_PASSES = 3
 
 
-def _check_options(options):
-    unknown = set(options) - set(DEFAULT_OPTIONS)
-    if unknown:
-        raise ValueError(f"unknown option(s) for solver 'optimal': {sorted(unknown)}; "
-                         f"valid options are {sorted(DEFAULT_OPTIONS)}")
-    o = dict(DEFAULT_OPTIONS)
-    o.update(options)
-    o["max_iterations"] = check_int(o["max_iterations"], "max_iterations", low=1)
-    if o["time_limit"] is not None:
-        o["time_limit"] = check_real(o["time_limit"], "time_limit", low=0.0, low_open=True)
-    o["tol"] = check_real(o["tol"], "tol", low=0.0, low_open=True)
-    if not isinstance(o["refine"], (bool, np.bool_)):
-        raise ValueError(f"refine must be True or False, got {o['refine']!r}")
-    o["refine_tol"] = check_real(o["refine_tol"], "refine_tol", low=0.0, high=1.0, low_open=True)
-    o["refine_iterations"] = check_int(o["refine_iterations"], "refine_iterations", low=0)
-    o["stage_tol"] = check_real(o["stage_tol"], "stage_tol", low=0.0, high=1.0, low_open=True)
-    o["active_slack"] = check_real(o["active_slack"], "active_slack", low=0.0)
-    o["max_active"] = check_int(o["max_active"], "max_active", low=1)
-    o["refresh"] = check_int(o["refresh"], "refresh", low=1)
-    o["memory"] = check_int(o["memory"], "memory", low=1)
-    o["block_elements"] = check_int(o["block_elements"], "block_elements", low=1)
-    return o
+def _factor_start(W0, rank):
+    """Factors of the best rank-``rank`` approximation of ``W0``, split evenly (flat vector)."""
+    Uw, s, Vt = np.linalg.svd(W0)
+    root = np.sqrt(s[:rank])
+    return np.concatenate([(Uw[:, :rank] * root).ravel(), (Vt[:rank].T * root).ravel()])
 
 
 def _initial_point(prob, params, initial):
     d, rank = prob.d, params.rank
     if initial is None:
         W0 = prob.targets.T @ prob.inputs  # Hebbian memory sum_mu t_mu e_mu^T
-        if not params.factored:
-            return W0.ravel().copy()
-        Uw, s, Vt = np.linalg.svd(W0)
-        root = np.sqrt(s[:rank])
-        return np.concatenate([(Uw[:, :rank] * root).ravel(), (Vt[:rank].T * root).ravel()])
+        return W0.ravel().copy() if not params.factored else _factor_start(W0, rank)
     if isinstance(initial, tuple):
+        Q, R = (np.asarray(a, dtype=np.float64) for a in initial)
         if not params.factored:
-            Q, R = (np.asarray(a, dtype=np.float64) for a in initial)
             initial = Q @ R.T
         else:
-            Q, R = (np.asarray(a, dtype=np.float64) for a in initial)
             if Q.shape != (d, rank) or R.shape != (d, rank):
                 raise ValueError(f"initial factors must have shape ({d}, {rank}); got "
                                  f"{Q.shape} and {R.shape}")
@@ -435,14 +401,305 @@ def _initial_point(prob, params, initial):
     if W0.shape != (d, d) or not np.all(np.isfinite(W0)):
         raise ValueError(f"initial must be a finite ({d}, {d}) array or a (Q, R) pair; "
                          f"got shape {W0.shape}")
-    if not params.factored:
-        return W0.ravel().copy()
-    Uw, s, Vt = np.linalg.svd(W0)
-    root = np.sqrt(s[:rank])
-    return np.concatenate([(Uw[:, :rank] * root).ravel(), (Vt[:rank].T * root).ravel()])
+    return W0.ravel().copy() if not params.factored else _factor_start(W0, rank)
 
 
-def solve_optimal(instance, kappa=1.0, **options):
+class _Run:
+    """State of one ``optimal`` solve; one method per phase.
+
+    ``__init__`` sets up and scales the start, :meth:`refresh` is the full pass (working
+    set, verification, bound), :meth:`decide` and :meth:`refine` take the decisions of
+    their phase, :meth:`iterate` runs L-BFGS on the working set and :meth:`finish` builds
+    the float64-verified :class:`validation.Solution`.
+    """
+
+    def __init__(self, instance, kappa, *, tol, max_iter, time_limit, refine, options):
+        self.t_start = time.perf_counter()
+        self.kappa, self.tol, self.max_iter, self.refine_on, self.o = kappa, tol, max_iter, refine, options
+        self.prob = prob = _Problem(instance)
+        self.d, self.p = prob.d, prob.p
+        self.params = _Params(self.d, max(1, int(round(kappa * self.d))))
+        self.deadline = None if time_limit is None else self.t_start + time_limit
+        x = _initial_point(prob, self.params, options.initial)
+        # scale the start so that the loss is minimal along the ray (exact line search from 0)
+        W = self.params.W(x)
+        threshold = np.inf if self.p <= 64 else self.threshold(_sigma(W, self.d))
+        self.ws = _full_pass(prob, W, threshold, options.max_active, options.block_elements).ws
+        m_ws = self.ws.margins(prob.images(W))
+        scale, _ = _line_search(np.zeros_like(m_ws), m_ws, None, 0.0, (0, 0, 0, 0, 0))
+        if scale > 0:
+            x = x * (math.sqrt(scale) if self.params.factored else scale)
+        self.x = x
+        self.m_ws = m_ws
+        self.lbfgs = _LBFGS(options.memory)
+        self.max_active = options.max_active
+        self.phase = "decide"
+        self.status = "undecided"
+        self.stopped = False      # ended on a stopping criterion, not a budget
+        self.message_extra = ""
+        self.iterations = self.refine_iterations = self.full_passes = 0
+        self.bound = np.inf       # smallest certified upper bound on the normalised margin
+        self.best = None          # (normalised margin, x) of the best float64-verified storing point
+        self.ridge = self.ridge_floor = 0.0
+        self.restricted_done = self.stage_converged = False
+        self.stalls = 0
+        self.accepted = None      # (x, full loss) at the last full pass of the decide phase
+        self.rejected = 0         # working-set rounds undone because the full loss went up
+        self.lowest_loss = np.inf
+        self.accepted_passes = 0
+
+    def threshold(self, sigma):
+        return 1.0 + self.o.active_slack * sigma
+
+    def out_of_time(self):
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
+    def run(self):
+        while True:
+            self.refresh()
+            action = self.decide() if self.phase == "decide" else self.refine()
+            if action == "stop":
+                break
+            if action == "continue":
+                continue
+            if self.budget_spent():
+                break
+            self.iterate()
+        return self.finish()
+
+    def _pass(self, W, sigma):
+        self.full_passes += 1
+        return _full_pass(self.prob, W, self.threshold(sigma), self.max_active, self.o.block_elements)
+
+    def _truncating(self, fp):
+        return self.max_active < self.p - 1 and np.any(fp.violated > self.max_active)
+
+    def refresh(self):
+        """Full pass: undo a bad round, grow the cap, verify in float64, tighten the bound."""
+        params, prob, d = self.params, self.prob, self.d
+        W = params.W(self.x)
+        sigma = _sigma(W, d)
+        fp = self._pass(W, sigma)
+        rise = _EARLY_RISE if self.accepted_passes <= _EARLY_PASSES else 1.0 + 1e-6
+        if self.phase == "decide" and self.accepted is not None and \
+                fp.loss > rise * self.lowest_loss + 1e-12 and self._truncating(fp):
+            # the working-set iterations raised the full loss above its lowest value while
+            # the cap truncates violated constraints: those left out got worse than the
+            # kept ones improved.  Back to the last full pass, with a larger cap (far above
+            # p_c the iterates diverge without this).  In the first passes, while W grows
+            # from the Hebbian start, rises up to _EARLY_RISE x are normal and the next
+            # round corrects them.
+            self.x = self.accepted[0]
+            self.max_active = min(self.p - 1, 2 * self.max_active)
+            self.rejected += 1
+            self.lbfgs.reset()
+            W = params.W(self.x)
+            sigma = _sigma(W, d)
+            fp = self._pass(W, sigma)
+        self.m_ws = fp.ws.margins(prob.images(W))
+        # grow the per-input cap while it truncates violated constraints, once the
+        # restricted problem has converged (and every 8 full passes): otherwise it cannot
+        # reach the full minimiser and the bound stalls
+        while (self.restricted_done or self.full_passes % 8 == 0) and self._truncating(fp):
+            self.max_active = min(self.p - 1, 2 * self.max_active)
+            fp = self._pass(W, sigma)
+            self.m_ws = fp.ws.margins(prob.images(W))
+        self.ws = fp.ws
+        if self.phase == "decide":
+            self.accepted = (self.x.copy(), fp.loss)
+            self.accepted_passes += 1
+            self.lowest_loss = min(self.lowest_loss, fp.loss)
+        self.restricted_done = False
+        if fp.min_margin > 0:
+            exact = _exact_min_margins(prob, W, self.o.block_elements)
+            if exact.min() > 0:
+                gamma = d * float(exact.min()) / max(_norm(W), 1e-300)
+                if self.best is None or gamma > self.best[0]:
+                    self.best = (gamma, self.x.copy())
+        r = np.maximum(1.0 - self.m_ws, 0.0)
+        if r.sum() > 0:
+            self.bound = min(self.bound, d * _norm(self.ws.combine(r, exact=True)) / float(r.sum()))
+
+    def decide(self):
+        """Decision phase: ``stored`` (then refine or stop) or ``not_stored``."""
+        if self.best is not None:
+            self.status = "stored"
+            if not self.refine_on or self.o.refine_max_iter == 0:
+                self.stopped = True
+                return "stop"
+            self.phase = "refine"
+            # scale so that the smallest margin is 1, then follow lam -> 0
+            gamma, x_best = self.best
+            factor = self.d / (gamma * max(_norm(self.params.W(x_best)), 1e-300))
+            self.x = x_best * (math.sqrt(factor) if self.params.factored else factor)
+            W = self.params.W(self.x)
+            self.ridge = 1.0 / max(_dot(W, W), 1e-300)
+            self.ridge_floor = self.ridge * 1e-12
+            self.lbfgs.reset()
+            self.stage_converged = False
+            return "continue"
+        if self.bound <= self.tol:
+            self.status = "not_stored"
+            self.stopped = True
+            return "stop"
+        return None
+
+    def refine(self):
+        """Refinement phase: stop at the certified gap, or shrink the ridge after a stage."""
+        bound = self.bound
+        gap = (bound - self.best[0]) / bound if np.isfinite(bound) and bound > 0 else np.inf
+        if gap <= self.o.refine_tol:
+            return "stop"
+        if self.stage_converged:
+            self.ridge *= 0.1
+            self.stage_converged = False
+            self.lbfgs.reset()
+            if self.ridge < self.ridge_floor:
+                self.message_extra = "; refinement reached the end of its ridge path"
+                return "stop"
+        return None
+
+    def budget_spent(self):
+        if (self.phase == "decide" and self.iterations >= self.max_iter) or \
+                (self.phase == "refine" and self.refine_iterations >= self.o.refine_max_iter) or \
+                self.out_of_time():
+            return True
+        if self.stalls >= 3:
+            self.message_extra = "; L-BFGS stalled (stationary point without a decision)"
+            # rank m: a stationary point of the factor problem is where the method ends
+            self.stopped = self.params.factored and self.phase == "decide"
+            return True
+        return False
+
+    def _stop_inner(self, r, gnorm, W):
+        """Stopping tests of the inner loop at the current gradient norm."""
+        if self.phase == "refine":
+            if gnorm <= self.o.stage_tol * 2.0 * self.ridge * _norm(W):
+                self.stage_converged = True
+                return True
+            return False
+        if r.sum() > 0 and not self.params.factored:
+            # in-loop bound (float32 working set); confirmed in float64 at the full pass
+            if self.d * gnorm / (2.0 * float(r.sum())) <= 0.5 * self.tol:
+                self.restricted_done = True
+                return True
+        if gnorm <= 1e-12 * max(float(r.sum()), 1e-300):
+            self.restricted_done = True
+            return True
+        return False
+
+    def _step(self, x, g, direction, W):
+        """Exact line search along ``direction`` (steepest descent if it fails): step, m1, m2."""
+        params, prob, ws = self.params, self.prob, self.ws
+        step, m1, m2 = 0.0, None, None
+        for attempt in range(2):
+            D1, D2 = params.line_terms(x, direction)
+            m1 = ws.margins(prob.images(D1))
+            m2 = ws.margins(prob.images(D2)) if D2 is not None else None
+            poly = _norm_poly(W, D1, D2) if self.ridge else (0, 0, 0, 0, 0)
+            step, _ = _line_search(self.m_ws, m1, m2, self.ridge, poly)
+            if step > 0.0 or attempt == 1:
+                break
+            self.lbfgs.reset()
+            direction = -g
+        return step, direction, m1, m2
+
+    def iterate(self):
+        """Up to ``refresh`` L-BFGS iterations on the working set."""
+        params, ws, lbfgs = self.params, self.ws, self.lbfgs
+        g_prev = x_prev = None
+        progressed = False
+        x = self.x
+        for _ in range(self.o.refresh):
+            W = params.W(x)
+            r = np.maximum(1.0 - self.m_ws, 0.0)
+            G = -2.0 * ws.combine(r)
+            if self.ridge:
+                G += 2.0 * self.ridge * W
+            g = params.grad(x, G)
+            if g_prev is not None:
+                lbfgs.update(x - x_prev, g - g_prev)
+            if self._stop_inner(r, _norm(g), W):
+                break
+            direction = lbfgs.direction(g)
+            if _dot(direction, g) >= 0:
+                lbfgs.reset()
+                direction = -g
+            step, direction, m1, m2 = self._step(x, g, direction, W)
+            if step == 0.0:
+                if self.phase == "refine":
+                    self.stage_converged = True
+                break
+            progressed = True
+            x_prev, g_prev = x, g
+            x = x + step * direction
+            self.m_ws = self.m_ws + step * m1 if m2 is None else self.m_ws + step * (m1 + step * m2)
+            self.iterations += 1
+            if self.phase == "refine":
+                self.refine_iterations += 1
+            if self.phase == "decide" and self.m_ws.size and self.m_ws.min() > 0:
+                break  # the working set is recalled: check everything
+            if self.out_of_time():
+                break
+        self.x = x
+        self.stalls = 0 if (progressed or self.stage_converged) else self.stalls + 1
+
+    def finish(self):
+        """The result, verified in float64."""
+        from validation.solvers import Solution
+
+        params, d = self.params, self.d
+        x = self.best[1] if self.best is not None and self.status == "stored" else self.x
+        W = params.W(x)
+        exact = _exact_min_margins(self.prob, W, self.o.block_elements)
+        norm = float(_norm(W))
+        margin = d * float(exact.min()) / norm if norm > 0 else -np.inf
+        recalled = exact > 0
+        stored = bool(recalled.all())
+        status = self.status
+        if status == "stored" and not stored:  # cannot happen: best was verified
+            status = "undecided"
+        if status == "undecided" and stored:
+            status = "stored"
+        bound = self.bound
+        refine_gap = None
+        refine_converged = False
+        if self.phase == "refine" and np.isfinite(bound) and bound > 0:
+            refine_gap = float((bound - margin) / bound)
+            refine_converged = refine_gap <= self.o.refine_tol
+        factors = tuple(a.copy() for a in params.split(x)) if params.factored else None
+        return Solution(
+            solver="optimal", kappa=self.kappa, rank=params.rank, W=W.copy(), factors=factors,
+            stored=stored, recall_fraction=float(recalled.mean()), margin=margin,
+            converged=status != "undecided" or self.stopped, iterations=int(self.iterations),
+            seconds=time.perf_counter() - self.t_start, status=status,
+            message=self._message(status, margin),
+            info={"margin_bound": float(bound) if np.isfinite(bound) else None,
+                  "tol": self.tol, "full_passes": int(self.full_passes),
+                  "refine_iterations": int(self.refine_iterations),
+                  "working_set_size": int(self.ws.size), "max_active": int(self.max_active),
+                  "rejected_rounds": int(self.rejected),
+                  "refined": self.phase == "refine",
+                  "refine_gap": refine_gap, "refine_converged": refine_converged},
+        )
+
+    def _message(self, status, margin):
+        rank_note = "" if not self.params.factored else f" rank-{self.params.rank} factor form;"
+        bound, tol = self.bound, self.tol
+        if status == "stored":
+            msg = (f"stored (float64 recall of all {self.p} inputs);{rank_note} normalised margin "
+                   f"{margin:.6g}, certified upper bound on the optimum {bound:.6g}")
+        elif status == "not_stored":
+            msg = (f"not stored: certified bound {bound:.3g} <= tol {tol:.3g} on the normalised "
+                   f"margin of every W (Gordan-type certificate from squared-hinge residuals)")
+        else:
+            msg = (f"undecided:{rank_note} budget ended (iterations {self.iterations}, full passes "
+                   f"{self.full_passes}) with margin bound {bound:.3g} > tol {tol:.3g}")
+        return msg + self.message_extra
+
+
+def solve_optimal(instance, kappa=1.0, *, tol=1e-3, max_iter=20000, time_limit=None, refine=True,
+                  options=None):
     """Decide storability of ``instance`` and maximise the normalised margin.
 
     Parameters
@@ -451,24 +708,29 @@ def solve_optimal(instance, kappa=1.0, **options):
         OP or DP instance (``make_instance``).
     kappa : float, optional
         Rank fraction in (0, 1]; the rank is ``m = max(1, round(kappa d))``.
-    **options
-        ``max_iterations`` (int, default 20000): L-BFGS iterations (decision phase).
-        ``time_limit`` (seconds or None): wall-time budget for the whole solve.
-        ``tol`` (float, default 1e-3): ``not_stored`` is reported when no ``W`` can
-        have a normalised margin above ``tol`` (competitor-std units).
-        ``refine`` (bool, default True): after ``stored``, follow the ridge path to
-        the max-margin ``W``; ``refine_tol`` (default 0.02) is the certified relative
-        gap at which it stops, ``refine_iterations`` (default 5000) its budget.
-        ``initial``: warm start, a (d, d) array or a (Q, R) pair.
-        ``active_slack`` (default 1.0), ``max_active`` (default 64, doubled
-        while it truncates violated constraints), ``refresh`` (default 25): working-set parameters; ``memory`` (default 10): L-BFGS
-        history; ``block_elements`` (default 2**23): scores per block in full passes.
+    tol : float, optional
+        ``not_stored`` is reported when no ``W`` can have a normalised margin above
+        ``tol`` (competitor-std units; default 1e-3).
+    max_iter : int, optional
+        L-BFGS iterations of the decision phase (default 20000).
+    time_limit : float or None, optional
+        Wall-time budget in seconds for the whole solve (default: none).
+    refine : bool, optional
+        After ``stored``, follow the ridge path to the max-margin ``W`` (default True);
+        its settings are ``refine_tol`` and ``refine_max_iter`` in ``options``.
+    options : OptimalOptions or mapping, optional
+        The other settings (:class:`validation.solvers.OptimalOptions`: warm start,
+        working-set and L-BFGS parameters).
 
     Returns
     -------
     validation.Solution
         ``status`` is ``stored``, ``not_stored`` (certified: margin bound <= tol) or
         ``undecided``; ``margin`` is the float64 normalised margin of the returned W.
+        ``converged`` is True for a decision, and for an undecided rank-m solve that
+        ended at a stationary point of the factor problem; False when a budget
+        (``max_iter``, ``time_limit``) or a stall of the full-rank iteration ended it.
+        ``info["refine_converged"]`` and ``info["refine_gap"]`` report the refinement.
         The message gives the certified margin bound.
 
     Raises
@@ -480,257 +742,16 @@ def solve_optimal(instance, kappa=1.0, **options):
     -----
     Derivation and certificates: ``notes/optimal_solver.md``.
     """
-    from validation.solvers import Solution
-
-    t_start = time.perf_counter()
     kappa_value = float(check_kappa(kappa, "kappa"))
-    o = _check_options(options)
-    prob = _Problem(instance)
-    d, p = prob.d, prob.p
-    rank = max(1, int(round(kappa_value * d)))
-    params = _Params(d, rank)
-    x = _initial_point(prob, params, o["initial"])
-    deadline = None if o["time_limit"] is None else t_start + o["time_limit"]
-
-    def out_of_time():
-        return deadline is not None and time.perf_counter() > deadline
-
-    # scale the start so that the loss is minimal along the ray (exact line search from 0)
-    W = params.W(x)
-    def threshold(sigma):
-        return 1.0 + o["active_slack"] * sigma
-
-    ws = _full_pass(prob, W, np.inf if p <= 64 else threshold(_sigma(W, d)), o["max_active"],
-                    o["block_elements"]).ws
-    m_ws = ws.margins(prob.images(W))
-    scale, _ = _line_search(np.zeros_like(m_ws), m_ws, None, 0.0, (0, 0, 0, 0, 0))
-    if scale > 0:
-        if params.factored:
-            x = x * math.sqrt(scale)
-        else:
-            x = x * scale
-
-    lbfgs = _LBFGS(o["memory"])
-    max_active = o["max_active"]
-    restricted_done = False
-    iterations = 0
-    full_passes = 0
-    status = "undecided"
-    bound = np.inf  # smallest certified upper bound on the normalised margin seen so far
-    ridge = 0.0
-    ridge_floor = 0.0
-    converged = False
-    best = None  # (normalised margin, x) of the best float64-verified storing point
-    phase = "decide"
-    refine_iterations = 0
-    stalls = 0
-    message_extra = ""
-    stage_converged = False
-    accepted = None  # (x, full loss) at the last full pass of the decide phase
-    rejected = 0     # working-set rounds undone because the full loss went up
-    lowest_loss = np.inf
-    accepted_passes = 0
-
-    while True:
-        # ---- full pass: refresh the working set, verify, decide ---------------------
-        W = params.W(x)
-        sigma = _sigma(W, d)
-        fp = _full_pass(prob, W, threshold(sigma), max_active, o["block_elements"])
-        full_passes += 1
-        if phase == "decide" and accepted is not None and \
-                fp.loss > (_EARLY_RISE if accepted_passes <= _EARLY_PASSES else 1.0 + 1e-6) \
-                * lowest_loss + 1e-12 and max_active < p - 1 and np.any(fp.violated > max_active):
-            # the working-set iterations raised the full loss above its lowest value while
-            # the cap truncates violated constraints: those left out got worse than the
-            # kept ones improved.  Back to the last full pass, with a larger cap (far above
-            # p_c the iterates diverge without this).  In the first passes, while W grows
-            # from the Hebbian start, rises up to _EARLY_RISE x are normal and the next
-            # round corrects them.
-            x = accepted[0]
-            max_active = min(p - 1, 2 * max_active)
-            rejected += 1
-            lbfgs.reset()
-            W = params.W(x)
-            sigma = _sigma(W, d)
-            fp = _full_pass(prob, W, threshold(sigma), max_active,
-                            o["block_elements"])
-            full_passes += 1
-        ws, min_margin32 = fp.ws, fp.min_margin
-        m_ws = ws.margins(prob.images(W))
-        # grow the per-input cap while it truncates violated constraints, once the
-        # restricted problem has converged (and every 8 full passes): otherwise it cannot
-        # reach the full minimiser and the bound stalls
-        while (restricted_done or full_passes % 8 == 0) and max_active < p - 1 and \
-                np.any(fp.violated > max_active):
-            max_active = min(p - 1, 2 * max_active)
-            fp = _full_pass(prob, W, threshold(sigma), max_active,
-                            o["block_elements"])
-            full_passes += 1
-            ws, min_margin32 = fp.ws, fp.min_margin
-            m_ws = ws.margins(prob.images(W))
-        if phase == "decide":
-            accepted = (x.copy(), fp.loss)
-            accepted_passes += 1
-            lowest_loss = min(lowest_loss, fp.loss)
-        restricted_done = False
-        if min_margin32 > 0:
-            exact = _exact_min_margins(prob, W, o["block_elements"])
-            if exact.min() > 0:
-                gamma = d * float(exact.min()) / max(_norm(W), 1e-300)
-                if best is None or gamma > best[0]:
-                    best = (gamma, x.copy())
-        r = np.maximum(1.0 - m_ws, 0.0)
-        if r.sum() > 0:
-            bound = min(bound, d * _norm(ws.combine(r, exact=True)) / float(r.sum()))
-        if phase == "decide":
-            if best is not None:
-                status = "stored"
-                if not o["refine"] or o["refine_iterations"] == 0:
-                    converged = True
-                    break
-                phase = "refine"
-                # scale so that the smallest margin is 1, then follow lam -> 0
-                factor = d / (best[0] * max(_norm(params.W(best[1])), 1e-300))
-                x = best[1] * (math.sqrt(factor) if params.factored else factor)
-                W = params.W(x)
-                ridge = 1.0 / max(_dot(W, W), 1e-300)
-                ridge_floor = ridge * 1e-12
-                lbfgs.reset()
-                stage_converged = False
-                continue
-            if bound <= o["tol"]:
-                status = "not_stored"
-                converged = True
-                break
-        else:  # refine: certified gap between the best verified margin and the bound
-            gap = (bound - best[0]) / bound if np.isfinite(bound) and bound > 0 else np.inf
-            if gap <= o["refine_tol"]:
-                converged = True
-                break
-            if stage_converged:
-                ridge *= 0.1
-                stage_converged = False
-                lbfgs.reset()
-                if ridge < ridge_floor:
-                    message_extra = "; refinement reached the end of its ridge path"
-                    break
-        if (phase == "decide" and iterations >= o["max_iterations"]) or \
-                (phase == "refine" and refine_iterations >= o["refine_iterations"]) or out_of_time():
-            break
-        if stalls >= 3:
-            message_extra = "; L-BFGS stalled (stationary point without a decision)"
-            if params.factored and phase == "decide":
-                converged = True
-            break
-
-        # ---- inner L-BFGS iterations on the working set -----------------------------
-        g_prev = None
-        x_prev = None
-        progressed = False
-        for _ in range(o["refresh"]):
-            W = params.W(x)
-            r = np.maximum(1.0 - m_ws, 0.0)
-            G = -2.0 * ws.combine(r)
-            if ridge:
-                G += 2.0 * ridge * W
-            g = params.grad(x, G)
-            if g_prev is not None:
-                lbfgs.update(x - x_prev, g - g_prev)
-            gnorm = _norm(g)
-            if phase == "refine":
-                if gnorm <= o["stage_tol"] * 2.0 * ridge * _norm(W):
-                    stage_converged = True
-                    break
-            else:
-                if r.sum() > 0 and not params.factored:
-                    # in-loop bound (float32 working set); confirmed in float64 at the full pass
-                    if d * gnorm / (2.0 * float(r.sum())) <= 0.5 * o["tol"]:
-                        restricted_done = True
-                        break
-                if gnorm <= 1e-12 * max(float(r.sum()), 1e-300):
-                    restricted_done = True
-                    break
-            direction = lbfgs.direction(g)
-            if _dot(direction, g) >= 0:
-                lbfgs.reset()
-                direction = -g
-            step = 0.0
-            for attempt in range(2):
-                D1, D2 = params.line_terms(x, direction)
-                m1 = ws.margins(prob.images(D1))
-                m2 = ws.margins(prob.images(D2)) if D2 is not None else None
-                poly = _norm_poly(W, D1, D2) if ridge else (0, 0, 0, 0, 0)
-                step, _ = _line_search(m_ws, m1, m2, ridge, poly)
-                if step > 0.0 or attempt == 1:
-                    break
-                lbfgs.reset()
-                direction = -g
-            if step == 0.0:
-                if phase == "refine":
-                    stage_converged = True
-                break
-            progressed = True
-            x_prev, g_prev = x, g
-            x = x + step * direction
-            m_ws = m_ws + step * m1 if m2 is None else m_ws + step * (m1 + step * m2)
-            iterations += 1
-            if phase == "refine":
-                refine_iterations += 1
-            if phase == "decide" and m_ws.size and m_ws.min() > 0:
-                break  # the working set is recalled: check everything
-            if out_of_time():
-                break
-        stalls = 0 if (progressed or stage_converged) else stalls + 1
-
-    # ---- result, verified in float64 ---------------------------------------------------
-    if best is not None and status == "stored":
-        x = best[1]
-    W = params.W(x)
-    exact = _exact_min_margins(prob, W, o["block_elements"])
-    norm = float(_norm(W))
-    margin = d * float(exact.min()) / norm if norm > 0 else -np.inf
-    recalled = exact > 0
-    stored = bool(recalled.all())
-    if status == "stored" and not stored:  # cannot happen: best was verified
-        status = "undecided"
-    if status == "undecided" and stored:
-        status = "stored"
-    refine_gap = None
-    refine_converged = False
-    if phase == "refine" and np.isfinite(bound) and bound > 0:
-        refine_gap = float((bound - margin) / bound)
-        refine_converged = refine_gap <= o["refine_tol"]
-    # converged: the decision is certified (refinement has its own flag in ``info``)
-    converged = status in ("stored", "not_stored")
-    rank_note = "" if not params.factored else f" rank-{rank} factor form;"
-    if status == "stored":
-        msg = (f"stored (float64 recall of all {p} inputs);{rank_note} normalised margin "
-               f"{margin:.6g}, certified upper bound on the optimum {bound:.6g}")
-    elif status == "not_stored":
-        msg = (f"not stored: certified bound {bound:.3g} <= tol {o['tol']:.3g} on the normalised "
-               f"margin of every W (Gordan-type certificate from squared-hinge residuals)")
-    else:
-        msg = (f"undecided:{rank_note} budget ended (iterations {iterations}, full passes "
-               f"{full_passes}) with margin bound {bound:.3g} > tol {o['tol']:.3g}")
-    msg += message_extra
-    if params.factored:
-        Q, R = params.split(x)
-        factors = (Q.copy(), R.copy())
-    else:
-        factors = None
-    return Solution(
-        solver="optimal", kappa=kappa_value, rank=rank, W=W.copy(), factors=factors,
-        stored=stored, recall_fraction=float(recalled.mean()), margin=margin,
-        converged=bool(converged), iterations=int(iterations),
-        seconds=time.perf_counter() - t_start, status=status, message=msg,
-        info={"margin_bound": float(bound) if np.isfinite(bound) else None,
-              "tol": o["tol"], "full_passes": int(full_passes),
-              "refine_iterations": int(refine_iterations),
-              "working_set_size": int(ws.size), "max_active": int(max_active),
-              "rejected_rounds": int(rejected),
-              "refined": phase == "refine",
-              "refine_gap": refine_gap, "refine_converged": refine_converged},
-    )
+    tol = check_real(tol, "tol", low=0.0, low_open=True)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    if time_limit is not None:
+        time_limit = check_real(time_limit, "time_limit", low=0.0, low_open=True)
+    if not isinstance(refine, (bool, np.bool_)):
+        raise ValueError(f"refine must be True or False, got {refine!r}")
+    options = OptimalOptions.coerce(options)
+    return _Run(instance, kappa_value, tol=tol, max_iter=max_iter, time_limit=time_limit,
+                refine=bool(refine), options=options).run()
 
 
 def _dot(a, b):

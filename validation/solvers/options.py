@@ -1,0 +1,258 @@
+"""Solver-specific settings: one frozen options dataclass per solver.
+
+The arguments that every solver spells the same way (``tol``, ``max_iter``,
+``time_limit``, ``seed``, ``refine``; see :data:`validation.solvers.SHARED_ARGUMENTS`)
+are keywords of :func:`validation.solve` and of the solver functions.  Everything
+specific to one solver lives in its options class, which checks its values when it is
+built:
+
+* :class:`OptimalOptions` -- ``solver="optimal"`` (``notes/optimal_solver.md``);
+* :class:`LPOptions` -- ``solver="lp"`` (``notes/simulation.md``, the LP solver);
+* :class:`AdamOptions` -- ``solver="adam"`` (``notes/simulation.md``, Adam).
+
+``solve(..., options={...})`` builds the class from the mapping with
+:meth:`SolverOptions.from_mapping`: an unknown name raises ``ValueError`` that names it
+and lists the valid ones.  The solver functions also accept an instance of the class.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from replica.common.checks import check_choice, check_int, check_real
+
+__all__ = ["SolverOptions", "OptimalOptions", "LPOptions", "AdamOptions", "MAX_NONZEROS"]
+
+MAX_NONZEROS = 2_000_000
+"""Default largest LP constraint matrix (nonzeros) that ``solver="lp"`` accepts."""
+
+_SHARED = ("tol", "max_iter", "time_limit", "seed", "refine")
+
+
+@dataclass(frozen=True)
+class SolverOptions:
+    """Base of the options classes: building from a mapping, with checked names.
+
+    Subclasses set ``SOLVER`` (the solver name used in messages) and may set
+    ``ALIASES`` (deprecated option name -> current name).
+    """
+
+    SOLVER: ClassVar[str] = ""
+    ALIASES: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The valid option names, in declaration order."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def from_mapping(cls, mapping) -> SolverOptions:
+        """Build the options from a mapping of names to values.
+
+        Parameters
+        ----------
+        mapping : mapping or None
+
+        Returns
+        -------
+        SolverOptions
+            An instance of ``cls``; missing names take their defaults.
+
+        Raises
+        ------
+        ValueError
+            For an unknown name (the message lists the valid ones), for a name that
+            is a keyword of :func:`validation.solve` (``tol``, ``max_iter``, ...), or
+            for a bad value.
+        """
+        values: dict[str, Any] = {}
+        for name, value in dict(mapping or {}).items():
+            if name in cls.ALIASES:
+                warnings.warn(f"option {name!r} of solver {cls.SOLVER!r} is deprecated; use "
+                              f"{cls.ALIASES[name]!r}", DeprecationWarning, stacklevel=3)
+                name = cls.ALIASES[name]
+            if name in _SHARED:
+                raise ValueError(f"{name} is an argument of solve(), not an option of solver "
+                                 f"{cls.SOLVER!r}; pass {name}=... to solve()")
+            if name not in cls.names():
+                raise ValueError(f"unknown option {name!r} for solver {cls.SOLVER!r}; valid options: "
+                                 f"{', '.join(cls.names())}")
+            values[name] = value
+        return cls(**values)
+
+    @classmethod
+    def coerce(cls, options) -> SolverOptions:
+        """``options`` as an instance of ``cls`` (None: the defaults; a mapping: :meth:`from_mapping`).
+
+        Raises
+        ------
+        ValueError
+            For another options class, or as :meth:`from_mapping`.
+        """
+        if options is None:
+            return cls()
+        if isinstance(options, cls):
+            return options
+        if isinstance(options, SolverOptions):
+            raise ValueError(f"options for solver {cls.SOLVER!r} must be {cls.__name__}, got "
+                             f"{type(options).__name__}")
+        return cls.from_mapping(options)
+
+    def _set(self, name, value):
+        object.__setattr__(self, name, value)
+
+
+@dataclass(frozen=True)
+class OptimalOptions(SolverOptions):
+    """Settings of the ``optimal`` solver (``notes/optimal_solver.md``).
+
+    Attributes
+    ----------
+    refine_tol : float
+        Certified relative gap ``(margin_bound - margin) / margin_bound`` at which the
+        max-margin refinement stops (default 0.02), in (0, 1].
+    refine_max_iter : int
+        L-BFGS iterations of the refinement (default 3000, >= 0; 0 skips it).
+        ``refine_iterations`` is a deprecated alias.
+    stage_tol : float
+        A ridge stage ends when ``||grad|| <= stage_tol * 2 lam ||W||`` (default 1e-2).
+    initial : ndarray (d, d), (Q, R) pair or None
+        Warm start (default: the Hebbian W, or its truncated SVD for kappa < 1).
+    active_slack : float
+        Working set: competitors with margin below ``1 + active_slack * ||W||_F / d``
+        (default 1.0, >= 0).
+    max_active : int
+        Initial cap on the working set per input (default 64; doubled while it
+        truncates violated constraints).
+    refresh : int
+        L-BFGS iterations between full passes (default 25).
+    memory : int
+        L-BFGS history (default 10).
+    block_elements : int
+        Scores per block in full passes (default 2**23).
+
+    Raises
+    ------
+    ValueError
+        For a value out of range (named in the message).
+    """
+
+    SOLVER: ClassVar[str] = "optimal"
+    ALIASES: ClassVar[dict[str, str]] = {"refine_iterations": "refine_max_iter"}
+
+    refine_tol: float = 0.02
+    refine_max_iter: int = 3000
+    stage_tol: float = 1e-2
+    initial: Any = field(default=None, compare=False)
+    active_slack: float = 1.0
+    max_active: int = 64
+    refresh: int = 25
+    memory: int = 10
+    block_elements: int = 1 << 23
+
+    def __post_init__(self):
+        self._set("refine_tol", check_real(self.refine_tol, "refine_tol", low=0.0, high=1.0, low_open=True))
+        self._set("refine_max_iter", check_int(self.refine_max_iter, "refine_max_iter", low=0))
+        self._set("stage_tol", check_real(self.stage_tol, "stage_tol", low=0.0, high=1.0, low_open=True))
+        self._set("active_slack", check_real(self.active_slack, "active_slack", low=0.0))
+        for name in ("max_active", "refresh", "memory", "block_elements"):
+            self._set(name, check_int(getattr(self, name), name, low=1))
+
+
+@dataclass(frozen=True)
+class LPOptions(SolverOptions):
+    """Settings of the ``lp`` solver (``notes/simulation.md``, the LP solver).
+
+    Attributes
+    ----------
+    max_nonzeros : int
+        Largest constraint matrix accepted (default 2e6, about d = 32 near capacity;
+        measured LP times: about 0.1 s at d = 8, a few seconds at d = 16, minutes at
+        d = 24).
+    feasibility_tolerance : float
+        HiGHS primal and dual feasibility tolerance (default 1e-9, in (0, 1e-3]); also
+        the violation above which constraint generation adds a constraint.
+    working_set : bool
+        Constraint generation instead of the full LP (default False: measured slower
+        than the full LP at d = 16 and 24, because the p d equality rows dominate).
+    initial_per_input, add_per_input : int
+        Constraint generation: the strongest competitors per input under the Hebbian W
+        to start from, and the most violated ones added per round (default 8 each).
+    optimum : bool
+        Constraint generation: continue until no constraint is violated, so that the
+        reported ``t*`` is the exact LP optimum (default False: stop at the decision).
+    method : {"highs-ipm", "highs-ds", "highs"}
+        scipy ``linprog`` method (default ``highs-ipm``: 77 s against 193 s for the dual
+        simplex at d = 24, p = 110, same optimum to 1e-14).
+
+    Raises
+    ------
+    ValueError
+        For a value out of range (named in the message).
+    """
+
+    SOLVER: ClassVar[str] = "lp"
+
+    max_nonzeros: int = MAX_NONZEROS
+    feasibility_tolerance: float = 1e-9
+    working_set: bool = False
+    initial_per_input: int = 8
+    add_per_input: int = 8
+    optimum: bool = False
+    method: str = "highs-ipm"
+
+    def __post_init__(self):
+        self._set("max_nonzeros", check_int(self.max_nonzeros, "max_nonzeros", low=1))
+        self._set("feasibility_tolerance", check_real(self.feasibility_tolerance, "feasibility_tolerance",
+                                                      low=0.0, high=1e-3, low_open=True))
+        self._set("initial_per_input", check_int(self.initial_per_input, "initial_per_input", low=1))
+        self._set("add_per_input", check_int(self.add_per_input, "add_per_input", low=1))
+        self._set("working_set", bool(self.working_set))
+        self._set("optimum", bool(self.optimum))
+        self._set("method", check_choice(self.method, "method", ("highs-ipm", "highs-ds", "highs")))
+
+
+@dataclass(frozen=True)
+class AdamOptions(SolverOptions):
+    """Settings of the ``adam`` solver (``notes/simulation.md``, Adam).
+
+    Attributes
+    ----------
+    learning_rate : float
+        Adam step size (default 0.1; W entries of order 1 are reached in tens of steps).
+    check_every : int
+        Recall is checked every this many steps (default 10).
+    beta1, beta2 : float
+        Adam moment decay rates in [0, 1) (defaults 0.9, 0.999).
+    epsilon : float
+        Adam denominator offset (default 1e-8).
+    init_scale : float
+        Factor initialisation for kappa < 1: entries ``N(0, init_scale^2 / d)``
+        (default 0.1).  Full-rank W starts at 0 (the loss is convex in W).
+
+    Raises
+    ------
+    ValueError
+        For a value out of range (named in the message).
+    """
+
+    SOLVER: ClassVar[str] = "adam"
+
+    learning_rate: float = 0.1
+    check_every: int = 10
+    beta1: float = 0.9
+    beta2: float = 0.999
+    epsilon: float = 1e-8
+    init_scale: float = 0.1
+
+    def __post_init__(self):
+        self._set("learning_rate", check_real(self.learning_rate, "learning_rate", low=0.0, low_open=True))
+        self._set("check_every", check_int(self.check_every, "check_every", low=1))
+        for name in ("beta1", "beta2"):
+            self._set(name, check_real(getattr(self, name), name, low=0.0, high=1.0, high_open=True))
+        self._set("epsilon", check_real(self.epsilon, "epsilon", low=0.0, low_open=True))
+        self._set("init_scale", check_real(self.init_scale, "init_scale", low=0.0, low_open=True))
+

@@ -173,9 +173,10 @@ def _point(d, p, fractions, errors, stored, theory, exact) -> AccuracyPoint:
                              theory_se, math.nan, bound, "failed", False,
                              f"{n} trial(s) gave an accuracy ({errors} errors): at least 2 are needed")
     a = np.asarray(fractions, dtype=float)
-    mean, sd = float(a.mean()), float(a.std(ddof=1))
+    spread = bool(np.any(a != a[0]))
+    mean, sd = (float(a.mean()), float(a.std(ddof=1))) if spread else (float(a[0]), 0.0)
     stderr = sd / math.sqrt(n)
-    if sd > 0:
+    if spread:
         half = float(stats.t.ppf(0.5 + _CONFIDENCE / 2, n - 1)) * stderr
         low, high, status = max(0.0, mean - half), min(1.0, mean + half), "ok"
         message = f"mean of {n} instances +- t_{{0.975,{n - 1}}} sd/sqrt(n)"

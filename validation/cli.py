@@ -12,7 +12,7 @@ import sys
 from replica.common.cliutil import dispatch
 
 COMMAND_MODULES = ["validation._cmd_solve", "validation._cmd_capacity", "validation._cmd_reproduce",
-                   "validation._cmd_export", "validation._cmd_compare"]
+                   "validation._cmd_export", "validation._cmd_compare", "validation._cmd_accuracy"]
 
 
 def executor_from_args(args):

@@ -33,8 +33,25 @@ def register(subparsers) -> None:
                         help="first points: grid (5 points over +-25%% in p) | bracket (the theory "
                              "p_c, then single points 5%%, 10%%, 20%%, ... away until P = 1/2 is "
                              "bracketed) | auto (bracket for d >= 128, grid below)")
+    parser.add_argument("--criterion", type=_criterion_argument, default="all", metavar="all|accuracy:A",
+                        help="stored = every input recalled (all, default) or the returned W recalls >= A of "
+                             "the inputs (accuracy:A, A in (0, 1]; p_c is then a lower bound for solvers other "
+                             "than hebbian)")
     parser.add_argument("--out", default=None,
                         help="folder of a result store: trials are saved there and reused on a rerun")
+
+
+def _criterion_argument(text: str) -> str:
+    """argparse type of ``--criterion``: checked by ``validation.capacity.parse_criterion``."""
+    import argparse
+
+    from .capacity import parse_criterion
+
+    try:
+        parse_criterion(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _summary(est) -> str:
@@ -58,7 +75,8 @@ def run(args) -> int:
     try:
         est = estimate_capacity(args.d, args.problem, args.solver, args.kappa, args.ensemble,
                                 trials=args.trials, seed=args.seed, rounds=args.rounds,
-                                design=args.design, executor=executor, store=store, progress=True)
+                                design=args.design, executor=executor, store=store, progress=True,
+                                criterion=args.criterion)
     finally:
         executor.shutdown()
         if store is not None:

@@ -14,6 +14,14 @@ of p_c is the profile-likelihood interval of ln p_c (slope profiled out; devianc
 <= 3.84).  ``undecided`` trials (a solver that stopped without deciding) and ``error``
 trials are counted and reported, never counted as stored or not stored.
 
+With ``criterion="accuracy:A"`` a trial counts as stored when the returned W recalls
+at least the fraction ``A`` of the inputs (its ``recall_fraction``), and p_c is the
+capacity at accuracy ``A`` (theory: ``replica.accuracy_capacity``); the designs and the
+fit are the same.  For solvers that do not maximise the accuracy (``optimal`` and ``lp``
+return the squared-hinge minimiser or the LP's W above the all-stored capacity,
+``adam`` its trained W) that p_c is a lower bound on the accuracy capacity of the best
+memory (``notes/recall_accuracy.md``, "In simulation").
+
 alpha = p_c ln p_c / d^2 (natural log).
 
 See ``notes/capacity_estimation.md`` for the design and its justification.
@@ -39,12 +47,34 @@ from .solvers import SOLVERS
 from .sweep import Task, run_tasks, task_seed
 
 __all__ = ["CurvePoint", "CapacityEstimate", "CapacityDesign", "SweepSettings", "LogisticFit",
-           "estimate_capacity", "fit_logistic", "theory_capacity", "storage_trial", "load", "DESIGNS",
-           "PROBLEMS", "SOLVERS", "ENSEMBLES"]
+           "estimate_capacity", "fit_logistic", "theory_capacity", "storage_trial", "load", "parse_criterion",
+           "DESIGNS", "PROBLEMS", "SOLVERS", "ENSEMBLES"]
 
 DESIGNS = ("auto", "grid", "bracket")
 _CHI2_95 = float(stats.chi2.ppf(0.95, 1))  # 3.841...
 _MAX_SLOPE = 400.0
+
+
+def parse_criterion(criterion) -> float | None:
+    """The accuracy threshold of ``criterion``: ``None`` for ``"all"``, ``A`` for ``"accuracy:A"``.
+
+    Raises
+    ------
+    ValueError
+        If ``criterion`` is neither ``"all"`` nor ``"accuracy:A"`` with a number ``A`` in (0, 1].
+    """
+    text = str(criterion).strip()
+    if text == "all":
+        return None
+    kind, _, value = text.partition(":")
+    try:
+        threshold = float(value) if kind == "accuracy" else math.nan
+    except ValueError:
+        threshold = math.nan
+    if not 0.0 < threshold <= 1.0:  # NaN fails too
+        raise ValueError(f"criterion must be 'all' or 'accuracy:A' with A in (0, 1] (e.g. 'accuracy:0.99'); "
+                         f"got {criterion!r}")
+    return threshold
 
 
 def load(d, p):
@@ -61,12 +91,15 @@ def _p_from_load(d, alpha):
 # ---------------------------------------------------------------------------------
 # Theory
 # ---------------------------------------------------------------------------------
-def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "gaussian") -> dict:
+def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "gaussian",
+                    accuracy: float | None = None) -> dict:
     """Finite-size theory prediction matching a measurement.
 
     ``replica.capacity(d, kappa)`` for ``optimal``/``lp``/``adam`` and
     ``replica.hebbian_capacity(d, ensemble=..., kappa=...)`` for ``hebbian``
-    (``notes/finite_size_capacity.md``, ``notes/hebbian_finite_size.md``).
+    (``notes/finite_size_capacity.md``, ``notes/hebbian_finite_size.md``).  With an
+    ``accuracy`` threshold: ``replica.accuracy_capacity`` (``notes/recall_accuracy.md``;
+    the replica-symmetric optimal memory, or the Hebbian memory at kappa = 1).
 
     Returns
     -------
@@ -76,6 +109,8 @@ def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "ga
     """
     import replica
 
+    if accuracy is not None:
+        return _accuracy_theory(d, solver, kappa, ensemble, accuracy)
     if solver == "hebbian":
         res = replica.hebbian_capacity(d, ensemble=ensemble, kappa=kappa)
         source = "replica.hebbian_capacity"
@@ -86,6 +121,21 @@ def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "ga
     if solver != "hebbian":
         out["stderr"] = float(res.stderr)
     return out
+
+
+def _accuracy_theory(d, solver, kappa, ensemble, accuracy) -> dict:
+    """:func:`theory_capacity` at an accuracy threshold (``replica.accuracy_capacity``)."""
+    import replica
+
+    if solver == "hebbian" and kappa != 1.0:
+        return {"p_c": math.nan, "alpha": math.nan, "alpha_c": math.nan,
+                "source": "none (no accuracy theory of the rank-truncated Hebbian memory)"}
+    memory = "hebbian" if solver == "hebbian" else "optimal"
+    res = replica.accuracy_capacity(d, accuracy, memory, ensemble, kappa)
+    # d -> infinity: the Hebbian accuracy jumps at alpha = 1/2 (for A < 1), the optimal one at alpha_c(kappa)
+    alpha_c = 0.5 if memory == "hebbian" else float(replica.alpha_c(kappa))
+    return {"p_c": float(res.p_c), "alpha": float(res.alpha), "alpha_c": alpha_c, "stderr": float(res.stderr),
+            "source": f"replica.accuracy_capacity(accuracy={accuracy:g}, memory={memory!r})"}
 
 
 def _asymptotic_alpha(solver: str, kappa: float) -> float:
@@ -352,6 +402,10 @@ class CapacityEstimate(Result):
     solver_options : dict
     design : str
         ``"grid"`` or ``"bracket"``: how the first points were placed.
+    criterion : str
+        ``"all"`` (stored = every input recalled) or ``"accuracy:A"`` (stored = the
+        returned W recalls at least the fraction A; for solvers other than ``hebbian``
+        p_c is then a lower bound on the accuracy capacity, and ``message`` says so).
     """
 
     STATUSES: ClassVar[tuple] = LogisticFit.STATUSES
@@ -380,6 +434,7 @@ class CapacityEstimate(Result):
     seconds: float
     solver_options: dict = field(default_factory=dict)
     design: str = "grid"
+    criterion: str = "all"
 
     def _payload(self) -> dict:
         return {"d": self.d, "problem": self.problem, "solver": self.solver, "kappa": self.kappa,
@@ -392,7 +447,7 @@ class CapacityEstimate(Result):
                 "undecided": self.undecided, "errors": self.errors, "status": self.status,
                 "converged": self.converged, "message": self.message, "seed": self.seed,
                 "trials": self.trials, "seconds": self.seconds, "solver_options": dict(self.solver_options),
-                "design": self.design}
+                "design": self.design, "criterion": self.criterion}
 
 
 # ---------------------------------------------------------------------------------
@@ -508,7 +563,7 @@ class SweepSettings:
 
 _DESIGN_KEYS = frozenset(f.name for f in dataclasses.fields(CapacityDesign)) - {"kind"}
 _SWEEP_KEYS = frozenset(f.name for f in dataclasses.fields(SweepSettings))
-_MEASUREMENT_KEYS = frozenset({"solver_options", "task_function", "undecided_as_not_stored"})
+_MEASUREMENT_KEYS = frozenset({"solver_options", "task_function", "undecided_as_not_stored", "criterion"})
 
 
 def _split_settings(design, settings: dict):
@@ -557,12 +612,25 @@ class TrialCounts:
     """Counts per grid point: ``p -> [stored, not_stored, undecided, errors, trials]``.
 
     ``undecided_as_not_stored`` decides whether undecided trials enter the fit as
-    failures (see :func:`estimate_capacity`).
+    failures (see :func:`estimate_capacity`).  With an accuracy ``threshold`` a record
+    counts as stored when its ``recall_fraction`` is at least the threshold and as not
+    stored otherwise (:meth:`classify`).
     """
 
-    def __init__(self, undecided_as_not_stored: bool = False):
+    def __init__(self, undecided_as_not_stored: bool = False, threshold: float | None = None):
         self.lenient = undecided_as_not_stored
+        self.threshold = threshold
         self.by_p: dict = {}
+
+    def classify(self, record: dict) -> str:
+        """The counted status of a trial record under the criterion."""
+        status = record["status"]
+        if self.threshold is None or status == "error":
+            return status
+        fraction = record.get("recall_fraction")
+        if fraction is None:  # a task function that measures no accuracy
+            return "undecided"
+        return "stored" if float(fraction) >= self.threshold else "not_stored"
 
     def __contains__(self, p) -> bool:
         return p in self.by_p
@@ -632,7 +700,7 @@ class _PointRunner:
         rep = run_tasks(tasks, store=self.sweep.store, executor=self.sweep.executor, progress=self.sweep.progress,
                         desc=f"{m.problem}/{m.solver} d={m.d} kappa={m.kappa:g}")
         for t in tasks:
-            self.counts.add(t.p, rep.records[t]["status"])
+            self.counts.add(t.p, self.counts.classify(rep.records[t]))
 
 
 def _snap(ps):
@@ -711,12 +779,25 @@ def _refine(runner: _PointRunner, design: CapacityDesign) -> None:
 # ---------------------------------------------------------------------------------
 # The estimator
 # ---------------------------------------------------------------------------------
-def _messages(fit: LogisticFit, curve, lenient: bool) -> str:
-    """The estimate's message: fit problems, left-out trials, a warning above 10 %."""
+def _criterion_message(threshold: float, solver: str) -> str:
+    """What a capacity at an accuracy threshold means for ``solver``."""
+    head = (f"accuracy criterion: a trial counts as stored when the {{}} recalls >= {threshold:g} of the inputs "
+            f"(p_c: half the instances reach it; the theory: mean accuracy = {threshold:g})")
+    if solver == "hebbian":
+        return head.format("Hebbian W") + " (exact for the Hebbian memory)"
+    return (head.format("returned W") + f"; {solver} does not maximise the accuracy where not every input "
+            "can be stored, so p_c is a LOWER BOUND on the accuracy capacity of the best memory")
+
+
+def _messages(fit: LogisticFit, curve, counts: TrialCounts, solver: str) -> str:
+    """The estimate's message: criterion, fit problems, left-out trials, a warning above 10 %."""
+    lenient = counts.lenient
     undecided = sum(c.undecided for c in curve)
     errors = sum(c.errors for c in curve)
     total = sum(c.trials for c in curve)
-    msgs = [] if fit.status == "ok" else [fit.message]
+    msgs = [] if counts.threshold is None else [_criterion_message(counts.threshold, solver)]
+    if fit.status != "ok":
+        msgs.append(fit.message)
     if undecided and lenient:
         msgs.append(f"{undecided}/{total} trials undecided, counted as not stored (no storing W "
                     "found within the budget): p_c is a lower bound on the storability threshold")
@@ -727,6 +808,10 @@ def _messages(fit: LogisticFit, curve, lenient: bool) -> str:
     if (0 if lenient else undecided) + errors > 0.1 * total:
         msgs.append("WARNING: more than 10% of trials excluded; p_c may be biased")
     return "; ".join(msgs) or "ok"
+
+
+def _criterion_text(threshold) -> str:
+    return "all" if threshold is None else f"accuracy:{threshold:g}"
 
 
 def _estimate(m: Task, design: CapacityDesign, counts: TrialCounts, theory: dict,
@@ -742,8 +827,8 @@ def _estimate(m: Task, design: CapacityDesign, counts: TrialCounts, theory: dict
     return CapacityEstimate(
         m.d, m.problem, m.solver, m.kappa, m.ensemble, p_c, p_lo, p_hi, alpha_of(p_c), alpha_of(p_lo),
         alpha_of(p_hi), fit.slope, curve, theory, sum(c.undecided for c in curve), sum(c.errors for c in curve),
-        fit.status, fit.converged, _messages(fit, curve, counts.lenient), m.seed, design.trials,
-        seconds, dict(m.options), design.kind)
+        fit.status, fit.converged, _messages(fit, curve, counts, m.solver), m.seed, design.trials,
+        seconds, dict(m.options), design.kind, _criterion_text(counts.threshold))
 
 
 def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kappa: float = 1.0,
@@ -785,6 +870,12 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
             cannot certify non-storability (``adam``, and ``optimal`` at rank
             kappa d < d, a non-convex problem), False otherwise (undecided trials are
             then excluded from the fit).
+        ``criterion`` (str)
+            ``"all"`` (default: stored = every input recalled) or ``"accuracy:A"``
+            (stored = the returned W recalls at least the fraction ``A`` of the
+            inputs, ``A`` in (0, 1]; theory ``replica.accuracy_capacity``; for
+            solvers other than ``hebbian`` p_c is a lower bound on the accuracy
+            capacity of the best memory, said in ``message``).
         ``task_function`` (str)
             ``"module:function"`` replacing :func:`storage_trial` (tests use
             :func:`validation.sweep.synthetic_trial`).
@@ -796,16 +887,17 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     Raises
     ------
     ValueError
-        For out-of-range arguments.
+        For out-of-range arguments or a bad ``criterion``.
     TypeError
         For an unknown keyword.
     """
     start = time.perf_counter()
     design, sweep, extra = _split_settings(design, settings)
+    threshold = parse_criterion(extra.get("criterion", "all"))
     m, lenient = _measurement(d, problem, solver, kappa, ensemble, seed, sweep, extra)
     design = design.checked(m.d)
     if extra.get("task_function") is None:
-        theory = theory_capacity(m.d, solver, m.kappa, ensemble)
+        theory = theory_capacity(m.d, solver, m.kappa, ensemble, threshold)
     else:
         theory = {"p_c": math.nan, "alpha": math.nan, "alpha_c": math.nan, "source": "none (synthetic task)"}
     center = design.center
@@ -813,7 +905,7 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
         center = theory["p_c"] if math.isfinite(theory["p_c"]) else \
             _p_from_load(m.d, _asymptotic_alpha(solver, m.kappa))
         center = check_real(center, "center", low=2.0)
-    counts = TrialCounts(lenient)
+    counts = TrialCounts(lenient, threshold)
     runner = _PointRunner(m, design.trials, sweep, counts)
     _STARTS[design.kind](runner, design, center)
     _expand(runner, design)

@@ -26,6 +26,7 @@ max_margin
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -298,9 +299,34 @@ def _control_mean(n: float, top_k: int, margin: float) -> float:
         return float(_top_competitor_cost(-special.ndtri(tail(w)) + margin))
 
     value, error = integrate.quad(integrand, 0.0, 1.0, limit=200, epsabs=1e-13, epsrel=1e-12)
-    if not error <= 1e-9 * max(value, 1e-300):  # pragma: no cover - never seen
+    if not error <= 1e-9 * max(value, 1e-300):
+        value, error = _control_mean_by_parts(n, top_k, margin)
+    if not error <= 1e-9 * max(value, 1e-300):
         raise RuntimeError(f"control-variate quadrature inaccurate: {value!r} +- {error!r}")
     return value
+
+
+def _control_mean_by_parts(n: float, top_k: int, margin: float):
+    """:func:`_control_mean` as ``int g'(x + margin) P(c > x) dx`` (for tiny means).
+
+    ``g'(a) = 2 (a Phi(a) + phi(a))`` and ``P(c > x) = I_{Q(x)}(top_k, n - top_k + 1)``
+    (regularised incomplete beta, ``Q`` the normal upper tail).  The integrand is smooth
+    in ``x``; breakpoints span the median of ``c`` and ``-margin``, where the mass lies
+    when the level ``c + margin`` is deep in the lower tail of ``t_1``.
+    """
+    def integrand(x):
+        a = x + margin
+        slope = 2.0 * (a * special.ndtr(a) + _INV_SQRT_2PI * math.exp(-0.5 * a * a))
+        return slope * float(special.betainc(float(top_k), n - top_k + 1.0, special.ndtr(-x)))
+
+    median = float(-special.ndtri(special.betaincinv(float(top_k), n - top_k + 1.0, 0.5)))
+    lo, hi = min(median, -margin) - 12.0, max(median, -margin) + 12.0
+    edges = np.linspace(lo, hi, 25)
+    bounds = [(-np.inf, lo)] + list(zip(edges[:-1], edges[1:])) + [(hi, np.inf)]
+    with warnings.catch_warnings():  # the summed error estimate is checked by the caller
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        parts = [integrate.quad(integrand, a, b, epsabs=0.0, epsrel=1e-12, limit=200) for a, b in bounds]
+    return sum(v for v, _ in parts), sum(e for _, e in parts)
 
 
 class _CostEstimator:
@@ -629,13 +655,27 @@ class _SampledRoot(NamedTuple):
     search: _RootSearch  # of the last round (evaluations: all rounds)
 
 
+def _smallest_load(top_k: int) -> float:
+    """The smallest ``p`` allowed with ``top_k`` (one constrained competitor)."""
+    return max(2.0, top_k + 1.0)
+
+
+def _load_at(log_p: float, top_k: int) -> float:
+    """``exp(log_p)``, kept at or above :func:`_smallest_load`.
+
+    ``exp(log(p_min))`` can round to just below ``p_min`` (e.g. ``p_min = 301``), where
+    fewer than one competitor would be constrained.
+    """
+    return max(math.exp(log_p), _smallest_load(top_k))
+
+
 def _solve_load(estimator, target, rows, p_guess, max_iter) -> _RootSearch:
     """Root of ``log(p E[C_p]) = log(target)`` in ``log p`` with a fixed sample."""
     def g(log_p):
-        p = math.exp(log_p)
+        p = _load_at(log_p, estimator.top_k)
         return math.log(p * estimator.estimate(p, rows)[0]) - math.log(target)
 
-    p_min = max(2.0, estimator.top_k + 1.0)
+    p_min = _smallest_load(estimator.top_k)
     try:
         return _bracketed_root(g, math.log(max(p_guess, p_min)), 1.1, lower=math.log(p_min),
                                max_iter=max_iter)
@@ -647,13 +687,13 @@ def _solve_load(estimator, target, rows, p_guess, max_iter) -> _RootSearch:
 
 def _capacity_root(estimator, target, rel_tol, max_iter) -> _SampledRoot:
     """Sample size from a pilot at the guess, then the root on one fixed sample (enlarged if needed)."""
-    p_guess = max(_initial_guess(target), estimator.top_k + 1.0)
+    p_guess = max(_initial_guess(target), _smallest_load(estimator.top_k))
     rows = _expected_cost(estimator, p_guess, rel_tol).samples
     evaluations = 0
     for _ in range(_SAMPLE_ROUNDS):
         search = _solve_load(estimator, target, rows, p_guess, max_iter)
         evaluations += search.evaluations
-        p_c = math.exp(search.x)
+        p_c = _load_at(search.x, estimator.top_k)
         mean, err, _, k, _ = estimator.estimate(p_c, rows)
         if err / mean <= rel_tol or search.exhausted:
             break
@@ -665,10 +705,37 @@ def _capacity_root(estimator, target, rel_tol, max_iter) -> _SampledRoot:
 def _log_load_slope(estimator, root: _SampledRoot, h=1e-3) -> float:
     """``d log(p E[C_p]) / d log p`` at ``p_c`` by a common-random-number difference."""
     p_c, rows = root.p, root.rows
-    p_low = max(p_c * math.exp(-h), 2.0, estimator.top_k + 1.0)
+    p_low = max(p_c * math.exp(-h), _smallest_load(estimator.top_k))
     m_plus = estimator.estimate(p_c * math.exp(h), rows)[0]
     m_minus = estimator.estimate(p_low, rows)[0] if p_low < p_c else root.mean
     return (math.log(p_c * math.exp(h) * m_plus) - math.log(p_low * m_minus)) / (h + math.log(p_c / p_low))
+
+
+MAX_TOP_K = 10**5
+"""Largest ``top_k`` accepted by :func:`capacity` (see its docstring)."""
+
+
+def _smallest_load_cost(top_k: int, margin: float) -> float:
+    """Exact ``p E[C_p]`` at ``p = top_k + 1`` (one constrained competitor).
+
+    With one kept competitor ``c`` (the smallest of ``top_k``) the cost is
+    ``(c + margin - t_1)_+^2 / 2``, whose mean over ``t_1`` is ``g(c + margin) / 2``
+    (:func:`_top_competitor_cost`); the mean over ``c`` is :func:`_control_mean`.
+    """
+    p_min = _smallest_load(top_k)
+    return p_min * 0.5 * _control_mean(p_min - 1.0, top_k, margin)
+
+
+def _check_capacity_range(d, tail, margin, top_k):
+    """Reject ``top_k > MAX_TOP_K`` and margins for which even ``p = top_k + 1`` is above capacity."""
+    top_k = check_int(top_k, "top_k", low=1, high=MAX_TOP_K)
+    target = tail * float(d) ** 2
+    if _smallest_load_cost(top_k, margin) <= target:
+        return top_k
+    largest = optimize.brentq(lambda m: _smallest_load_cost(top_k, m) - target, 0.0, margin, xtol=1e-6)
+    raise ValueError(f"margin must lie in [0, {largest:.6g}] for d={d}, top_k={top_k} and F(kappa) = "
+                     f"{tail:.6g} (above it even p = {_smallest_load(top_k):g} exceeds the capacity), "
+                     f"got {margin!r}")
 
 
 def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, rel_tol=1e-3, tol=1e-9, max_iter=100, seed=None):
@@ -695,9 +762,16 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, rel_tol=1e-3, tol=1e-9, max_i
     margin : float, optional
         Stability margin ``>= 0`` in competitor standard deviations.
     top_k : int, optional
-        Target among the ``top_k`` best, ``top_k >= 1`` (and ``<= p_c - 1``).
+        Target among the ``top_k`` best, ``1 <= top_k <= MAX_TOP_K = 10**5``.  The
+        capacity always exceeds ``top_k + 1``, but its equation then sets the level
+        deep in the lower tail of the ``p_c`` competitors, where the number of active
+        order statistics (and the time and memory) grows with ``top_k``: at
+        ``top_k = 10**6`` the 4096 order statistics of the sampler no longer bound the
+        truncation error, and ``alpha`` is far from its ``d -> infinity`` limit anyway
+        (corrections ``ln(top_k) / ln p``).
     rel_tol : float, optional
-        Relative standard error of ``E[C]`` at the root, in ``[1e-6, 0.5]``.
+        Relative standard error of ``E[C]`` at the root, in ``[1e-6, 0.5]``; the
+        sample it needs must fit in memory (:func:`replica.common.checks.check_memory`).
     tol : float, optional
         Accepted residual ``|log(p E[C_p] / (F d^2))|`` at the root, in ``(0, 1e-2]``.
     max_iter : int, optional
@@ -715,15 +789,17 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, rel_tol=1e-3, tol=1e-9, max_i
     Raises
     ------
     ValueError
-        If an argument is outside its range, or the capacity falls below ``p = 2`` or
-        below ``top_k + 1``.
+        If an argument is outside its range.  The margin range depends on ``d``: a
+        capacity ``p_c >= top_k + 1`` exists iff ``(top_k + 1) E[C_{top_k + 1}] <=
+        F(kappa) d^2``, checked up front with the exact one-competitor cost (e.g.
+        ``margin <= 15.9`` at ``d = 16``, ``kappa = 1``); the error names the largest margin.
     """
     d, kappa = _check_d_kappa(d, kappa)
     margin = check_real(margin, "margin", low=0.0)
-    top_k = check_int(top_k, "top_k", low=1)
     rel_tol, tol, max_iter = _check_accuracy(rel_tol, tol, max_iter)
     seed = resolve_seed(seed)
     tail = _tail_second_moment(kappa)
+    top_k = _check_capacity_range(d, tail, margin, top_k)
     estimator = _CostEstimator(margin, top_k, seed)
     try:
         root = _capacity_root(estimator, tail * float(d) ** 2, rel_tol, max_iter)
@@ -784,8 +860,15 @@ def _margin_root(estimator, p, target, rel_tol, max_iter):
     def g(margin):
         return math.log(p * estimator.estimate(p, rows, margin)[0]) - math.log(target)
 
+    # below ``lower`` the cost of the largest competitor, ~exp(-(c_1 + margin)^2 / 2),
+    # would underflow; the root is above it unless F d^2 / p < ~1e-200
+    lower = -(math.sqrt(2.0 * math.log(p)) + 30.0)
     for _ in range(_SAMPLE_ROUNDS):
-        search = _bracketed_root(g, 0.0, 0.3, xtol=1e-12, max_iter=max_iter)
+        try:
+            search = _bracketed_root(g, 0.0, 0.3, lower=lower, xtol=1e-12, max_iter=max_iter)
+        except _BelowLimit:
+            raise ValueError(f"p={p!r} is too far above the capacity (F(kappa) d^2 / p = {target / p:.3g}): "
+                             f"the margin would lie below {lower:.4g}, where the cost underflows") from None
         evaluations += search.evaluations
         mean, err, _, _, _ = estimator.estimate(p, rows, search.x)
         if (mean > 0 and err / mean <= rel_tol) or search.exhausted:

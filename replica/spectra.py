@@ -212,6 +212,17 @@ def _fuss_catalan_moment(c, n):
     return total / n * c ** (1 - n)
 
 
+RATIO_RANGE = (1e-12, 1e12)
+"""Ratios ``c = p / d`` accepted by :class:`HebbianSpectrum`.
+
+Beyond ``1e12`` the law is the quarter circle to ``O(1/c)`` (use
+:class:`replica.QuarterCircle`) and the float64 support edges ``(1 +- sqrt(c))^2 / c``
+lose the ``1/c`` corrections; below ``1e-12`` the continuous part (mass ``c``) is a
+point mass that float64 edges cannot resolve (the table's scale ``1/sqrt(c)`` overflows
+its quadrature).
+"""
+
+
 class HebbianSpectrum:
     """Singular-value law of ``W = U E^T`` (``U, E``: ``d x p``, i.i.d. N(0, 1/d)) at ratio ``c = p/d``.
 
@@ -227,18 +238,18 @@ class HebbianSpectrum:
     Parameters
     ----------
     ratio : float
-        ``c = p / d > 0``.
+        ``c = p / d`` in ``RATIO_RANGE = [1e-12, 1e12]``.
     grid_size : int
         Nodes of the table behind ``cdf`` and ``ppf``.
 
     Raises
     ------
     ValueError
-        If ``ratio`` is not a positive finite number.
+        If ``ratio`` is outside ``RATIO_RANGE = [1e-12, 1e12]``.
     """
 
     def __init__(self, ratio, *, grid_size=4001):
-        self.ratio = check_real(ratio, "ratio", low=0.0, low_open=True)
+        self.ratio = check_real(ratio, "ratio", low=RATIO_RANGE[0], high=RATIO_RANGE[1])
         grid_size = check_int(grid_size, "grid_size", low=101)
         c = self.ratio
         self.atom = max(0.0, 1.0 - c)
@@ -369,7 +380,7 @@ def hebbian_spectrum(ratio):
     Parameters
     ----------
     ratio : float
-        ``c = p / d > 0``.
+        ``c = p / d`` in ``[1e-12, 1e12]`` (:data:`RATIO_RANGE`).
 
     Returns
     -------
@@ -381,6 +392,6 @@ def hebbian_spectrum(ratio):
     Raises
     ------
     ValueError
-        If ``ratio`` is not a positive finite number.
+        If ``ratio`` is outside ``[1e-12, 1e12]``.
     """
     return HebbianSpectrum(ratio)

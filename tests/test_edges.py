@@ -1,0 +1,86 @@
+"""Edge cases of the documented argument ranges, size guards, output paths and stores.
+
+Every test here reproduces a break found at the edge of a documented range: a value
+inside the range that crashed, an extreme that must be rejected up front, an output
+path or store that must give one line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import replica
+from replica import finite_size
+from replica.cli import main as replica_main
+
+
+# ------------------------------------------------------------------------------------
+# 1. values inside the documented ranges
+# ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("top_k", [300, 500])
+def test_capacity_top_k_where_exp_log_rounds_down(top_k):
+    # exp(log(top_k + 1)) < top_k + 1 for these values: the search started below one
+    # constrained competitor and indexed an empty sample
+    assert math.exp(math.log(top_k + 1.0)) < top_k + 1.0
+    result = replica.capacity(16, top_k=top_k, rel_tol=1e-2)
+    assert result.converged and result.p_c > top_k + 1
+
+
+def test_capacity_top_k_beyond_range_rejected_up_front():
+    with pytest.raises(ValueError, match=r"top_k must be an integer in \[1, 100000\]"):
+        replica.capacity(16, top_k=10**9)
+
+
+def test_capacity_margin_beyond_capacity_rejected_with_range():
+    with pytest.raises(ValueError, match=r"margin must lie in \[0, 15\.9"):
+        replica.capacity(16, margin=100.0)
+    # just inside the stated range the capacity exists (p_c >= 2)
+    assert replica.capacity(16, margin=15.9, rel_tol=1e-2).p_c >= 2.0
+
+
+def test_smallest_load_cost_closed_form():
+    # 2 E[C_2] = E[(m + sqrt(2) Z)_+^2] = (m^2 + 2) Phi(m/sqrt2) + sqrt2 m phi(m/sqrt2)
+    from scipy import stats
+
+    m = 3.0
+    a = m / math.sqrt(2.0)
+    exact = (m * m + 2.0) * stats.norm.cdf(a) + math.sqrt(2.0) * m * stats.norm.pdf(a)
+    assert finite_size._smallest_load_cost(1, m) == pytest.approx(exact, rel=1e-10)
+
+
+@pytest.mark.parametrize("p", [1000.0, 1e4, 1e8])
+def test_max_margin_far_above_capacity(p):
+    result = replica.max_margin(32, p, rel_tol=1e-2)
+    assert result.converged and not result.storable and result.margin < 0
+    assert json.dumps(result.to_dict(), allow_nan=False)
+
+
+def test_max_margin_beyond_underflow_rejected():
+    with pytest.raises(ValueError, match="too far above the capacity"):
+        replica.max_margin(32, 1e250, rel_tol=1e-2)
+
+
+def test_control_mean_by_parts_agrees_with_quadrature_in_w():
+    value, _ = finite_size._control_mean_by_parts(100.0, 1, 0.0)
+    assert value == pytest.approx(finite_size._control_mean(100.0, 1, 0.0), rel=1e-10)
+
+
+@pytest.mark.parametrize("ratio", [1e-20, 1e100, 1e300])
+def test_hebbian_spectrum_outside_ratio_range(ratio):
+    with pytest.raises(ValueError, match=r"ratio must lie in \[1e-12"):
+        replica.hebbian_spectrum(ratio)
+
+
+@pytest.mark.parametrize("ratio", [1e-12, 1e12])
+def test_hebbian_spectrum_at_ratio_range_ends(ratio):
+    law = replica.hebbian_spectrum(ratio)
+    assert law.moment(2) == pytest.approx(1.0, rel=1e-9)
+
+
+def test_cli_capacity_margin_one_line(capsys):
+    assert replica_main(["capacity", "--d", "16", "--margin", "100"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "margin must lie in" in err

@@ -255,3 +255,57 @@ def test_failed_capacity_estimate_is_json_safe():
     ok = estimate_capacity(16, trials=3, seed=0, task_function=SYNTH, center=100.0, rounds=0,
                            solver_options={"p_c": 100.0})
     _check_contract(ok)
+
+
+# ---------------------------------------------------------------------------------
+# --criterion accuracy:A
+# ---------------------------------------------------------------------------------
+def test_accuracy_criterion_counts_trials_by_recall_fraction(tmp_path):
+    """Same instances (same seed) under both criteria: an accuracy-0.9 trial count is >= the all-stored one.
+
+    Each trial is re-counted from its stored recall_fraction, so the accuracy-stored count at
+    every p equals the number of store records with recall_fraction >= 0.9.
+    """
+    store = ResultStore(tmp_path / "s")
+    common = dict(solver="hebbian", trials=6, rounds=0, seed=3, design="grid", store=store)
+    est_all = estimate_capacity(32, **common)
+    est_acc = estimate_capacity(32, criterion="accuracy:0.9", **common)
+    rows = store.rows()
+    for point in est_acc.curve:
+        fractions = [r["result"]["recall_fraction"] for r in rows if r["p"] == point.p]
+        assert point.stored == sum(f >= 0.9 for f in fractions)
+        assert point.stored + point.not_stored == point.trials
+    by_p = {c.p: c.stored for c in est_all.curve}
+    assert all(c.stored >= by_p[c.p] for c in est_acc.curve if c.p in by_p)
+    assert est_acc.criterion == "accuracy:0.9" and est_all.criterion == "all"
+    assert est_acc.to_dict()["criterion"] == "accuracy:0.9"
+    assert est_acc.theory["source"].startswith("replica.accuracy_capacity")
+    assert "exact for the Hebbian memory" in est_acc.message
+    store.close()
+
+
+def test_accuracy_criterion_is_a_lower_bound_for_the_optimal_solver():
+    est = estimate_capacity(8, solver="optimal", criterion="accuracy:0.9", trials=3, rounds=0, seed=0)
+    assert "LOWER BOUND" in est.message
+    json.dumps(est.to_dict(), allow_nan=False)
+
+
+def test_bad_criterion_is_a_value_error():
+    with pytest.raises(ValueError, match="accuracy:A"):
+        estimate_capacity(16, solver="hebbian", criterion="accuracy:2")
+
+
+@pytest.mark.parametrize("criterion", ["accuracy:0", "accuracy:1.01", "most", "accuracy:"])
+def test_cli_bad_criterion_exits_2(criterion, capsys):
+    argv = ["capacity", "--d", "16", "--solver", "hebbian", "--workers", "0", "--criterion", criterion]
+    assert dispatch("validation", "test", MODULES, argv) == 2
+    err = capsys.readouterr().err
+    assert "accuracy:A" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_accuracy_criterion_json(capsys):
+    argv = ["capacity", "--d", "16", "--solver", "hebbian", "--ensemble", "sphere", "--trials", "4",
+            "--rounds", "0", "--workers", "0", "--criterion", "accuracy:0.9", "--format", "json"]
+    assert dispatch("validation", "test", MODULES, argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["criterion"] == "accuracy:0.9" and "accuracy criterion" in out["message"]

@@ -5,12 +5,13 @@ See ``notes/extreme_values.md`` for the derivations.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 from scipy import special, stats
 
-from .common.checks import check_at_least, check_int, check_real, scalar_or_array
+from .common.checks import check_at_least, check_int, check_memory, check_real, scalar_or_array
 from .common.seeds import as_generator
 
 __all__ = [
@@ -257,6 +258,7 @@ class MaximumOfGaussians(stats.rv_continuous):
         """Random variates; ``rng`` is a ``numpy.random.Generator`` (or a seed)."""
         if rng is None:
             rng = kwargs.pop("random_state", None)
+        check_memory(32.0 * math.prod(np.atleast_1d(1 if size is None else size)), f"rvs(size={size!r})")
         return super().rvs(size=size, random_state=rng, **kwargs)
 
     def __repr__(self):

@@ -33,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import integrate, optimize, special
 
-from .common.checks import as_float_array, check_int, check_kappa, check_real
+from .common.checks import as_float_array, check_int, check_kappa, check_memory, check_real
 from .common.results import Result
 from .common.seeds import DEFAULT_SEED, resolve_seed
 
@@ -54,6 +54,7 @@ __all__ = [
 _ROW_BLOCK = 8192  # rows per tile (one column each) of the common-random-number stream
 _SMALL_KEPT = 32  # below this many constrained competitors, non-integer p interpolates
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_WORKING_ARRAYS = 24  # (rows, K) float64 arrays alive while one sample is evaluated
 
 
 # --------------------------------------------------------------------------------------
@@ -176,6 +177,8 @@ class _UniformStream:
         return tile
 
     def get(self, rows: int, cols: int) -> np.ndarray:
+        check_memory(float(rows) * cols * 8.0 * _WORKING_ARRAYS,
+                     f"a Monte-Carlo sample of {rows} rows x {cols} order statistics")
         nr = -(-rows // _ROW_BLOCK)
         out = np.empty((nr * _ROW_BLOCK, cols))
         for r in range(nr):

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
-from .common.checks import check_choice, check_int, check_kappa, check_real
+from .common.checks import check_choice, check_int, check_kappa, check_memory, check_real
 from .common.results import Result
 from .common.seeds import as_generator
 
@@ -550,6 +550,7 @@ class HebbianScoreLaws(Result):
     # ----- sampling -------------------------------------------------------------------
     def _environment(self, size, rng, *, leave_one_out=False):
         """Sample (a, b, t, |y|^2); with ``leave_one_out`` the crosstalk has p - 2 terms (t_{-nu}, y_{-nu})."""
+        check_memory(64.0 * math.prod(np.atleast_1d(size)), f"a Hebbian sample of size {size!r}")
         d = self.d
         terms = self.p - (2 if leave_one_out else 1)
         if self.ensemble == "gaussian":

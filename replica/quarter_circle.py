@@ -31,7 +31,7 @@ import math
 import numpy as np
 from scipy import special, stats
 
-from .common.checks import check_int, check_kappa, check_scalar_kappa, scalar_or_array
+from .common.checks import check_int, check_kappa, check_memory, check_scalar_kappa, scalar_or_array
 
 __all__ = [
     "QuarterCircle",
@@ -374,6 +374,7 @@ class _QuarterCircleBase(stats.rv_continuous):
             raise ValueError("give either rng or random_state, not both")
         if rng is None:
             rng = kwargs.pop("random_state", None)
+        check_memory(32.0 * math.prod(np.atleast_1d(1 if size is None else size)), f"rvs(size={size!r})")
         return super().rvs(size=size, random_state=rng, **kwargs)
 
     def moment(self, order, *args, **kwds):

@@ -44,7 +44,7 @@ from numba import njit
 from numpy.polynomial.legendre import leggauss
 from scipy import optimize, special
 
-from .common.checks import as_float_array, check_int, check_real
+from .common.checks import as_float_array, check_int, check_memory, check_real
 from .common.results import Result
 from .common.seeds import DEFAULT_SEED, resolve_seed
 from .extremes import order_statistics_from_uniforms
@@ -64,6 +64,7 @@ __all__ = [
 # ``seed=None``: the theory functions are then pure functions of their parameters (the
 # Monte-Carlo error is reported).
 DEFAULT_SAMPLES = 1024
+_SAMPLE_ARRAYS = 8  # (samples, K) float64 arrays of a sample and its cached blocks
 DEFAULT_EXACT_COMPETITORS = 64
 
 _SQRT2 = math.sqrt(2.0)
@@ -453,6 +454,8 @@ class ReplicaSample:
         self.samples = check_int(samples, "samples", low=16)
         self.seed = resolve_seed(seed)
         self.exact_competitors = check_int(exact_competitors, "exact_competitors", low=2)
+        check_memory(8.0 * self.samples * (self.exact_competitors + 2) * _SAMPLE_ARRAYS,
+                     f"ReplicaSample(samples={self.samples}, exact_competitors={self.exact_competitors})")
         seq_target, seq_comp = np.random.SeedSequence(self.seed).spawn(2)
         rng_t = np.random.default_rng(seq_target)
         rng_u = np.random.default_rng(seq_comp)

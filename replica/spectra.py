@@ -24,7 +24,7 @@ import math
 import numpy as np
 from scipy import integrate, interpolate
 
-from .common.checks import as_float_array, check_int, check_real, check_scalar_kappa
+from .common.checks import as_float_array, check_int, check_memory, check_real, check_scalar_kappa
 
 __all__ = [
     "spectrum",
@@ -367,6 +367,7 @@ class HebbianSpectrum:
             rng = np.random.default_rng(rng)
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator or a seed, got {type(rng).__name__}")
+        check_memory(32.0 * math.prod(np.atleast_1d(1 if size is None else size)), f"rvs(size={size!r})")
         u = rng.random(size)
         return self.ppf(u)
 

@@ -13,7 +13,7 @@ import math
 import pytest
 
 import replica
-from replica import finite_size
+from replica import finite_size, saddle
 from replica.cli import main as replica_main
 
 
@@ -84,3 +84,35 @@ def test_cli_capacity_margin_one_line(capsys):
     assert replica_main(["capacity", "--d", "16", "--margin", "100"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "margin must lie in" in err
+
+
+# ------------------------------------------------------------------------------------
+# 2. size guards: estimate before allocating
+# ------------------------------------------------------------------------------------
+def test_check_memory_limit_and_environment(monkeypatch):
+    from replica.common.checks import check_memory, memory_limit
+
+    monkeypatch.setenv("LINEAR_MEMORY_LIMIT_BYTES", "1000")
+    assert memory_limit() == 1000
+    assert check_memory(1000, "x") == 1000.0
+    with pytest.raises(ValueError, match=r"x needs about 1\.95 KiB of memory, above the limit of 1000 B"):
+        check_memory(2000, "x")
+    monkeypatch.delenv("LINEAR_MEMORY_LIMIT_BYTES")
+    assert memory_limit() > 0
+
+
+@pytest.mark.parametrize("make", [
+    lambda: saddle.ReplicaSample(100_000_000),
+    lambda: replica.QuarterCircle().rvs(10**12),
+    lambda: replica.hebbian_spectrum(2.0).rvs(10**12),
+    lambda: replica.capacity(16, rel_tol=1e-6),
+], ids=["replica_sample", "quarter_circle_rvs", "hebbian_rvs", "capacity_rel_tol"])
+def test_size_guards_raise_before_allocating(make):
+    with pytest.raises(ValueError, match="of memory, above the limit"):
+        make()
+
+
+def test_cli_table_huge_grid_one_line(capsys):
+    assert replica_main(["table", "--kappa-grid", "0.1:1:1000000000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "above the limit" in err

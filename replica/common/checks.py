@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 
 import numpy as np
 
@@ -21,7 +22,13 @@ __all__ = [
     "check_int",
     "check_choice",
     "as_float_array",
+    "check_memory",
+    "memory_limit",
+    "MEMORY_LIMIT_VARIABLE",
 ]
+
+MEMORY_LIMIT_VARIABLE = "LINEAR_MEMORY_LIMIT_BYTES"
+"""Environment variable overriding the memory limit of :func:`check_memory` (bytes)."""
 
 
 def _describe(value) -> str:
@@ -119,3 +126,56 @@ def check_choice(value, name: str, choices) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
     return value
+
+
+def memory_limit() -> int:
+    """Bytes one allocation may take: ``$LINEAR_MEMORY_LIMIT_BYTES``, else half the available memory."""
+    text = os.environ.get(MEMORY_LIMIT_VARIABLE)
+    if text:
+        try:
+            return int(float(text))
+        except ValueError:
+            raise ValueError(f"{MEMORY_LIMIT_VARIABLE} must be a number of bytes, got {text!r}") from None
+    import psutil
+
+    return int(psutil.virtual_memory().available // 2)
+
+
+def _size(nbytes: float) -> str:
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{nbytes:.0f} B"
+
+
+def check_memory(nbytes, what: str, limit=None) -> float:
+    """Raise ``ValueError`` before allocating when ``nbytes`` exceeds the memory limit.
+
+    Parameters
+    ----------
+    nbytes : float
+        Estimated bytes of the allocation (a float, so that huge requests do not overflow).
+    what : str
+        What would be allocated, for the message (e.g. ``"samples=100000000"``).
+    limit : int, optional
+        Limit in bytes (default :func:`memory_limit`: ``$LINEAR_MEMORY_LIMIT_BYTES`` or half
+        of the machine's available memory).
+
+    Returns
+    -------
+    float
+        ``nbytes``.
+
+    Raises
+    ------
+    ValueError
+        With the estimate and the limit, if ``nbytes > limit``.
+    """
+    source = (f"${MEMORY_LIMIT_VARIABLE}" if os.environ.get(MEMORY_LIMIT_VARIABLE)
+              else f"half the available memory; set {MEMORY_LIMIT_VARIABLE} to change it")
+    limit = memory_limit() if limit is None else int(limit)
+    nbytes = float(nbytes)
+    if nbytes > limit:
+        raise ValueError(f"{what} needs about {_size(nbytes)} of memory, above the limit of "
+                         f"{_size(limit)} ({source})")
+    return nbytes

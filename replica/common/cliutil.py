@@ -17,6 +17,7 @@ import json
 import math
 import sys
 
+from .checks import check_memory
 from .results import json_safe
 from .seeds import resolve_seed
 
@@ -25,6 +26,8 @@ __all__ = ["ArgumentParser", "FORMATS", "EXECUTORS", "shared_options", "add_comm
 
 FORMATS = ("table", "csv", "json")
 """Output formats every sub-command accepts."""
+
+_GRID_ROW_BYTES = 2048  # one grid value becomes an output row (dict, text, JSON)
 
 EXECUTORS = ("local", "dask")
 """``--executor`` choices of the sweep commands."""
@@ -124,6 +127,7 @@ def parse_grid(text: str, name: str):
         raise ValueError(f"{name} must look like START:STOP:NUM with numbers, got {text!r}") from None
     if num < 1:
         raise ValueError(f"{name}: NUM must be >= 1, got {num}")
+    check_memory(_GRID_ROW_BYTES * num, f"{name} with NUM={num}")
     if num == 1:
         return [start]
     step = (stop - start) / (num - 1)

@@ -44,8 +44,9 @@ __all__ = ["AccuracySettings", "AccuracyPoint", "AccuracyCurve", "measure_accura
            "theory_accuracy"]
 
 _CONFIDENCE = 0.95
-_LOWER_BOUND = ("accuracy of the returned W (the squared-hinge minimiser above the all-stored capacity "
-                "for optimal, the trained W for adam): a lower bound on the best accuracy")
+_LOWER_BOUND = ("accuracy of the returned W (for optimal above the all-stored capacity: the squared-hinge "
+                "iterate at which non-storability was certified, not an accuracy maximiser; for adam: the "
+                "trained W): a lower bound on the best accuracy")
 
 
 def loads_from_alpha(d: int, alphas) -> list:
@@ -216,8 +217,9 @@ class AccuracyCurve(Result):
         returned W that need not be the best: a lower bound on the best accuracy) or
         ``"failed"`` (some point has fewer than 2 trials with an accuracy).
     converged : bool
-        ``status != "failed"``.
+        False exactly when some point failed.
     message : str
+        What the status means for this solver.
     """
 
     STATUSES: ClassVar[tuple] = ("ok", "lower_bound", "failed")

@@ -116,3 +116,40 @@ def test_cli_table_huge_grid_one_line(capsys):
     assert replica_main(["table", "--kappa-grid", "0.1:1:1000000000"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "above the limit" in err
+
+
+# ------------------------------------------------------------------------------------
+# 3. unusable output paths: one line, exit status 2, before any work
+# ------------------------------------------------------------------------------------
+_OUT_COMMANDS = [
+    ["capacity", "--d", "4", "--trials", "1", "--rounds", "0"],
+    ["reproduce", "--quick"],
+    ["compare", "--max-d", "16"],
+]
+
+
+def _bad_outs(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    return ["/proc/foo", str(afile / "sub")]
+
+
+@pytest.mark.parametrize("command", _OUT_COMMANDS, ids=lambda c: c[0])
+def test_unusable_out_one_line(command, tmp_path, capsys):
+    from validation.cli import main as validation_main
+
+    for out in _bad_outs(tmp_path):
+        assert validation_main(command + ["--out", out]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.count("\n") == 1 and "cannot be used as an output folder" in captured.err
+        assert captured.out == ""
+
+
+def test_check_output_folder_file_and_suffix(tmp_path):
+    from replica.common.cliutil import check_output_folder
+
+    assert check_output_folder(str(tmp_path / "new")) == str(tmp_path / "new")
+    assert check_output_folder(str(tmp_path / "s.sqlite"), file_suffixes=(".sqlite",)) == str(tmp_path)
+    with pytest.raises(ValueError, match="Not a directory"):
+        (tmp_path / "f").write_text("")
+        check_output_folder(str(tmp_path / "f" / "g"))

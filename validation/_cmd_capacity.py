@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from replica.common.cliutil import add_command, render
+from replica.common.cliutil import add_command, check_output_folder, render
 
 _COLUMNS = ["p", "alpha", "trials", "stored", "not_stored", "undecided", "errors"]
 
@@ -68,8 +68,10 @@ def _summary(est) -> str:
 def run(args) -> int:
     from .capacity import estimate_capacity
     from .cli import executor_from_args
-    from .store import ResultStore
+    from .store import STORE_SUFFIXES, ResultStore
 
+    if args.out:
+        check_output_folder(args.out, file_suffixes=STORE_SUFFIXES)
     store = ResultStore(args.out) if args.out else None
     executor = executor_from_args(args)
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from replica.common.cliutil import FORMATS, add_command, render
+from replica.common.cliutil import FORMATS, add_command, check_output_folder, render
 
 _COLUMNS = ["memory", "d", "p_c", "p_c_low", "p_c_high", "theory_p_c", "rel_diff", "alpha", "theory_alpha",
             "trials", "undecided"]
@@ -61,6 +61,7 @@ def run(args) -> int:
     from replica.common.checks import check_int, check_real
 
     from .capacity import TABLE_ROWS, comparison_markdown
+    from .store import STORE_SUFFIXES
 
     check_int(args.trials, "trials", low=1)
     check_real(args.time_limit, "time-limit", low=0.0, low_open=True)
@@ -68,6 +69,7 @@ def run(args) -> int:
     rows_spec = [r for r in TABLE_ROWS if max_d is None or r[2] <= max_d]
     if not rows_spec:
         raise ValueError(f"max-d = {args.max_d} leaves no rows (smallest d is 16)")
+    check_output_folder(args.out, file_suffixes=STORE_SUFFIXES)
     rows = _measure_rows(args, rows_spec)
     md = comparison_markdown(rows)
     folder = args.out if os.path.isdir(args.out) else os.path.dirname(os.path.abspath(args.out))

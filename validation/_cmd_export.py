@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
-from replica.common.cliutil import add_command, render
+from replica.common.cliutil import add_command, check_output_folder, render
 
 _SUFFIX = {"csv": "csv", "json": "json", "table": "txt"}
 
@@ -36,9 +36,15 @@ def _export(store, fmt, stream) -> int:
 
 
 def run(args) -> int:
-    from .store import ResultStore
+    from .store import STORE_SUFFIXES, ResultStore
 
-    store = ResultStore(args.out, readonly=True)
+    store = ResultStore(args.out, readonly=True)  # an existing store: its folder exists
+    if not args.stdout:
+        try:
+            check_output_folder(args.out, file_suffixes=STORE_SUFFIXES)
+        except ValueError:
+            store.close()
+            raise
     try:
         if args.stdout:
             _export(store, args.format, sys.stdout)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from replica.common.cliutil import add_command, render
+from replica.common.cliutil import add_command, check_output_folder, render
 
 
 def register(subparsers) -> None:
@@ -55,6 +55,7 @@ def run(args) -> int:
     if args.seed is not None:
         changes["seed"] = args.seed
     config = dataclasses.replace(config, **changes)
+    check_output_folder(args.out)
     executor = executor_from_args(args)
     try:
         result = reproduce(args.out, config, executor=executor, progress=True, log=sys.stderr)

@@ -68,6 +68,10 @@ CREATE TABLE results (
 """
 
 
+STORE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+"""Endings that make a path a database file rather than a folder."""
+
+
 def package_version() -> str:
     """Version of the installed distribution ``linear-memory-capacity`` ("unknown" if absent)."""
     try:
@@ -166,7 +170,7 @@ class ResultStore:
     def __init__(self, path, readonly: bool = False):
         path = os.fspath(path)
         if path != ":memory:" and not os.path.isfile(path) and (
-                os.path.isdir(path) or not path.endswith((".sqlite", ".sqlite3", ".db"))):
+                os.path.isdir(path) or not path.endswith(STORE_SUFFIXES)):
             path = os.path.join(path, STORE_FILENAME)  # a folder (created if needed)
         self.path = path
         self.readonly = readonly

@@ -15,14 +15,16 @@ import importlib
 import io
 import json
 import math
+import os
 import sys
+import tempfile
 
 from .checks import check_memory
 from .results import json_safe
 from .seeds import resolve_seed
 
 __all__ = ["ArgumentParser", "FORMATS", "EXECUTORS", "shared_options", "add_command", "seed_argument",
-           "parse_grid", "render", "write_json", "run_guarded", "build_parser", "dispatch"]
+           "check_output_folder", "parse_grid", "render", "write_json", "run_guarded", "build_parser", "dispatch"]
 
 FORMATS = ("table", "csv", "json")
 """Output formats every sub-command accepts."""
@@ -114,6 +116,38 @@ def add_command(subparsers, name: str, run, *, help: str, description: str, **sh
     parser = subparsers.add_parser(name, help=help, description=description, parents=[shared_options(**shared)])
     parser.set_defaults(func=run)
     return parser
+
+
+def check_output_folder(path: str, option: str = "--out", file_suffixes=()) -> str:
+    """Create folder ``path`` if needed and check that a new file can be written in it.
+
+    ``path`` may name a file instead (an existing file, or a name ending in one of
+    ``file_suffixes``): then its folder is checked.  Called before any work, so that an
+    unusable ``--out`` (under a regular file, in ``/proc``, read-only) is one line and
+    exit status 2 rather than a traceback after the computation.
+
+    Returns
+    -------
+    str
+        The folder checked.
+
+    Raises
+    ------
+    ValueError
+        Naming ``option``, the path and the operating system's reason.
+    """
+    path = os.fspath(path)
+    is_file = os.path.isfile(path) or (bool(file_suffixes) and path.endswith(tuple(file_suffixes)))
+    folder = os.path.dirname(os.path.abspath(path)) if is_file else path
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-check-")
+        os.close(fd)
+        os.remove(probe)
+    except OSError as exc:
+        raise ValueError(f"{option} {path!r} cannot be used as an output folder: "
+                         f"{exc.strerror or exc} ({exc.filename or folder})") from None
+    return folder
 
 
 def parse_grid(text: str, name: str):

@@ -5,7 +5,7 @@ Run:  python benchmarks/bench_alpha_c.py [--n 1000000] [--baseline 1000] [--repe
 Baseline (measured in the same run): for each kappa, brentq on the quad-evaluated tail mass
 Int_s^2 rho_QC = kappa for s_kappa, then quad of s^2 rho_QC on [s_kappa, 2]; timed on a
 subset. Prints the per-value time ratio and the largest relative difference (on the subset
-and, for accuracy, against the mpmath reference on a few values).  Goal (issue 2): >= 1000x.
+and, for accuracy, against the mpmath reference on a few values).  Target: >= 1000x.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Benchmark of the finite-size theory (issue 5, theory side).
+"""Benchmark of the finite-size theory.
 
 Times, in one run:
 
@@ -15,7 +15,7 @@ Usage::
 
     NUMBA_NUM_THREADS=1 python benchmarks/bench_theory.py [--repeats 3] [--quick]
 
-Goals (issue 5): capacity at d = 1e5 under 2 s; expected_cost to 1e-3 in under 1 s up to
+Targets: capacity at d = 1e5 under 2 s; expected_cost to 1e-3 in under 1 s up to
 p = 1e7.
 """
 
@@ -87,7 +87,7 @@ def main(argv=None) -> int:
     print(header)
     rng = np.random.default_rng(2026)
     for p in (10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000):
-        result, times = _timed(lambda: expected_cost(p), args.repeats)
+        result, times = _timed(lambda p=p: expected_cost(p), args.repeats)
         base_budget = budget if p <= 1_000_000 else 2 * budget
         b_mean, b_se, b_n, b_t = _plain_monte_carlo(p, base_budget, rng)
         b_rel = b_se / b_mean
@@ -98,10 +98,10 @@ def main(argv=None) -> int:
               f"{t_needed / statistics.median(times):>10.3g} {diff:>8.2f}")
         sys.stdout.flush()
 
-    print("\n## capacity(d) (p_c E[C_{p_c}] = d^2), goal < 2 s at d = 1e5")
+    print("\n## capacity(d) (p_c E[C_{p_c}] = d^2), target < 2 s at d = 1e5")
     print(f"{'d':>8} {'p_c':>14} {'stderr':>10} {'alpha':>9} {'alpha_se':>9} {'t_min':>7} {'t_med':>7} {'t_max':>7}")
     for d in (16, 32, 64, 128, 256, 512, 1024, 10_000, 100_000):
-        result, times = _timed(lambda: capacity(d), args.repeats)
+        result, times = _timed(lambda d=d: capacity(d), args.repeats)
         print(f"{d:>8d} {result.p_c:>14.6g} {result.stderr:>10.3g} {result.alpha:>9.5f} "
               f"{result.alpha_stderr:>9.1e} {_fmt_times(times)}")
         sys.stdout.flush()

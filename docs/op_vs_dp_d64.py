@@ -1,4 +1,4 @@
-"""OP against DP near capacity at d = 64: capacity, spectra, scores (issue 4 acceptance)."""
+"""OP against DP near capacity at d = 64: capacity, spectra, scores."""
 import sys
 from dataclasses import replace
 

@@ -21,7 +21,7 @@ for problem, p_c in MEASURED_P_C.items():
     rows = []
     for seed in range(3):
         inst = make_instance(D, p, problem, "gaussian", 1000 + seed)
-        sol = solve(inst, "optimal", refine=True, options={"refine_iterations": 1500})
+        sol = solve(inst, "optimal", refine=True, options={"refine_max_iter": 1500})
         if not sol.stored:
             continue
         sp = spectrum(sol.W)

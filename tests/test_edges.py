@@ -153,3 +153,37 @@ def test_check_output_folder_file_and_suffix(tmp_path):
     with pytest.raises(ValueError, match="Not a directory"):
         (tmp_path / "f").write_text("")
         check_output_folder(str(tmp_path / "f" / "g"))
+
+
+# ------------------------------------------------------------------------------------
+# 4. a store with a valid header and corrupted pages
+# ------------------------------------------------------------------------------------
+def test_export_of_corrupted_store_one_line_before_output(tmp_path, capsys):
+    import hashlib
+    import sqlite3
+
+    from validation.cli import main as validation_main
+    from validation.store import ResultStore
+
+    with ResultStore(tmp_path) as store:
+        for t in range(400):
+            key = dict(experiment="e", problem="op", solver="optimal", ensemble="gaussian", d=4, p=10,
+                       kappa=1.0, seed=0, trial=t, version="test")
+            store.put(key, {"status": "stored", "stored": True, "pad": "y" * 200})
+    path = tmp_path / "results.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    data = bytearray(path.read_bytes())
+    page = 4096
+    assert len(data) > 10 * page
+    data[3 * page + 100:3 * page + 2100] = b"\xff" * 2000  # inside a table page, header intact
+    path.write_bytes(bytes(data))
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    for extra in (["--stdout"], []):
+        assert validation_main(["export", "--out", str(tmp_path)] + extra) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.count("\n") == 1 and "is corrupted (PRAGMA quick_check" in captured.err
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    assert not (tmp_path / "results.csv").exists()

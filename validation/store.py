@@ -97,6 +97,8 @@ def _check_existing(path: str) -> None:
         app_id = con.execute("PRAGMA application_id").fetchone()[0]
         user_version = con.execute("PRAGMA user_version").fetchone()[0]
         cols = [row[1] for row in con.execute("PRAGMA table_info(results)")]
+        # a valid header with corrupted pages only shows when the pages are read
+        problems = [row[0] for row in con.execute("PRAGMA quick_check")]
     except sqlite3.DatabaseError as exc:
         raise ValueError(f"result store {path!r} is not a readable SQLite database ({exc}); "
                          "it was left untouched - choose another --out") from None
@@ -109,6 +111,10 @@ def _check_existing(path: str) -> None:
     if user_version != SCHEMA_VERSION or cols != _expected_columns():
         raise ValueError(f"result store {path!r} has schema version {user_version} with columns "
                          f"{cols}, expected version {SCHEMA_VERSION}; it was left untouched")
+    if problems != ["ok"]:
+        detail = next((p for p in problems if not p.startswith("***")), problems[0])
+        raise ValueError(f"result store {path!r} is corrupted (PRAGMA quick_check: {detail}); "
+                         "it was left untouched - restore it or choose another --out")
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ import numpy as np
 from scipy import integrate, interpolate
 
 from .common.checks import as_float_array, check_int, check_memory, check_real, check_scalar_kappa
+from .common.seeds import as_generator
 
 __all__ = [
     "spectrum",
@@ -362,11 +363,8 @@ class HebbianSpectrum:
         return math.sqrt(self.var())
 
     def rvs(self, size=None, rng=None):
-        """Samples from the law (inverse transform; ``rng`` a ``numpy.random.Generator``)."""
-        if rng is None or isinstance(rng, (int, np.integer)):
-            rng = np.random.default_rng(rng)
-        if not isinstance(rng, np.random.Generator):
-            raise ValueError(f"rng must be a numpy.random.Generator or a seed, got {type(rng).__name__}")
+        """Samples from the law (inverse transform; ``rng`` a seed as in ``replica.common.seeds``)."""
+        rng = as_generator(rng, "rng")
         check_memory(32.0 * math.prod(np.atleast_1d(1 if size is None else size)), f"rvs(size={size!r})")
         u = rng.random(size)
         return self.ppf(u)

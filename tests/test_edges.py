@@ -187,3 +187,40 @@ def test_export_of_corrupted_store_one_line_before_output(tmp_path, capsys):
         assert captured.err.count("\n") == 1 and "is corrupted (PRAGMA quick_check" in captured.err
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
     assert not (tmp_path / "results.csv").exists()
+
+
+# ------------------------------------------------------------------------------------
+# 5. seeds: [0, 2**63 - 1] everywhere a seed enters
+# ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("argv", [
+    ["capacity", "--d", "16"], ["saddle", "--d", "16", "--p", "10"]], ids=["capacity", "saddle"])
+def test_replica_cli_rejects_seed_2_63(argv, capsys):
+    assert replica_main(argv + ["--seed", str(2**63)]) == 2
+    assert "seed must be an integer in [0, 2**63 - 1]" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [
+    ["capacity", "--d", "4", "--trials", "1", "--rounds", "0"],
+    ["solve", "--d", "4", "--p", "4"], ["reproduce", "--quick"], ["compare", "--max-d", "16"]],
+    ids=["capacity", "solve", "reproduce", "compare"])
+def test_validation_cli_rejects_seed_2_63(argv, capsys):
+    from validation.cli import main as validation_main
+
+    assert validation_main(argv + ["--seed", str(2**63)]) == 2
+    assert "seed must be an integer in [0, 2**63 - 1]" in capsys.readouterr().err
+
+
+def test_store_rejects_seed_2_63_with_value_error():
+    from validation.store import ResultStore
+
+    key = dict(experiment="e", problem="op", solver="optimal", ensemble="gaussian", d=4, p=10,
+               kappa=1.0, seed=2**63, trial=0, version="test")
+    with ResultStore(":memory:") as store, pytest.raises(ValueError, match=r"2\*\*63 - 1"):
+        store.put(key, {"status": "stored", "stored": True})
+
+
+def test_hebbian_rvs_seed_policy():
+    law = replica.hebbian_spectrum(2.0)
+    assert (law.rvs(5) == law.rvs(5, rng=replica.common.seeds.DEFAULT_SEED)).all()
+    with pytest.raises(ValueError, match="rng must be"):
+        law.rvs(5, rng=2**63)

@@ -29,6 +29,7 @@ from typing import ClassVar, Iterable
 import numpy as np
 
 from replica.common.results import Result
+from replica.common.seeds import resolve_seed
 
 __all__ = ["ResultStore", "APPLICATION_ID", "SCHEMA_VERSION", "STORE_FILENAME", "package_version",
            "KEY_COLUMNS", "StoreSummary"]
@@ -224,6 +225,7 @@ class ResultStore:
         """
         if self.readonly:
             raise ValueError(f"result store {self.path!r} was opened read-only")
+        resolve_seed(key["seed"])  # a signed 64-bit column: reject 2**63 with a ValueError
         status = record.get("status")
         if status not in ("stored", "not_stored", "undecided", "error"):
             raise ValueError(f"record status must be stored/not_stored/undecided/error, got {status!r}")

@@ -61,7 +61,7 @@ def run(args) -> int:
         if args.hebbian:
             row.update(_hebbian_row(d, result.kappa, args.ensemble))
         rows.append(row)
-    columns = COLUMNS + (HEBBIAN_COLUMNS if args.hebbian else [])
+    columns = COLUMNS + (HEBBIAN_COLUMNS if args.hebbian else []) + (["seed"] if args.format == "csv" else [])
     render(rows, columns, args.format, digits=6, stream=sys.stdout)
     if not all(row["converged"] and row.get("hebbian_converged", True) for row in rows):
         sys.stderr.write("replica capacity: warning: some roots did not converge (see 'converged')\n")

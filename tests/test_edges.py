@@ -224,3 +224,58 @@ def test_hebbian_rvs_seed_policy():
     assert (law.rvs(5) == law.rvs(5, rng=replica.common.seeds.DEFAULT_SEED)).all()
     with pytest.raises(ValueError, match="rng must be"):
         law.rvs(5, rng=2**63)
+
+
+# ------------------------------------------------------------------------------------
+# 6. JSON without NaN/Infinity; CSV carries the summary and the seed
+# ------------------------------------------------------------------------------------
+def _strict_json(text):
+    def reject(name):
+        raise AssertionError(f"non-standard JSON constant {name}")
+
+    return json.loads(text, parse_constant=reject)
+
+
+def test_replica_json_degenerate_cases_strict(capsys):
+    # above capacity: no saddle point, q_stderr / free_entropy undefined
+    assert replica_main(["saddle", "--d", "16", "--p", "100", "--format", "json"]) == 0
+    row, = _strict_json(capsys.readouterr().out)
+    assert row["status"] == "above_capacity" and row["free_entropy"] is None
+
+
+def test_validation_json_degenerate_cases_strict(tmp_path, capsys):
+    from validation.cli import main as validation_main
+    from validation.store import ResultStore
+
+    argv = ["capacity", "--d", "4", "--trials", "1", "--rounds", "0", "--workers", "0"]
+    assert validation_main(argv + ["--format", "json"]) == 0
+    assert _strict_json(capsys.readouterr().out)["status"] in ("ok", "separated", "unbracketed", "failed")
+    with ResultStore(tmp_path) as store:
+        key = dict(experiment="e", problem="op", solver="optimal", ensemble="gaussian", d=4, p=10,
+                   kappa=1.0, seed=0, trial=0, version="test")
+        store.put(key, {"status": "error", "stored": None, "seconds": float("nan"), "error": "boom"})
+    assert validation_main(["export", "--out", str(tmp_path), "--stdout", "--format", "json"]) == 0
+    row, = _strict_json(capsys.readouterr().out)
+    assert row["seconds"] is None
+
+
+def test_validation_capacity_csv_has_summary_section(capsys):
+    import csv
+    import io
+
+    from validation.cli import main as validation_main
+
+    argv = ["capacity", "--d", "4", "--trials", "1", "--rounds", "0", "--workers", "0", "--format", "csv"]
+    assert validation_main(argv) == 0
+    grid, summary = capsys.readouterr().out.split("\n\n")
+    assert grid.splitlines()[0] == "p,alpha,trials,stored,not_stored,undecided,errors"
+    values = {r["quantity"]: r["value"] for r in csv.DictReader(io.StringIO(summary))}
+    for name in ("p_c", "p_c_low", "p_c_high", "theory_p_c", "theory_alpha_c", "status", "seed"):
+        assert name in values
+    assert values["seed"] == "0" and float(values["p_c_low"]) <= float(values["p_c"])
+
+
+def test_replica_capacity_csv_has_seed(capsys):
+    assert replica_main(["capacity", "--d", "16", "--format", "csv", "--seed", "7"]) == 0
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.split(",")[-1] == "seed" and row.split(",")[-1] == "7"

@@ -20,7 +20,9 @@ def register(subparsers) -> None:
         description="Measure the success probability P(stored) on an adaptive grid of p around the "
                     "theory's p_c, fit a logistic in ln p and report p_c where P = 1/2 with its 95 % "
                     "profile-likelihood interval, next to the finite-size theory.  Formats: table (summary "
-                    "and grid), csv (the grid), json (the whole estimate).",
+                    "and grid), csv (the grid, then a blank line and a second section 'quantity,value' "
+                    "with the summary: p_c and its interval, alpha, the theory, status, seed), json (the "
+                    "whole estimate).",
         seed=True, seed_default=0, seed_help="base seed, an integer in [0, 2**63 - 1] (default 0)", executor=True)
     parser.add_argument("--d", type=int, required=True, help="dimension (>= 2)")
     parser.add_argument("--problem", choices=PROBLEMS, default="op", help="op (original) or dp (decoupled)")
@@ -90,4 +92,24 @@ def run(args) -> int:
     if args.format == "table":
         sys.stdout.write(_summary(est))
     render(rows, _COLUMNS, args.format, digits=4, stream=sys.stdout)
+    if args.format == "csv":
+        sys.stdout.write("\n")
+        render(_summary_rows(est), ["quantity", "value"], "csv", stream=sys.stdout)
     return 0
+
+
+SUMMARY_QUANTITIES = ("d", "problem", "solver", "kappa", "ensemble", "trials", "seed", "design", "criterion",
+                      "p_c", "p_c_low", "p_c_high", "alpha", "alpha_low", "alpha_high", "status", "message")
+"""Rows of the second CSV section (``quantity,value``), then ``theory_p_c``, ``theory_alpha``,
+``theory_alpha_c`` and ``theory_source``; missing numbers are empty."""
+
+
+def _summary_rows(est) -> list:
+    """The summary of ``est`` as ``quantity,value`` rows (the second CSV section)."""
+    from replica.common.results import json_safe
+
+    data = json_safe(est.to_dict())
+    rows = [{"quantity": q, "value": data.get(q)} for q in SUMMARY_QUANTITIES]
+    rows += [{"quantity": f"theory_{k}", "value": v} for k, v in (data.get("theory") or {}).items()]
+    rows.append({"quantity": "theory_source", "value": data.get("theory_source")})
+    return [{"quantity": r["quantity"], "value": "" if r["value"] is None else r["value"]} for r in rows]

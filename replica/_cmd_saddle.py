@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from .common.cliutil import add_command, render
+from .common.cliutil import add_command, add_progress_option, progress, render
 
 COLUMNS = ["d", "p", "alpha", "q", "q_stderr", "free_entropy", "free_entropy_stderr", "residual",
            "capacity_coefficient", "converged"]
@@ -37,6 +37,7 @@ def register(subparsers) -> None:
                         help="Monte-Carlo blocks (default: replica.saddle.DEFAULT_SAMPLES)")
     parser.add_argument("--exact-competitors", type=int, default=None, metavar="K",
                         help="largest competitors sampled exactly (default: replica.saddle.DEFAULT_EXACT_COMPETITORS)")
+    add_progress_option(parser)
 
 
 def run(args) -> int:
@@ -45,10 +46,23 @@ def run(args) -> int:
     sample = saddle.ReplicaSample(
         saddle.DEFAULT_SAMPLES if args.samples is None else args.samples, args.seed,
         saddle.DEFAULT_EXACT_COMPETITORS if args.exact_competitors is None else args.exact_competitors)
-    rows = []
     columns = list(COLUMNS)
     if args.fraction is not None:
         columns.insert(2, "p_c_sample")
+    bar = progress(args, len(args.d) * len(args.p or args.fraction), "replica saddle")
+    try:
+        rows = _rows(args, sample, bar)
+    finally:
+        bar.close()
+    render(rows, columns, args.format, stream=sys.stdout)
+    return 0
+
+
+def _rows(args, sample, bar) -> list:
+    """One row per (d, p); ``bar.update()`` after each saddle point."""
+    from . import saddle
+
+    rows = []
     for d in args.d:
         if args.fraction is not None:
             for f in args.fraction:
@@ -70,5 +84,5 @@ def run(args) -> int:
             if cap is not None:
                 row["p_c_sample"] = cap.p_c
             rows.append(row)
-    render(rows, columns, args.format, stream=sys.stdout)
-    return 0
+            bar.update()
+    return rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from .common.checks import check_kappa
-from .common.cliutil import add_command, parse_grid, render
+from .common.cliutil import add_command, add_progress_option, parse_grid, progress, render
 
 DEFAULT_KAPPAS = [0.05, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0]
 COLUMNS = ["kappa", "s_kappa", "alpha_c", "alpha_c_hebbian"]
@@ -28,10 +28,14 @@ def register(subparsers) -> None:
     parser.add_argument("--dps", type=int, default=None, metavar="N",
                         help="use the independent mpmath quadrature path with N digits "
                              "(table/csv show N significant digits; JSON numbers are float64)")
+    add_progress_option(parser)
 
 
-def rows_for(kappas, dps=None):
-    """Rows of the table for the given rank fractions (float64 or mpmath path)."""
+def rows_for(kappas, dps=None, bar=None):
+    """Rows of the table for the given rank fractions (float64 or mpmath path).
+
+    ``bar.update()`` is called after each kappa of the mpmath path (a progress bar).
+    """
     import replica
 
     kappas = [float(k) for k in check_kappa(kappas).ravel()]
@@ -41,10 +45,14 @@ def rows_for(kappas, dps=None):
         h = replica.alpha_c_hebbian(kappas)
         return [{"kappa": k, "s_kappa": float(si), "alpha_c": float(ai), "alpha_c_hebbian": float(hi)}
                 for k, si, ai, hi in zip(kappas, s, a, h)]
-    s = replica.truncation_point_mp(kappas, dps=dps)
-    a = replica.alpha_c_mp(kappas, dps=dps)
-    return [{"kappa": k, "s_kappa": si, "alpha_c": ai, "alpha_c_hebbian": ai / 4}
-            for k, si, ai in zip(kappas, s, a)]
+    rows = []
+    for k in kappas:
+        si = replica.truncation_point_mp(k, dps=dps)
+        ai = replica.alpha_c_mp(k, dps=dps)
+        rows.append({"kappa": k, "s_kappa": si, "alpha_c": ai, "alpha_c_hebbian": ai / 4})
+        if bar is not None:
+            bar.update()
+    return rows
 
 
 def run(args) -> int:
@@ -54,7 +62,12 @@ def run(args) -> int:
         kappas = parse_grid(args.kappa_grid, "--kappa-grid")
     else:
         kappas = DEFAULT_KAPPAS
-    rows = rows_for(kappas, dps=args.dps)
+    bar = progress(args, len(kappas), "replica table") if args.dps is not None else None
+    try:
+        rows = rows_for(kappas, dps=args.dps, bar=bar)
+    finally:
+        if bar is not None:
+            bar.close()
     if args.dps is not None:
         import mpmath
 

@@ -279,3 +279,19 @@ def test_replica_capacity_csv_has_seed(capsys):
     assert replica_main(["capacity", "--d", "16", "--format", "csv", "--seed", "7"]) == 0
     header, row = capsys.readouterr().out.splitlines()
     assert header.split(",")[-1] == "seed" and row.split(",")[-1] == "7"
+
+
+# ------------------------------------------------------------------------------------
+# 7. progress on stderr with --progress (or when stderr is a terminal)
+# ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("argv", [
+    ["table", "--dps", "15", "--kappa", "0.5", "1"],
+    ["saddle", "--d", "16", "--p", "10", "--samples", "64"]], ids=["table", "saddle"])
+def test_progress_on_stderr_only_when_asked(argv, capsys):
+    assert replica_main(argv) == 0
+    quiet = capsys.readouterr()
+    assert quiet.err == ""
+    assert replica_main(argv + ["--progress"]) == 0
+    shown = capsys.readouterr()
+    assert "it/s" in shown.err or "s/it" in shown.err
+    assert shown.out == quiet.out  # the output itself is unchanged

@@ -24,7 +24,8 @@ from .results import json_safe
 from .seeds import resolve_seed
 
 __all__ = ["ArgumentParser", "FORMATS", "EXECUTORS", "shared_options", "add_command", "seed_argument",
-           "check_output_folder", "parse_grid", "render", "write_json", "run_guarded", "build_parser", "dispatch"]
+           "check_output_folder", "add_progress_option", "progress", "parse_grid", "render", "write_json",
+           "run_guarded", "build_parser", "dispatch"]
 
 FORMATS = ("table", "csv", "json")
 """Output formats every sub-command accepts."""
@@ -148,6 +149,31 @@ def check_output_folder(path: str, option: str = "--out", file_suffixes=()) -> s
         raise ValueError(f"{option} {path!r} cannot be used as an output folder: "
                          f"{exc.strerror or exc} ({exc.filename or folder})") from None
     return folder
+
+
+def add_progress_option(parser) -> None:
+    """Add ``--progress`` (a tqdm bar on stderr; shown anyway when stderr is a terminal)."""
+    parser.add_argument("--progress", action="store_true",
+                        help="show a progress bar on stderr (default: only when stderr is a terminal)")
+
+
+class _NoBar:
+    """Stand-in of a tqdm bar when no progress is shown."""
+
+    def update(self, n=1):
+        pass
+
+    def close(self):
+        pass
+
+
+def progress(args, total: int, desc: str):
+    """A tqdm bar on stderr (``update()``, ``close()``) if ``args.progress`` or stderr is a terminal."""
+    if not (getattr(args, "progress", False) or sys.stderr.isatty()):
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, file=sys.stderr, leave=False)
 
 
 def parse_grid(text: str, name: str):

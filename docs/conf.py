@@ -49,6 +49,7 @@ html_title = "linear-memory-capacity"
 # Committed outputs of the scripts under docs/: included by the results pages, never
 # documents of their own.
 exclude_patterns = [
+    "accuracy_hebbian.md",
     "_build",
     "quick",
     "op_vs_dp_d64",

@@ -33,6 +33,13 @@ _LAZY = {
     "Instance": "validation.ensembles",
     "solve": "validation.solvers",
     "Solution": "validation.solvers",
+    "OptimalOptions": "validation.solvers",
+    "LPOptions": "validation.solvers",
+    "AdamOptions": "validation.solvers",
+    "estimate_capacity": "validation.capacity",
+    "CapacityEstimate": "validation.capacity",
+    "measure_accuracy": "validation.accuracy",
+    "AccuracyCurve": "validation.accuracy",
 }
 
 __all__ = sorted(_LAZY)

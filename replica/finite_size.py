@@ -735,9 +735,14 @@ def _check_capacity_range(d, tail, margin, top_k):
     target = tail * float(d) ** 2
     if _smallest_load_cost(top_k, margin) <= target:
         return top_k
+    p_min = _smallest_load(top_k)
+    if _smallest_load_cost(top_k, 0.0) > target:
+        raise ValueError(f"d={d}, F(kappa)={tail:.6g}, top_k={top_k}: capacity below p = {p_min:g} (the smallest "
+                         f"p allowed with top_k = {top_k}) even at margin 0: F(kappa) d^2 < {p_min:g} "
+                         f"E[C_{p_min:g}]; increase d or kappa")
     largest = optimize.brentq(lambda m: _smallest_load_cost(top_k, m) - target, 0.0, margin, xtol=1e-6)
     raise ValueError(f"margin must lie in [0, {largest:.6g}] for d={d}, top_k={top_k} and F(kappa) = "
-                     f"{tail:.6g} (above it even p = {_smallest_load(top_k):g} exceeds the capacity), "
+                     f"{tail:.6g} (above it even p = {p_min:g} exceeds the capacity), "
                      f"got {margin!r}")
 
 

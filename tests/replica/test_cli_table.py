@@ -1,4 +1,4 @@
-"""``replica table`` command line (issue 2)."""
+"""``replica table`` command line."""
 
 import json
 import subprocess

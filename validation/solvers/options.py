@@ -231,7 +231,20 @@ class AdamOptions(SolverOptions):
         Adam denominator offset (default 1e-8).
     init_scale : float
         Factor initialisation for kappa < 1: entries ``N(0, init_scale^2 / d)``
-        (default 0.1).  Full-rank W starts at 0 (the loss is convex in W).
+        (default 0.1).
+    init : {"zero", "lecun_normal"}
+        Start of a full-rank W (kappa = 1): ``"zero"`` (default; the loss is convex in
+        W) or ``"lecun_normal"``, i.i.d. entries from a normal truncated at two
+        standard deviations and rescaled to variance ``1 / d`` (the default kernel
+        initialisation of a bias-free ``flax.linen.Dense`` layer).
+    stop_accuracy : float
+        Early stop once the recall fraction reaches it (checked every ``check_every``
+        steps, confirmed in float64), in (0, 1] (default 1.0: every input recalled).
+        A stop below 1 leaves the status ``undecided`` unless every input is recalled.
+    weight_decay : float
+        Decoupled (AdamW) weight decay, >= 0 (default 0): every step subtracts
+        ``learning_rate * weight_decay * x`` from each parameter ``x`` besides the
+        Adam step (the convention of ``optax.adamw``).
 
     Raises
     ------
@@ -247,6 +260,9 @@ class AdamOptions(SolverOptions):
     beta2: float = 0.999
     epsilon: float = 1e-8
     init_scale: float = 0.1
+    init: str = "zero"
+    stop_accuracy: float = 1.0
+    weight_decay: float = 0.0
 
     def __post_init__(self):
         self._set("learning_rate", check_real(self.learning_rate, "learning_rate", low=0.0, low_open=True))
@@ -255,4 +271,8 @@ class AdamOptions(SolverOptions):
             self._set(name, check_real(getattr(self, name), name, low=0.0, high=1.0, high_open=True))
         self._set("epsilon", check_real(self.epsilon, "epsilon", low=0.0, low_open=True))
         self._set("init_scale", check_real(self.init_scale, "init_scale", low=0.0, low_open=True))
+        self._set("init", check_choice(self.init, "init", ("zero", "lecun_normal")))
+        self._set("stop_accuracy", check_real(self.stop_accuracy, "stop_accuracy", low=0.0, high=1.0,
+                                              low_open=True))
+        self._set("weight_decay", check_real(self.weight_decay, "weight_decay", low=0.0))
 

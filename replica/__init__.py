@@ -37,6 +37,12 @@ _LAZY = {
     "CapacityResult": "replica.finite_size",
     "max_margin": "replica.finite_size",
     "MaxMarginResult": "replica.finite_size",
+    # K distinct outputs: many facts share an answer (notes/many_to_one.md)
+    "capacity_many_to_one": "replica.outputs",
+    "effective_weights": "replica.outputs",
+    "two_field_cost": "replica.outputs",
+    # exact score law of unit-norm embeddings (notes/sphere_ensemble.md)
+    "ProjectionLaw": "replica.sphere",
     # predicted score laws of the optimal memory (notes/finite_size_capacity.md)
     "optimal_score_laws": "replica.scores",
     "OptimalScoreLaws": "replica.scores",

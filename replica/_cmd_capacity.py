@@ -1,6 +1,8 @@
 """``replica capacity``: finite-size capacity p_c(d) and alpha(d) of the optimal memory.
 
-Theory: ``notes/finite_size_capacity.md`` (``replica.finite_size.capacity``).
+Theory: ``notes/finite_size_capacity.md`` (``replica.finite_size.capacity``); ``--outputs``
+and ``--problem``: ``notes/many_to_one.md``; ``--ensemble sphere``: ``notes/sphere_ensemble.md``
+(and ``notes/hebbian_finite_size.md`` for ``--hebbian``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from .common.cliutil import add_command, render
 
 COLUMNS = ["d", "kappa", "margin", "top_k", "p_c", "stderr", "alpha", "alpha_stderr", "alpha_c", "converged"]
 HEBBIAN_COLUMNS = ["hebbian_p_c", "hebbian_alpha", "hebbian_alpha_c", "hebbian_converged"]
+MODEL_COLUMNS = ["outputs", "problem", "ensemble", "effective_weights"]  # shown when a model option is given
 
 
 def register(subparsers) -> None:
@@ -21,7 +24,10 @@ def register(subparsers) -> None:
             "Solve p E[C_p] = F(kappa) d^2 for the finite-size capacity p_c of an optimal "
             "rank-kappa*d memory (E[C_p]: expected water-filling cost, Monte Carlo with "
             "common random numbers; stderr from the Monte-Carlo error).  alpha = p_c ln p_c / d^2 "
-            "tends to alpha_c = F(kappa)/2 as d grows.  See notes/finite_size_capacity.md."
+            "tends to alpha_c = F(kappa)/2 as d grows.  See notes/finite_size_capacity.md.  With "
+            "--outputs K (K distinct answers) the block has K fields and p_c E[C_K] = F d min(K-1, d) "
+            "(--problem op) or F d^2 (--problem dp), notes/many_to_one.md; --ensemble sphere uses the "
+            "exact law of unit-vector projections, notes/sphere_ensemble.md."
         ),
         seed=True, seed_help="seed of the common random numbers (default: replica.common.seeds.DEFAULT_SEED)",
         theory=True,
@@ -31,7 +37,11 @@ def register(subparsers) -> None:
     parser.add_argument("--hebbian", action="store_true",
                         help="add the finite-size Hebbian capacity (replica.hebbian.hebbian_capacity)")
     parser.add_argument("--ensemble", choices=["gaussian", "sphere"], default="gaussian",
-                        help="embedding ensemble for --hebbian (default gaussian)")
+                        help="embedding ensemble of the optimal memory and of --hebbian (default gaussian)")
+    parser.add_argument("--outputs", type=int, default=None, metavar="K",
+                        help="number K >= 2 of distinct answers (default: one per fact)")
+    parser.add_argument("--problem", choices=["op", "dp"], default="dp",
+                        help="original (shared outputs) or decoupled problem (default dp; matters with --outputs)")
     parser.add_argument("--rel-tol", type=float, default=1e-3, metavar="R",
                         help="relative Monte-Carlo standard error of E[C] (default 1e-3)")
 
@@ -51,17 +61,21 @@ def run(args) -> int:
     from .finite_size import capacity
 
     rows = []
+    model = args.outputs is not None or args.ensemble != "gaussian" or args.problem != "dp"
     for d in args.d:
-        result = capacity(d, kappa=args.kappa, margin=args.margin, top_k=args.top_k,
-                          rel_tol=args.rel_tol, seed=args.seed)
+        result = capacity(d, kappa=args.kappa, margin=args.margin, top_k=args.top_k, outputs=args.outputs,
+                          problem=args.problem, ensemble=args.ensemble, rel_tol=args.rel_tol, seed=args.seed)
         row = {"d": result.d, "kappa": result.kappa, "margin": result.margin, "top_k": result.top_k,
                "p_c": result.p_c, "stderr": result.stderr, "alpha": result.alpha,
                "alpha_stderr": result.alpha_stderr, "alpha_c": result.alpha_c,
                "converged": result.converged, "seed": result.seed}
+        if model:
+            row.update({name: getattr(result, name) for name in MODEL_COLUMNS})
         if args.hebbian:
             row.update(_hebbian_row(d, result.kappa, args.ensemble))
         rows.append(row)
-    columns = COLUMNS + (HEBBIAN_COLUMNS if args.hebbian else []) + (["seed"] if args.format == "csv" else [])
+    columns = (COLUMNS + (MODEL_COLUMNS if model else []) + (HEBBIAN_COLUMNS if args.hebbian else [])
+               + (["seed"] if args.format == "csv" else []))
     render(rows, columns, args.format, digits=6, stream=sys.stdout)
     if not all(row["converged"] and row.get("hebbian_converged", True) for row in rows):
         sys.stderr.write("replica capacity: warning: some roots did not converge (see 'converged')\n")

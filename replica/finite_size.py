@@ -33,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import integrate, optimize, special
 
-from .common.checks import as_float_array, check_int, check_kappa, check_memory, check_real
+from .common.checks import as_float_array, check_choice, check_int, check_kappa, check_memory, check_real
 from .common.results import Result
 from .common.seeds import DEFAULT_SEED, resolve_seed
 
@@ -55,6 +55,8 @@ _ROW_BLOCK = 8192  # rows per tile (one column each) of the common-random-number
 _SMALL_KEPT = 32  # below this many constrained competitors, non-integer p interpolates
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _WORKING_ARRAYS = 24  # (rows, K) float64 arrays alive while one sample is evaluated
+ENSEMBLES = ("gaussian", "sphere")
+PROBLEMS = ("op", "dp")
 
 
 # --------------------------------------------------------------------------------------
@@ -239,8 +241,12 @@ def _normal_pieces(upper):
     return i0, i1, i2
 
 
-def _conditional_expected_cost(kept: np.ndarray, margin: float, complete: bool):
+def _conditional_expected_cost(kept: np.ndarray, margin: float, complete: bool, pieces=_normal_pieces):
     """``E[C | competitors]`` over ``t_1 ~ N(0, 1)``, per row of ``kept`` (sorted decreasing).
+
+    ``pieces`` gives the integrals of ``1, x, x^2`` over the intervals between the
+    breakpoints (default: the N(0, 1) target; ``ProjectionLaw.interval_moments`` for the
+    sphere ensemble).
 
     As a function of ``u = t_1 - margin`` the cost is 0 above ``B_1 = c_1`` and equals
     ``V_j + j/(j+1) (u - m_j)^2`` on ``[B_{j+1}, B_j)`` (``m_j``, ``V_j``: mean and sum of
@@ -258,7 +264,7 @@ def _conditional_expected_cost(kept: np.ndarray, margin: float, complete: bool):
     breaks = top + j * shifted - (cum - shifted)  # B_j
     mean = top + cum / j
     spread = np.maximum(cum_sq - cum * cum / j, 0.0)
-    i0, i1, i2 = _normal_pieces(breaks + margin)  # in units of x = t_1 ~ N(0, 1)
+    i0, i1, i2 = pieces(breaks + margin)  # in units of x = t_1
     centre = mean + margin
     weight = j / (j + 1.0)
     contrib = spread * i0 + weight * (i2 - 2.0 * centre * i1 + centre * centre * i0)
@@ -285,11 +291,50 @@ def _top_competitor_cost(level):
     return (level * level + 1.0) * special.ndtr(level) + level * _INV_SQRT_2PI * np.exp(-0.5 * level * level)
 
 
-def _control_mean(n: float, top_k: int, margin: float) -> float:
-    """Exact ``E[g(c + margin)]`` for ``c`` the ``top_k``-th largest of ``n`` N(0,1), g as above.
+class _NormalLaw:
+    """The N(0, 1) field law in the interface of ``replica.sphere.ProjectionLaw`` (same formulas as above)."""
 
-    One-dimensional quadrature over the uniform ``w`` that generates ``c`` (the same
-    law-preserving map as the sampler); the endpoint singularities are logarithmic.
+    name = "gaussian"
+
+    @staticmethod
+    def from_normal(x):
+        return x
+
+    interval_moments = staticmethod(_normal_pieces)
+    lift_cost = staticmethod(_top_competitor_cost)
+
+    @staticmethod
+    def lift_cost_slope(a):
+        return 2.0 * (a * special.ndtr(a) + _INV_SQRT_2PI * math.exp(-0.5 * a * a))
+
+    @staticmethod
+    def sf(x):
+        return special.ndtr(-x)
+
+    @staticmethod
+    def isf(q):
+        return -special.ndtri(q)
+
+
+NORMAL_LAW = _NormalLaw()
+
+
+def field_law(d: int, ensemble: str):
+    """The field law of ``ensemble``: N(0, 1) (``"gaussian"``) or ``ProjectionLaw(d)`` (``"sphere"``)."""
+    ensemble = check_choice(ensemble, "ensemble", ENSEMBLES)
+    if ensemble == "gaussian":
+        return NORMAL_LAW
+    from .sphere import ProjectionLaw
+
+    return ProjectionLaw(d)
+
+
+def _control_mean(n: float, top_k: int, margin: float, law=NORMAL_LAW) -> float:
+    """Exact ``E[g(c + margin)]`` for ``c`` the ``top_k``-th largest of ``n`` fields of ``law``.
+
+    ``g = law.lift_cost`` (for N(0, 1) the function above).  One-dimensional quadrature
+    over the uniform ``w`` that generates ``c`` (the same law-preserving map as the
+    sampler); the endpoint singularities are logarithmic.
     """
     if top_k == 1:
         def tail(w):
@@ -299,30 +344,29 @@ def _control_mean(n: float, top_k: int, margin: float) -> float:
             return special.betaincinv(float(top_k), n - top_k + 1.0, w)
 
     def integrand(w):
-        return float(_top_competitor_cost(-special.ndtri(tail(w)) + margin))
+        return float(law.lift_cost(law.isf(tail(w)) + margin))
 
     value, error = integrate.quad(integrand, 0.0, 1.0, limit=200, epsabs=1e-13, epsrel=1e-12)
     if not error <= 1e-9 * max(value, 1e-300):
-        value, error = _control_mean_by_parts(n, top_k, margin)
+        value, error = _control_mean_by_parts(n, top_k, margin, law)
     if not error <= 1e-9 * max(value, 1e-300):
         raise RuntimeError(f"control-variate quadrature inaccurate: {value!r} +- {error!r}")
     return value
 
 
-def _control_mean_by_parts(n: float, top_k: int, margin: float):
+def _control_mean_by_parts(n: float, top_k: int, margin: float, law=NORMAL_LAW):
     """:func:`_control_mean` as ``int g'(x + margin) P(c > x) dx`` (for tiny means).
 
     ``g'(a) = 2 (a Phi(a) + phi(a))`` and ``P(c > x) = I_{Q(x)}(top_k, n - top_k + 1)``
-    (regularised incomplete beta, ``Q`` the normal upper tail).  The integrand is smooth
+    (regularised incomplete beta, ``Q`` the upper tail of ``law``).  The integrand is smooth
     in ``x``; breakpoints span the median of ``c`` and ``-margin``, where the mass lies
     when the level ``c + margin`` is deep in the lower tail of ``t_1``.
     """
     def integrand(x):
-        a = x + margin
-        slope = 2.0 * (a * special.ndtr(a) + _INV_SQRT_2PI * math.exp(-0.5 * a * a))
-        return slope * float(special.betainc(float(top_k), n - top_k + 1.0, special.ndtr(-x)))
+        slope = law.lift_cost_slope(x + margin)
+        return float(slope) * float(special.betainc(float(top_k), n - top_k + 1.0, law.sf(x)))
 
-    median = float(-special.ndtri(special.betaincinv(float(top_k), n - top_k + 1.0, 0.5)))
+    median = float(law.isf(special.betaincinv(float(top_k), n - top_k + 1.0, 0.5)))
     lo, hi = min(median, -margin) - 12.0, max(median, -margin) + 12.0
     edges = np.linspace(lo, hi, 25)
     bounds = [(-np.inf, lo)] + list(zip(edges[:-1], edges[1:])) + [(hi, np.inf)]
@@ -337,12 +381,15 @@ class _CostEstimator:
 
     The control variate is ``X = g(c + margin)`` with ``c`` the largest kept competitor
     (the exact conditional cost when there is one competitor); its mean is known by
-    quadrature (:func:`_control_mean`).
+    quadrature (:func:`_control_mean`).  ``law`` is the law of the target and competitor
+    fields (:func:`field_law`); other laws than N(0, 1) map the Gaussian order statistics
+    through ``law.from_normal``, so every law shares the same common random numbers.
     """
 
-    def __init__(self, margin: float, top_k: int, seed: int):
+    def __init__(self, margin: float, top_k: int, seed: int, law=NORMAL_LAW):
         self.margin = float(margin)
         self.top_k = int(top_k)
+        self.law = law
         self.stream = _UniformStream(seed)
         self.order_count = None  # fixed K (set on first use; raised if truncation shows)
         self._control_means: dict = {}
@@ -351,7 +398,7 @@ class _CostEstimator:
     def _control(self, n):
         key = (n, self.margin)
         if key not in self._control_means:
-            self._control_means[key] = _control_mean(n, self.top_k, self.margin)
+            self._control_means[key] = _control_mean(n, self.top_k, self.margin, self.law)
         return self._control_means[key]
 
     def _at_real_n(self, n: float, rows: int, order_count: int):
@@ -359,9 +406,9 @@ class _CostEstimator:
         complete = float(kept_total).is_integer() and order_count >= kept_total
         k = int(min(order_count, math.floor(kept_total + 1e-12)))
         uniforms = self.stream.get(rows, k)
-        kept = _kept_order_statistics(n, self.top_k, uniforms)
-        value, trunc = _conditional_expected_cost(kept, self.margin, complete)
-        control = _top_competitor_cost(kept[:, 0] + self.margin)
+        kept = self.law.from_normal(_kept_order_statistics(n, self.top_k, uniforms))
+        value, trunc = _conditional_expected_cost(kept, self.margin, complete, self.law.interval_moments)
+        control = self.law.lift_cost(kept[:, 0] + self.margin)
         return value, trunc, control, self._control(n), k, complete
 
     def _at_integer_n(self, n: float, rows: int):
@@ -636,6 +683,10 @@ class CapacityResult(Result):
     seed: int
     status: str
     message: str
+    outputs: int | None = None  # K distinct answers (None: one per fact)
+    problem: str = "dp"
+    ensemble: str = "gaussian"
+    effective_weights: int = 0  # N_eff in p E[C] = F N_eff: d^2, or d (K - 1) for the OP with K <= d
 
 
 def _initial_guess(target: float) -> float:
@@ -718,7 +769,7 @@ MAX_TOP_K = 10**5
 """Largest ``top_k`` accepted by :func:`capacity` (see its docstring)."""
 
 
-def _smallest_load_cost(top_k: int, margin: float) -> float:
+def _smallest_load_cost(top_k: int, margin: float, law=NORMAL_LAW) -> float:
     """Exact ``p E[C_p]`` at ``p = top_k + 1`` (one constrained competitor).
 
     With one kept competitor ``c`` (the smallest of ``top_k``) the cost is
@@ -726,27 +777,46 @@ def _smallest_load_cost(top_k: int, margin: float) -> float:
     (:func:`_top_competitor_cost`); the mean over ``c`` is :func:`_control_mean`.
     """
     p_min = _smallest_load(top_k)
-    return p_min * 0.5 * _control_mean(p_min - 1.0, top_k, margin)
+    return p_min * 0.5 * _control_mean(p_min - 1.0, top_k, margin, law)
 
 
-def _check_capacity_range(d, tail, margin, top_k):
+def _check_capacity_range(d, tail, margin, top_k, law=NORMAL_LAW):
     """Reject ``top_k > MAX_TOP_K`` and margins for which even ``p = top_k + 1`` is above capacity."""
     top_k = check_int(top_k, "top_k", low=1, high=MAX_TOP_K)
     target = tail * float(d) ** 2
-    if _smallest_load_cost(top_k, margin) <= target:
+    if _smallest_load_cost(top_k, margin, law) <= target:
         return top_k
     p_min = _smallest_load(top_k)
-    if _smallest_load_cost(top_k, 0.0) > target:
+    if _smallest_load_cost(top_k, 0.0, law) > target:
         raise ValueError(f"d={d}, F(kappa)={tail:.6g}, top_k={top_k}: capacity below p = {p_min:g} (the smallest "
                          f"p allowed with top_k = {top_k}) even at margin 0: F(kappa) d^2 < {p_min:g} "
                          f"E[C_{p_min:g}]; increase d or kappa")
-    largest = optimize.brentq(lambda m: _smallest_load_cost(top_k, m) - target, 0.0, margin, xtol=1e-6)
+    largest = optimize.brentq(lambda m: _smallest_load_cost(top_k, m, law) - target, 0.0, margin, xtol=1e-6)
     raise ValueError(f"margin must lie in [0, {largest:.6g}] for d={d}, top_k={top_k} and F(kappa) = "
                      f"{tail:.6g} (above it even p = {p_min:g} exceeds the capacity), "
                      f"got {margin!r}")
 
 
-def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, rel_tol=1e-3, tol=1e-9, max_iter=100, seed=None):
+class Accuracy(NamedTuple):
+    """The accuracy settings of :func:`capacity` (its keyword-only ``**accuracy``), checked."""
+
+    rel_tol: float = 1e-3
+    tol: float = 1e-9
+    max_iter: int = 100
+    seed: int = DEFAULT_SEED
+
+
+def accuracy_settings(**accuracy) -> Accuracy:
+    """Check ``rel_tol``, ``tol``, ``max_iter`` and ``seed`` (see :func:`capacity`); unknown names raise TypeError."""
+    unknown = sorted(set(accuracy) - set(Accuracy._fields))
+    if unknown:
+        raise TypeError(f"capacity() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}")
+    rel_tol, tol, max_iter = _check_accuracy(accuracy.get("rel_tol", 1e-3), accuracy.get("tol", 1e-9),
+                                             accuracy.get("max_iter", 100))
+    return Accuracy(rel_tol, tol, max_iter, resolve_seed(accuracy.get("seed")))
+
+
+def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, outputs=None, problem="dp", ensemble="gaussian", **accuracy):
     """Finite-size capacity of the optimal (rank ``kappa d``) memory: ``p_c E[C_{p_c}] = F(kappa) d^2``.
 
     ``E[C_p]`` is the expected water-filling cost (:func:`expected_cost`) and
@@ -760,6 +830,13 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, rel_tol=1e-3, tol=1e-9, max_i
     and ``ln(top_k) / ln p``).  The standard error of ``p_c`` comes from that of ``E[C]``
     by the delta method.  For kappa < 1 the finite-size equation is the conjecture of
     ``notes/finite_size_capacity.md``, where everything here is derived.
+
+    With ``outputs=K`` (many facts share an answer) the block has ``min(K, p)`` fields
+    and the equation becomes ``p_c E[C_K] = F d min(K - 1, d)`` for the original problem
+    and ``p_c E[C_K] = F d^2`` for the decoupled one (``replica.outputs``,
+    ``notes/many_to_one.md``).  ``ensemble="sphere"`` replaces the N(0, 1) fields by the
+    exact law of a unit-vector projection (``replica.sphere.ProjectionLaw``,
+    ``notes/sphere_ensemble.md``).
 
     Parameters
     ----------
@@ -777,22 +854,35 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, rel_tol=1e-3, tol=1e-9, max_i
         ``top_k = 10**6`` the 4096 order statistics of the sampler no longer bound the
         truncation error, and ``alpha`` is far from its ``d -> infinity`` limit anyway
         (corrections ``ln(top_k) / ln p``).
-    rel_tol : float, optional
-        Relative standard error of ``E[C]`` at the root, in ``[1e-6, 0.5]``; the
-        sample it needs must fit in memory (:func:`replica.common.checks.check_memory`).
-    tol : float, optional
-        Accepted residual ``|log(p E[C_p] / (F d^2))|`` at the root, in ``(0, 1e-2]``.
-    max_iter : int, optional
-        Secant steps and Brent iterations allowed per root search.
-    seed : None, int, SeedSequence or Generator, optional
-        Seed of the common random numbers (``None``: ``DEFAULT_SEED``).
+    outputs : int, optional
+        Number ``K >= 2`` of distinct answers (``None``: every fact has its own answer,
+        the block has ``p`` fields).  ``top_k <= K - 1``.  See
+        :func:`replica.outputs.capacity_many_to_one`.
+    problem : {"dp", "op"}, optional
+        Decoupled (own candidates per input) or original (shared outputs) problem; the
+        two coincide in this theory when ``outputs`` is ``None`` or ``K > d``.
+    ensemble : {"gaussian", "sphere"}, optional
+        Embedding ensemble: N(0, 1) fields, or the exact projection law of unit vectors.
+    **accuracy
+        Keyword-only accuracy settings (:class:`Accuracy`):
+
+        ``rel_tol`` (default 1e-3): relative standard error of ``E[C]`` at the root, in
+        ``[1e-6, 0.5]``; the sample it needs must fit in memory
+        (:func:`replica.common.checks.check_memory`).
+        ``tol`` (default 1e-9): accepted residual ``|log(p E[C_p] / (F d^2))|`` at the
+        root, in ``(0, 1e-2]``.
+        ``max_iter`` (default 100): secant steps and Brent iterations allowed per root
+        search.
+        ``seed`` (None, int, SeedSequence or Generator): seed of the common random
+        numbers (``None``: ``DEFAULT_SEED``).
 
     Returns
     -------
     CapacityResult
         ``p_c``, ``stderr`` (of ``p_c``), ``alpha``, ``alpha_stderr``, ``alpha_c``,
-        ``status``, ``converged``, ``iterations``, ``residual``, ``message`` and the
-        Monte-Carlo details.
+        ``status``, ``converged``, ``iterations``, ``residual``, ``message``, the
+        Monte-Carlo details and the model (``outputs``, ``problem``, ``ensemble``,
+        ``effective_weights``).
 
     Raises
     ------
@@ -801,30 +891,43 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, rel_tol=1e-3, tol=1e-9, max_i
         capacity ``p_c >= top_k + 1`` exists iff ``(top_k + 1) E[C_{top_k + 1}] <=
         F(kappa) d^2``, checked up front with the exact one-competitor cost (e.g.
         ``margin <= 15.9`` at ``d = 16``, ``kappa = 1``); the error names the largest margin.
+    TypeError
+        For an unknown keyword argument.
     """
+    problem = check_choice(problem, "problem", PROBLEMS)
     d, kappa = _check_d_kappa(d, kappa)
+    law = field_law(d, ensemble)
     margin = check_real(margin, "margin", low=0.0)
-    rel_tol, tol, max_iter = _check_accuracy(rel_tol, tol, max_iter)
-    seed = resolve_seed(seed)
+    settings = accuracy_settings(**accuracy)
+    if outputs is not None:
+        from .outputs import _many_to_one
+
+        return _many_to_one(d, kappa, margin, top_k, outputs, problem, law, settings)
+    return _distinct_outputs(d, kappa, margin, top_k, law, settings, problem)
+
+
+def _distinct_outputs(d, kappa, margin, top_k, law, settings: Accuracy, problem="dp") -> CapacityResult:
+    """:func:`capacity` with one answer per fact: the root of ``p E[C_p] = F(kappa) d^2``."""
     tail = _tail_second_moment(kappa)
-    top_k = _check_capacity_range(d, tail, margin, top_k)
-    estimator = _CostEstimator(margin, top_k, seed)
+    top_k = _check_capacity_range(d, tail, margin, top_k, law)
+    estimator = _CostEstimator(margin, top_k, settings.seed, law)
     try:
-        root = _capacity_root(estimator, tail * float(d) ** 2, rel_tol, max_iter)
+        root = _capacity_root(estimator, tail * float(d) ** 2, settings.rel_tol, settings.max_iter)
     except ValueError as exc:
         raise ValueError(f"d={d}, kappa={kappa!r}, top_k={top_k}: {exc}") from None
     slope = _log_load_slope(estimator, root)
     p_c, rel = root.p, root.stderr / root.mean
     p_se = p_c * rel / slope
     log_p = math.log(p_c)
-    status, converged, message = _root_status(root.search, tol, rel, rel_tol, regular=slope > 0)
+    status, converged, message = _root_status(root.search, settings.tol, rel, settings.rel_tol, regular=slope > 0)
     return CapacityResult(
         d=d, kappa=kappa, margin=margin, top_k=top_k, p_c=p_c, stderr=p_se,
         alpha=p_c * log_p / d**2, alpha_stderr=p_se * (log_p + 1.0) / d**2,
         alpha_c=tail / 2.0, tail_second_moment=tail, expected_cost=root.mean,
         expected_cost_stderr=root.stderr, samples=root.rows, order_statistics=root.order_statistics,
         converged=converged, iterations=root.search.evaluations, residual=root.search.residual,
-        seed=seed, status=status, message=message)
+        seed=settings.seed, status=status, message=message, problem=problem, ensemble=law.name,
+        effective_weights=d * d)
 
 
 # --------------------------------------------------------------------------------------

@@ -3,16 +3,53 @@
 Each module's ``register(subparsers)`` adds its parser with
 :func:`replica.common.cliutil.add_command`; list a module in ``COMMAND_MODULES`` to add
 a command.  :func:`executor_from_args` builds the executor of the sweep commands.
+
+Every command takes ``--threads N`` (numba and BLAS threads per process; default one,
+or what ``NUMBA_NUM_THREADS`` / ``OMP_NUM_THREADS`` say: see
+:func:`validation.solvers.set_threads`).
+
+Ctrl-C: the first SIGINT stops the command (sweep workers are terminated and joined,
+finished trials stay in the store), prints ``validation: interrupted`` and exits with
+status 130; cleanup that takes longer than :data:`INTERRUPT_GRACE` seconds, or a second
+SIGINT, ends the process at once with the same line and status.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib
+import os
+import signal
 import sys
+import threading
 
-from replica.common.cliutil import dispatch
+PROG = "validation"
+_INTERRUPTED_LINE = f"{PROG}: interrupted\n".encode()
+
+
+def _exit_now(signum=None, frame=None) -> None:
+    """End the process at once (second SIGINT, or clean-up past the grace time)."""
+    os.write(2, _INTERRUPTED_LINE)
+    os._exit(130)
+
+
+def _command_line() -> bool:
+    """This module is being imported to run the ``validation`` command (script or ``python -m``)."""
+    first = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return first in (PROG, "-m") or sys.argv[0].endswith(os.path.join(PROG, "__main__.py"))
+
+
+if _command_line() and threading.current_thread() is threading.main_thread():
+    # a SIGINT while the command is still importing: nothing to clean up yet
+    signal.signal(signal.SIGINT, _exit_now)
+
+from replica.common.cliutil import ArgumentParser, run_guarded  # noqa: E402
 
 COMMAND_MODULES = ["validation._cmd_solve", "validation._cmd_capacity", "validation._cmd_reproduce",
                    "validation._cmd_export", "validation._cmd_compare", "validation._cmd_accuracy"]
+
+INTERRUPT_GRACE = 5.0
+"""Seconds the clean-up after a SIGINT may take before the process exits anyway."""
 
 
 def executor_from_args(args):
@@ -26,8 +63,80 @@ def executor_from_args(args):
     return make_executor(args.executor, workers=args.workers, scheduler=args.scheduler)
 
 
+def _threads_argument(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"threads must be an integer >= 1, got {text!r}")
+    return value
+
+
+class _WithThreads:
+    """``subparsers`` stand-in that adds ``--threads`` to every command parser it creates."""
+
+    def __init__(self, subparsers):
+        self._subparsers = subparsers
+
+    def add_parser(self, *args, **kwargs):
+        parser = self._subparsers.add_parser(*args, **kwargs)
+        parser.add_argument("--threads", type=_threads_argument, default=None, metavar="N",
+                            help="numba and BLAS threads per process (default 1, or NUMBA_NUM_THREADS / "
+                                 "OMP_NUM_THREADS when set)")
+        return parser
+
+
+def build_parser() -> ArgumentParser:
+    """The ``validation`` parser: the commands of ``COMMAND_MODULES``, each with ``--threads``."""
+    parser = ArgumentParser(prog=PROG, description="Simulations of linear associative memories.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
+    sub.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(_WithThreads(sub))
+    return parser
+
+
+def _on_interrupt(signum, frame):
+    """First SIGINT: a second one exits at once, a clean-up past the grace time too."""
+    signal.signal(signal.SIGINT, _exit_now)
+    timer = threading.Timer(INTERRUPT_GRACE, _exit_now)
+    timer.daemon = True
+    timer.start()
+    raise KeyboardInterrupt
+
+
 def main(argv=None) -> int:
-    return dispatch("validation", "Simulations of linear associative memories.", COMMAND_MODULES, argv)
+    """Run ``validation`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
+
+    0 on success, 2 for bad input (one line on stderr), 130 after Ctrl-C.  Called
+    from the command line (``argv`` None, main thread) it installs the SIGINT handling
+    described in the module docstring.
+    """
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a bad argument (2, already reported)
+        return exc.code if isinstance(exc.code, int) else 2
+    from .solvers import set_threads
+
+    set_threads(args.threads)
+    handle = argv is None and threading.current_thread() is threading.main_thread()
+    if not handle:
+        return run_guarded(lambda: args.func(args), PROG)
+    signal.signal(signal.SIGINT, _on_interrupt)
+    status = run_guarded(lambda: args.func(args), PROG)
+    _finished(status)
+    return status
+
+
+def _finished(status: int) -> None:
+    """After the command: output flushed, and a SIGINT during interpreter exit ends it with ``status``."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(status))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,8 +17,14 @@ with ``status = "error"`` and the error text; a worker process that dies (segfau
 twice when a pool broke are re-run alone so the one that kills its worker is found
 and recorded as an error.  The sweep goes on in both cases.
 
+Interrupts: worker processes are started with SIGINT blocked, so a Ctrl-C reaches the
+calling process only; :func:`run_tasks` then terminates and joins the workers and
+re-raises ``KeyboardInterrupt``.  Finished tasks are in the store already; tasks in
+flight are not recorded, and a rerun computes them.
+
 Executors: :func:`make_executor` builds a process pool (``spawn``, one numba / BLAS
-thread per worker, explicit ``max_workers``) or a ``dask.distributed`` executor
+thread per worker unless ``validation.solvers.set_threads`` chose more, explicit
+``max_workers``) or a ``dask.distributed`` executor
 (``Client(address)`` for a scheduler, else a ``LocalCluster`` of single-threaded
 processes).  Any object with ``submit(fn, *args) -> concurrent.futures.Future`` works.
 
@@ -38,9 +44,12 @@ import contextlib
 import importlib
 import math
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from typing import ClassVar
 
@@ -137,17 +146,31 @@ def execute_task(task: Task) -> dict:
     return record
 
 
-def _worker_init() -> None:
+def _worker_init(threads: int = 1) -> None:
+    """Worker set-up: SIGINT ignored (the parent ends the workers), ``threads`` numba / BLAS threads."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     for var in _THREAD_VARS:
-        os.environ[var] = "1"
+        os.environ[var] = str(threads)
+    from .solvers import set_threads
+
+    set_threads(threads)
 
 
 @contextlib.contextmanager
-def _single_thread_env():
-    """Set the thread-count variables to 1 while worker processes are spawned."""
+def _spawning(threads: int):
+    """While worker processes may be started: thread variables set to ``threads``, SIGINT blocked.
+
+    A blocked signal stays blocked in a child across ``exec``, so a spawned worker
+    never sees the terminal's SIGINT (not even before its initializer ran); a SIGINT
+    that arrives meanwhile is delivered to this process when the block ends.
+    """
     saved = {v: os.environ.get(v) for v in _THREAD_VARS}
     for v in _THREAD_VARS:
-        os.environ[v] = "1"
+        os.environ[v] = str(threads)
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
@@ -156,34 +179,53 @@ def _single_thread_env():
                 os.environ.pop(v, None)
             else:
                 os.environ[v] = val
+        if main:  # last: a pending SIGINT is raised here
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 class _ProcessPool:
-    """A spawn-context process pool that can be rebuilt after a worker died."""
+    """A spawn-context process pool that can be rebuilt after a worker died, or terminated."""
 
     def __init__(self, workers: int):
         import multiprocessing
 
+        from .solvers import thread_count
+
         self.workers = workers
+        self.threads = thread_count()
         self._ctx = multiprocessing.get_context("spawn")
         self._pool = None
-        self._env = _single_thread_env()
-        self._env.__enter__()
         self.rebuild()
 
     def rebuild(self):
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self._ctx,
-                                            initializer=_worker_init)
+                                            initializer=_worker_init, initargs=(self.threads,))
 
     def submit(self, fn, *args):
-        return self._pool.submit(fn, *args)
+        with _spawning(self.threads):  # workers are started on demand, inside submit
+            return self._pool.submit(fn, *args)
+
+    def terminate(self, timeout: float = 2.0):
+        """End the workers now (SIGTERM, then SIGKILL after ``timeout`` s) and join them."""
+        if self._pool is None:
+            return
+        processes = list((getattr(self._pool, "_processes", None) or {}).values())
+        for proc in processes:
+            proc.terminate()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = None
+        for proc in processes:
+            proc.join(timeout)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(timeout)
 
     def shutdown(self, wait=True, cancel_futures=False):
         if self._pool is not None:
             self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
-        self._env.__exit__(None, None, None)
+            self._pool = None
 
 
 class _DaskExecutor:
@@ -222,15 +264,18 @@ class _DaskExecutor:
         if self.cluster is not None:
             self.cluster.close()
 
+    terminate = shutdown
+
 
 class _SerialExecutor:
     """Runs tasks in the calling process (workers=0): useful for debugging and tiny runs."""
 
     def submit(self, fn, *args):
+        # an exception is kept in the future; KeyboardInterrupt goes straight to the caller
         fut = cf.Future()
         try:
             fut.set_result(fn(*args))
-        except BaseException as exc:  # pragma: no cover - execute_task catches Exception
+        except Exception as exc:  # noqa: BLE001 - delivered through the future
             fut.set_exception(exc)
         return fut
 
@@ -239,6 +284,8 @@ class _SerialExecutor:
 
     def shutdown(self, wait=True, cancel_futures=False):
         pass
+
+    terminate = shutdown
 
 
 def make_executor(executor: str = "local", workers: int | None = None, scheduler: str | None = None):
@@ -389,7 +436,7 @@ class _SweepRun:
             t = self.pending.pop(fut)
             try:
                 self.record(t, fut.result())
-            except cf.process.BrokenProcessPool:
+            except BrokenProcessPool:
                 broken.append(t)
             except cf.CancelledError:
                 queue.insert(0, t)
@@ -451,11 +498,23 @@ def run_tasks(tasks, store: ResultStore | None = None, executor=None, *, progres
     run = _SweepRun(executor, store, version, records, _progress(len(todo), desc, progress and len(todo) > 0))
     try:
         run.drain(todo, window or (2 * workers + 2))
+    except BaseException:
+        # KeyboardInterrupt (or a fault of the sweep itself): end the workers now; what
+        # finished is in the store, what was in flight is not recorded
+        _terminate(executor)
+        raise
     finally:
         run.bar.close()
         if own_executor:
             executor.shutdown()
     return SweepReport.of(records, len(todo), reused, run.errors, time.perf_counter() - start)
+
+
+def _terminate(executor) -> None:
+    """``executor.terminate()`` if it has one (executors of other kinds are left alone)."""
+    terminate = getattr(executor, "terminate", None)
+    if terminate is not None:
+        terminate()
 
 
 def _run_isolated(tasks, record) -> None:
@@ -464,10 +523,12 @@ def _run_isolated(tasks, record) -> None:
         pool = _ProcessPool(1)
         try:
             rec = pool.submit(execute_task, t).result()
-        except cf.process.BrokenProcessPool:
+        except BrokenProcessPool:
             rec = _error_record("worker process died while running this task (run alone to confirm)")
-        finally:
-            pool.shutdown(wait=True)
+        except BaseException:
+            pool.terminate()
+            raise
+        pool.shutdown(wait=True)
         record(t, rec)
 
 

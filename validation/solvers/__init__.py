@@ -22,19 +22,21 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import warnings
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
-from replica.common.checks import check_choice, check_kappa
+from replica.common.checks import check_choice, check_int, check_kappa, check_memory
 from replica.common.results import Result
 
 from .options import AdamOptions, LPOptions, OptimalOptions, SolverOptions
 
 __all__ = ["Solution", "solve", "solve_arguments", "SHARED_ARGUMENTS", "SOLVERS", "STATUSES", "rank_for",
-           "assess", "OptimalOptions", "LPOptions", "AdamOptions", "SolverOptions"]
+           "assess", "check_problem", "solver_bytes", "set_threads", "thread_count",
+           "OptimalOptions", "LPOptions", "AdamOptions", "SolverOptions"]
 
 SOLVERS = ("hebbian", "optimal", "lp", "adam")
 STATUSES = ("stored", "not_stored", "undecided")
@@ -48,6 +50,144 @@ _DISPATCH = {
 
 # the options class of each solver (None: the solver has no specific settings)
 _OPTIONS = {"hebbian": None, "optimal": OptimalOptions, "lp": LPOptions, "adam": AdamOptions}
+
+# ---------------------------------------------------------------------------------
+# threads: one numba / BLAS thread per process unless the user says otherwise
+# ---------------------------------------------------------------------------------
+BLAS_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+"""Variables that set the BLAS thread count (read by the libraries when they load)."""
+
+# what the user set, read when this module is first imported (before any worker
+# environment of validation.sweep is in place)
+_USER_NUMBA_THREADS = os.environ.get("NUMBA_NUM_THREADS")
+_USER_BLAS_THREADS = next((os.environ[v] for v in BLAS_THREAD_VARIABLES if os.environ.get(v)), None)
+_threads: dict = {}   # the counts applied in this process ("set" once applied)
+
+
+def set_threads(threads=None) -> dict:
+    """Set the numba and BLAS thread counts of this process.
+
+    Parameters
+    ----------
+    threads : int, optional
+        Threads for both.  ``None``: the default policy, one thread each, except that a
+        ``NUMBA_NUM_THREADS`` (numba) or ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS`` /
+        ``MKL_NUM_THREADS`` (BLAS) set by the user before the first import is left in
+        charge.  Sweeps run one thread per worker process; on a shared or small machine
+        several threads per solve oversubscribe the cores and can be many times slower
+        (``benchmarks/threads.md``).
+
+    Returns
+    -------
+    dict
+        ``{"numba": n, "blas": n}``, the counts in force (``None``: left to the library).
+
+    Raises
+    ------
+    ValueError
+        If ``threads`` is not an integer >= 1.
+
+    Notes
+    -----
+    BLAS is limited with ``threadpoolctl`` (libraries already loaded) and through the
+    variables above (libraries loaded later, child processes); numba with
+    ``numba.set_num_threads`` (capped at the pool size numba started with).
+    """
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    if threads is not None:
+        threads = check_int(threads, "threads", low=1)
+    numba_n = threads if threads is not None else (None if _USER_NUMBA_THREADS else 1)
+    blas_n = threads if threads is not None else (None if _USER_BLAS_THREADS else 1)
+    if numba_n is not None:
+        numba.set_num_threads(min(numba_n, numba.config.NUMBA_NUM_THREADS))
+        numba_n = numba.get_num_threads()
+    if blas_n is not None:
+        threadpool_limits(limits=blas_n)
+        for var in BLAS_THREAD_VARIABLES:
+            os.environ[var] = str(blas_n)
+    _threads.update(numba=numba_n, blas=blas_n, set=True)
+    return {"numba": numba_n, "blas": blas_n}
+
+
+def thread_count() -> int:
+    """numba threads per process in force (1 unless :func:`set_threads` or ``NUMBA_NUM_THREADS`` chose more)."""
+    import numba
+
+    if "set" not in _threads:
+        set_threads()
+    return int(numba.get_num_threads())
+
+
+def solver_bytes(d: int, p: int, problem: str = "op", solver: str = "optimal", kappa: float = 1.0,
+                 options=None) -> float:
+    """Estimated bytes a solve needs at its start, beside the instance (``ensembles.instance_bytes``).
+
+    ``optimal``: the unknowns (``d^2``, or ``2 d m`` at rank m) times the vectors of the
+    iteration and the L-BFGS pairs, ``p x d`` work arrays, one full-pass block and the
+    first working set (``p * max_active`` constraints; for DP each with its own
+    float32 candidate of length d).  ``hebbian`` and ``lp``: W, its SVD and the
+    float64 ``p x p`` score matrix of the verification (``lp`` also its constraint
+    matrix, 16 bytes per nonzero).  ``adam``: W and its two moments, the ``p x p``
+    scores and a ``p x d`` work array.  The working set of ``optimal`` may grow later.
+    """
+    d, p = float(d), float(p)
+    rank = float(max(1, int(round(float(kappa) * d))))
+    scores = 2.0 * 8.0 * p * p
+    if solver == "optimal":
+        o = OptimalOptions.coerce(options)
+        unknowns = d * d if rank >= d else 2.0 * d * rank
+        active = p * min(p - 1.0, float(o.max_active))
+        working = active * (24.0 + (4.0 * d if problem == "dp" else 0.0))
+        block = 12.0 * min(float(o.block_elements), p * p)
+        return 8.0 * unknowns * (12.0 + 2.0 * o.memory) + 8.0 * 6.0 * p * d + block + working
+    if solver == "lp":
+        from .lp import lp_nonzeros
+
+        return 8.0 * 4.0 * d * d + scores + 16.0 * float(lp_nonzeros(int(d), int(p)))
+    if solver == "adam":
+        return 8.0 * 6.0 * d * d + scores + 8.0 * 2.0 * p * d
+    return 8.0 * 4.0 * d * d + scores
+
+
+def check_problem(d: int, p: int, problem: str = "op", solver: str = "optimal", kappa: float = 1.0,
+                  options=None) -> None:
+    """Check before building anything that ``solver`` can run on a ``(d, p)`` instance.
+
+    Raises the ``ValueError`` that :func:`solve` would raise later: ``lp`` at kappa < 1
+    or with an LP above ``max_nonzeros``, and an instance plus solve above the memory
+    limit (``replica.common.checks.check_memory``: half the available memory, or
+    ``LINEAR_MEMORY_LIMIT_BYTES``).
+
+    Raises
+    ------
+    ValueError
+        Naming the solver, the sizes and the limit.
+    """
+    from validation.ensembles import instance_bytes
+
+    solver = check_choice(solver, "solver", SOLVERS)
+    kappa = float(check_kappa(kappa))
+    if solver == "lp":
+        _check_lp(d, p, kappa, options)
+    need = instance_bytes(d, p) + solver_bytes(d, p, problem, solver, kappa, _parse_options(solver, options))
+    check_memory(need, f"solver {solver!r} at d={d}, p={p}, problem {problem!r}")
+
+
+def _check_lp(d, p, kappa, options) -> None:
+    """The set-up checks of ``solve_lp`` without an instance."""
+    from .lp import lp_nonzeros
+
+    if kappa != 1.0:
+        raise ValueError(f"kappa must be 1 for solver 'lp' (a rank constraint is not a linear "
+                         f"program), got {kappa!r}; use solver='optimal' for kappa < 1")
+    o = LPOptions.coerce(_parse_options("lp", options))
+    first = (lp_nonzeros(d, p) if not o.working_set
+             else p * d * (d + 1) + p * min(p - 1, o.initial_per_input) * (d + 1))
+    if first > o.max_nonzeros:
+        raise ValueError(f"the LP for d={d}, p={p} has {first:.3g} nonzeros, more than max_nonzeros="
+                         f"{o.max_nonzeros:.3g} that solver 'lp' handles; use solver='optimal'")
 
 
 def rank_for(d: int, kappa: float) -> int:
@@ -290,7 +430,8 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
     ValueError
         For an unknown solver, kappa outside (0, 1], an instance that is not an
         :class:`validation.Instance`, bad or unknown options, an argument the solver
-        does not take, or an LP too large to handle.
+        does not take, an LP too large to handle, or a solve whose working memory
+        (:func:`solver_bytes`) is above the memory limit (checked before it starts).
     """
     from validation.ensembles import Instance
 
@@ -298,12 +439,16 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
         raise ValueError(f"instance must be a validation.Instance, got {type(instance).__name__}")
     solver = check_choice(solver, "solver", SOLVERS)
     kappa = float(check_kappa(kappa))
+    if "set" not in _threads:
+        set_threads()
     function = _solver_function(solver)
     kwargs = _shared_keywords(solver, function, tol=tol, max_iter=max_iter, time_limit=time_limit,
                               seed=seed, refine=refine)
     parsed = _parse_options(solver, options)
     if parsed is not None:
         kwargs["options"] = parsed
+    check_memory(solver_bytes(instance.d, instance.p, instance.problem, solver, kappa, parsed),
+                 f"solver {solver!r} at d={instance.d}, p={instance.p}, problem {instance.problem!r}")
     return function(instance, kappa=kappa, **kwargs)
 
 

@@ -1,13 +1,22 @@
 """``validation solve``: build one random instance, solve it, print the verdict.
 
+Progress (phase, iteration, loss) goes to stderr for ``optimal`` solves longer than
+:data:`PROGRESS_AFTER` seconds when stderr is a terminal or with ``--progress``.
+Ctrl-C during an ``optimal`` solve prints the best float64-verified point so far
+(marked interrupted, ``converged`` False) and exits with status 130.
+
 See ``notes/simulation.md``.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 
-from replica.common.cliutil import add_command, render
+from replica.common.cliutil import add_command, add_progress_option, render
+
+PROGRESS_AFTER = 2.0
+"""Seconds of solving before progress lines appear."""
 
 _COLUMNS = ["d", "p", "problem", "ensemble", "seed", "solver", "kappa", "rank", "status", "stored",
             "recall_fraction", "margin", "converged", "iterations", "seconds"]
@@ -29,25 +38,66 @@ def register(subparsers) -> None:
     parser.add_argument("--solver", choices=SOLVERS, default="optimal", help="the solver (default optimal)")
     parser.add_argument("--kappa", type=float, default=1.0, help="rank fraction in (0, 1]")
     parser.add_argument("--ensemble", choices=ENSEMBLES, default="gaussian", help="embedding ensemble")
+    add_progress_option(parser)
+
+
+class _Progress:
+    """``validation.solvers.optimal.monitored`` callback: one line on stderr per 0.5 s after a delay."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.start = time.perf_counter()
+        self.last = 0.0
+        self.shown = False
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, state: dict) -> None:
+        now = time.perf_counter()
+        if not self.enabled or now - self.start < PROGRESS_AFTER or now - self.last < 0.5:
+            return
+        self.last = now
+        margin = "-" if state["margin"] is None else f"{state['margin']:.4g}"
+        line = (f"{state['phase']}: iteration {state['iterations']}, full pass {state['full_passes']}, "
+                f"loss {state['loss']:.4g}, bound {state['bound']:.4g}, margin {margin}, "
+                f"{now - self.start:.0f} s")
+        sys.stderr.write(("\r" + line + "\033[K") if self.tty else line + "\n")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown and self.tty:
+            sys.stderr.write("\n")
 
 
 def run(args) -> int:
     from replica.common.checks import check_int, check_kappa
 
     from .ensembles import make_instance
-    from .solvers import solve
+    from .solvers import check_problem, solve
+    from .solvers.optimal import monitored
 
     check_int(args.d, "d", low=2)
     check_int(args.p, "p", low=2)
     kappa = float(check_kappa(args.kappa))
+    check_problem(args.d, args.p, args.problem, args.solver, kappa)
     instance = make_instance(args.d, args.p, args.problem, args.ensemble, args.seed)
-    solution = solve(instance, solver=args.solver, kappa=kappa)
+    progress = _Progress(args.progress or sys.stderr.isatty())
+    try:
+        with monitored(progress):
+            solution = solve(instance, solver=args.solver, kappa=kappa)
+    finally:
+        progress.close()
+    _write(instance, solution, args.format)
+    return 130 if solution.message.startswith("interrupted") else 0
+
+
+def _write(instance, solution, fmt: str) -> None:
+    """The row of ``instance`` and ``solution`` on stdout in ``fmt``."""
     row = dict(instance.to_dict())
     row.update(solution.to_dict())
-    if args.format == "json":
+    if fmt == "json":
         render(row, _COLUMNS, "json", stream=sys.stdout)
-        return 0
-    render([row], _COLUMNS, args.format, stream=sys.stdout)
-    if args.format == "table":
+        return
+    render([row], _COLUMNS, fmt, stream=sys.stdout)
+    if fmt == "table":
         sys.stdout.write(f"message: {solution.message}\n")
-    return 0

@@ -580,6 +580,9 @@ def _split_settings(design, settings: dict):
     return design, sweep, settings
 
 
+_STORAGE_TRIAL = "validation.capacity:storage_trial"
+
+
 def _measurement(d, problem, solver, kappa, ensemble, seed, sweep, extra):
     """(template Task with p = trial = 0, undecided_as_not_stored), checked (``ValueError`` naming the argument)."""
     task_function = extra.get("task_function")
@@ -597,7 +600,7 @@ def _measurement(d, problem, solver, kappa, ensemble, seed, sweep, extra):
     if solver == "optimal" and task_function is None:
         # storability is all that is measured: skip the max-margin refinement after "stored"
         options.setdefault("refine", False)
-    template = Task(task_function or "validation.capacity:storage_trial", sweep.experiment, problem, solver,
+    template = Task(task_function or _STORAGE_TRIAL, sweep.experiment, problem, solver,
                     ensemble, d, 0, kappa, seed, 0, tuple(sorted(options.items())))
     return template, bool(lenient)
 
@@ -692,15 +695,30 @@ class _PointRunner:
 
     def __init__(self, template: Task, trials: int, sweep: SweepSettings, counts: TrialCounts):
         self.template, self.trials, self.sweep, self.counts = template, trials, sweep, counts
+        self.first_error = None   # text of the first trial that failed with an error
 
     def run(self, ps) -> None:
         m = self.template
+        _check_trials(m, max(ps))
         first = {p: self.counts.done(p) for p in ps}
         tasks = [dataclasses.replace(m, p=int(p), trial=t) for p in ps for t in range(first[p], first[p] + self.trials)]
         rep = run_tasks(tasks, store=self.sweep.store, executor=self.sweep.executor, progress=self.sweep.progress,
                         desc=f"{m.problem}/{m.solver} d={m.d} kappa={m.kappa:g}")
         for t in tasks:
-            self.counts.add(t.p, self.counts.classify(rep.records[t]))
+            record = rep.records[t]
+            if record["status"] == "error" and self.first_error is None:
+                self.first_error = f"p={t.p} trial={t.trial}: {record.get('error')}"
+            self.counts.add(t.p, self.counts.classify(record))
+
+
+def _check_trials(template: Task, p: int) -> None:
+    """``validation.solvers.check_problem`` for the storage trials of ``template`` up to size ``p``."""
+    if template.function != _STORAGE_TRIAL:
+        return
+    from .solvers import check_problem, solve_arguments
+
+    check_problem(template.d, int(p), template.problem, template.solver, template.kappa,
+                  solve_arguments(dict(template.options)).get("options"))
 
 
 def _snap(ps):
@@ -789,7 +807,7 @@ def _criterion_message(threshold: float, solver: str) -> str:
             "can be stored, so p_c is a LOWER BOUND on the accuracy capacity of the best memory")
 
 
-def _messages(fit: LogisticFit, curve, counts: TrialCounts, solver: str) -> str:
+def _messages(fit: LogisticFit, curve, counts: TrialCounts, solver: str, first_error=None) -> str:
     """The estimate's message: criterion, fit problems, left-out trials, a warning above 10 %."""
     lenient = counts.lenient
     undecided = sum(c.undecided for c in curve)
@@ -804,7 +822,7 @@ def _messages(fit: LogisticFit, curve, counts: TrialCounts, solver: str) -> str:
     elif undecided:
         msgs.append(f"{undecided}/{total} trials undecided (excluded from the fit)")
     if errors:
-        msgs.append(f"{errors}/{total} trials failed with an error (excluded; see the store)")
+        msgs.append(f"{errors}/{total} trials failed with an error (excluded; the first: {first_error})")
     if (0 if lenient else undecided) + errors > 0.1 * total:
         msgs.append("WARNING: more than 10% of trials excluded; p_c may be biased")
     return "; ".join(msgs) or "ok"
@@ -815,10 +833,13 @@ def _criterion_text(threshold) -> str:
 
 
 def _estimate(m: Task, design: CapacityDesign, counts: TrialCounts, theory: dict,
-              seconds: float) -> CapacityEstimate:
-    """The :class:`CapacityEstimate` of the final counts."""
+              seconds: float, first_error=None) -> CapacityEstimate:
+    """The :class:`CapacityEstimate` of the final counts (``ValueError`` when every trial failed)."""
     fit = counts.fit()
     curve = counts.curve(m.d)
+    if first_error is not None and all(c.errors == c.trials for c in curve):
+        raise ValueError(f"every trial of {m.problem}/{m.solver} d={m.d} kappa={m.kappa:g} failed with an "
+                         f"error; the first: {first_error}")
     p_c, p_lo, p_hi = (math.exp(v) for v in (fit.log_p_c, fit.log_p_c_low, fit.log_p_c_high))
 
     def alpha_of(p):
@@ -827,7 +848,7 @@ def _estimate(m: Task, design: CapacityDesign, counts: TrialCounts, theory: dict
     return CapacityEstimate(
         m.d, m.problem, m.solver, m.kappa, m.ensemble, p_c, p_lo, p_hi, alpha_of(p_c), alpha_of(p_lo),
         alpha_of(p_hi), fit.slope, curve, theory, sum(c.undecided for c in curve), sum(c.errors for c in curve),
-        fit.status, fit.converged, _messages(fit, curve, counts, m.solver), m.seed, design.trials,
+        fit.status, fit.converged, _messages(fit, curve, counts, m.solver, first_error), m.seed, design.trials,
         seconds, dict(m.options), design.kind, _criterion_text(counts.threshold))
 
 
@@ -887,7 +908,10 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     Raises
     ------
     ValueError
-        For out-of-range arguments or a bad ``criterion``.
+        For out-of-range arguments or a bad ``criterion``; before any trial, for a
+        solver that cannot run at this size (``validation.solvers.check_problem``:
+        ``lp`` at kappa < 1 or too large, memory above the limit); after the trials,
+        when every trial failed with an error (the message quotes the first).
     TypeError
         For an unknown keyword.
     """
@@ -910,7 +934,7 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     _STARTS[design.kind](runner, design, center)
     _expand(runner, design)
     _refine(runner, design)
-    return _estimate(m, design, counts, theory, time.perf_counter() - start)
+    return _estimate(m, design, counts, theory, time.perf_counter() - start, runner.first_error)
 
 
 # ---------------------------------------------------------------------------------

@@ -20,16 +20,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from replica.common.checks import check_choice, check_int
+from replica.common.checks import check_choice, check_int, check_memory
 from replica.common.results import json_safe
 from replica.common.seeds import resolve_seed
 
 from . import _rng
 
-__all__ = ["make_instance", "Instance", "PROBLEMS", "ENSEMBLES"]
+__all__ = ["make_instance", "instance_bytes", "Instance", "PROBLEMS", "ENSEMBLES"]
 
 PROBLEMS = ("op", "dp")
 ENSEMBLES = ("gaussian", "sphere")
+
+
+def instance_bytes(d: int, p: int) -> float:
+    """Bytes :func:`make_instance` needs for ``(d, p)``: inputs and targets (``p x d`` float64
+    each) and one ``p x d`` draw in flight; the same for OP and DP (DP candidates are
+    regenerated, never stored)."""
+    return 3.0 * 8.0 * float(d) * float(p)
 
 
 def _draw_vectors(rng: np.random.Generator, count: int, d: int, ensemble: str) -> np.ndarray:
@@ -189,8 +196,11 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None) -> Instanc
     Raises
     ------
     ValueError
-        For ``d < 2``, ``p < 2``, an unknown problem or ensemble, or a seed that
-        is not None, a non-negative integer, a SeedSequence or a Generator.
+        For ``d < 2``, ``p < 2``, an unknown problem or ensemble, a seed that
+        is not None, a non-negative integer, a SeedSequence or a Generator, or an
+        instance larger than the memory limit (:func:`instance_bytes` against
+        ``replica.common.checks.check_memory``: half the available memory, or
+        ``LINEAR_MEMORY_LIMIT_BYTES``), checked before anything is allocated.
 
     Notes
     -----
@@ -201,6 +211,7 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None) -> Instanc
     problem = check_choice(problem, "problem", PROBLEMS)
     ensemble = check_choice(ensemble, "ensemble", ENSEMBLES)
     seed = resolve_seed(seed)
+    check_memory(instance_bytes(d, p), f"make_instance(d={d}, p={p})")
     inputs_ss, outputs_ss, key_ss = np.random.SeedSequence(seed).spawn(3)
     inputs = _draw_vectors(np.random.default_rng(inputs_ss), p, d, ensemble)
     dp_key = np.uint64(key_ss.generate_state(1, dtype=np.uint64)[0])

@@ -261,7 +261,11 @@ def _measurement_specs(config: ReproduceConfig, estimates) -> list:
 
 def _measure(config: ReproduceConfig, specs, store, executor, progress, log):
     """Run the measurements of ``specs``: ((problem, solver, kappa, p) -> records, tasks, failed)."""
+    from .solvers import check_problem
+
     dm = config.spectra_dim
+    for prob, solver, kappa, _, p in specs:  # before any trial: the sizes the solvers can take
+        check_problem(dm, p, prob, solver, kappa)
     tasks = [Task("validation.reproduce:measurement_trial", "measure", prob, solver, ens, dm, p, kappa,
                   config.seed, t, (("time_limit", config.time_limit),) if solver == "optimal" else ())
              for prob, solver, kappa, ens, p in specs

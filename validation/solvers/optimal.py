@@ -55,6 +55,7 @@ and checked in float64.  See ``notes/optimal_solver.md``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 
@@ -66,7 +67,53 @@ from validation import _rng
 
 from .options import OptimalOptions
 
-__all__ = ["solve_optimal", "OptimalOptions"]
+__all__ = ["solve_optimal", "OptimalOptions", "monitored"]
+
+_monitor: dict = {"callback": None}   # set by monitored()
+_warm: dict = {"done": False}         # the kernels of this process are compiled
+
+
+@contextlib.contextmanager
+def monitored(callback):
+    """Within the block, solves report progress and can be interrupted.
+
+    ``callback(state)`` is called after every full pass with a dict (``phase``,
+    ``iterations``, ``full_passes``, ``loss``, ``bound``, ``margin``, ``seconds``).  A
+    ``KeyboardInterrupt`` during a solve ends it: the result is built from the best
+    float64-verified point so far (``converged`` False, the message says it was
+    interrupted; the status is ``undecided`` unless a decision had been certified).
+    Outside the block a ``KeyboardInterrupt`` propagates, so that an interrupted
+    sweep never records a half-finished solve.
+    """
+    previous = _monitor["callback"]
+    _monitor["callback"] = callback
+    try:
+        yield
+    finally:
+        _monitor["callback"] = previous
+
+
+def _warm_up() -> None:
+    """Compile (or load from numba's cache) every kernel once per process, on tiny instances.
+
+    Called before the clock of the first solve starts, so that JIT compilation never
+    counts against a ``time_limit``.  Covers OP and DP, full rank and factors, the
+    sparse working set and the refinement.
+    """
+    if _warm["done"]:
+        return
+    _warm["done"] = True
+    from validation.ensembles import make_instance
+
+    callback, _monitor["callback"] = _monitor["callback"], None
+    try:
+        for problem in ("op", "dp"):
+            instance = make_instance(6, 40, problem, seed=0)
+            for kappa in (1.0, 0.5):
+                _Run(instance, kappa, tol=1e-3, max_iter=50, time_limit=None, refine=True,
+                     options=OptimalOptions(max_active=2)).run()
+    finally:
+        _monitor["callback"] = callback
 
 
 # ----------------------------------------------------------------------------------
@@ -447,6 +494,8 @@ class _Run:
         self.rejected = 0         # working-set rounds undone because the full loss went up
         self.lowest_loss = np.inf
         self.accepted_passes = 0
+        self.loss = np.inf        # full squared hinge at the last full pass (progress only)
+        self.interrupted = False
 
     def threshold(self, sigma):
         return 1.0 + self.o.active_slack * sigma
@@ -455,17 +504,32 @@ class _Run:
         return self.deadline is not None and time.perf_counter() > self.deadline
 
     def run(self):
-        while True:
-            self.refresh()
-            action = self.decide() if self.phase == "decide" else self.refine()
-            if action == "stop":
-                break
-            if action == "continue":
-                continue
-            if self.budget_spent():
-                break
-            self.iterate()
+        callback = _monitor["callback"]
+        try:
+            while True:
+                self.refresh()
+                if callback is not None:
+                    callback(self.progress())
+                action = self.decide() if self.phase == "decide" else self.refine()
+                if action == "stop":
+                    break
+                if action == "continue":
+                    continue
+                if self.budget_spent():
+                    break
+                self.iterate()
+        except KeyboardInterrupt:
+            if callback is None:
+                raise
+            self.interrupted = True
         return self.finish()
+
+    def progress(self) -> dict:
+        """Where the solve is (for a progress display)."""
+        return {"phase": self.phase, "iterations": self.iterations, "full_passes": self.full_passes,
+                "loss": self.loss, "bound": self.bound,
+                "margin": None if self.best is None else self.best[0],
+                "seconds": time.perf_counter() - self.t_start}
 
     def _pass(self, W, sigma):
         self.full_passes += 1
@@ -505,6 +569,7 @@ class _Run:
             fp = self._pass(W, sigma)
             self.m_ws = fp.ws.margins(prob.images(W))
         self.ws = fp.ws
+        self.loss = fp.loss
         if self.phase == "decide":
             self.accepted = (self.x.copy(), fp.loss)
             self.accepted_passes += 1
@@ -671,7 +736,8 @@ class _Run:
         return Solution(
             solver="optimal", kappa=self.kappa, rank=params.rank, W=W.copy(), factors=factors,
             stored=stored, recall_fraction=float(recalled.mean()), margin=margin,
-            converged=status != "undecided" or self.stopped, iterations=int(self.iterations),
+            converged=(status != "undecided" or self.stopped) and not self.interrupted,
+            iterations=int(self.iterations),
             seconds=time.perf_counter() - self.t_start, status=status,
             message=self._message(status, margin),
             info={"margin_bound": float(bound) if np.isfinite(bound) else None,
@@ -695,7 +761,8 @@ class _Run:
         else:
             msg = (f"undecided:{rank_note} budget ended (iterations {self.iterations}, full passes "
                    f"{self.full_passes}) with margin bound {bound:.3g} > tol {tol:.3g}")
-        return msg + self.message_extra
+        msg += self.message_extra
+        return "interrupted (Ctrl-C); best verified point so far: " + msg if self.interrupted else msg
 
 
 def solve_optimal(instance, kappa=1.0, *, tol=1e-3, max_iter=20000, time_limit=None, refine=True,
@@ -714,7 +781,9 @@ def solve_optimal(instance, kappa=1.0, *, tol=1e-3, max_iter=20000, time_limit=N
     max_iter : int, optional
         L-BFGS iterations of the decision phase (default 20000).
     time_limit : float or None, optional
-        Wall-time budget in seconds for the whole solve (default: none).
+        Wall-time budget in seconds for the whole solve (default: none).  The first
+        solve of a process compiles the numba kernels first (a tiny warm-up solve),
+        outside this budget.
     refine : bool, optional
         After ``stored``, follow the ridge path to the max-margin ``W`` (default True);
         its settings are ``refine_tol`` and ``refine_max_iter`` in ``options``.
@@ -750,6 +819,7 @@ def solve_optimal(instance, kappa=1.0, *, tol=1e-3, max_iter=20000, time_limit=N
     if not isinstance(refine, (bool, np.bool_)):
         raise ValueError(f"refine must be True or False, got {refine!r}")
     options = OptimalOptions.coerce(options)
+    _warm_up()  # before the clock starts: compilation is not part of the time limit
     return _Run(instance, kappa_value, tol=tol, max_iter=max_iter, time_limit=time_limit,
                 refine=bool(refine), options=options).run()
 

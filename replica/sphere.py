@@ -21,12 +21,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
+from scipy import interpolate, special
 
 from .common.checks import check_int
 from .common.seeds import as_generator
 
 __all__ = ["ProjectionLaw"]
+
+_MAP_EDGE = 9.0  # from_normal interpolates on [0, 9] (Phi(-9) = 1.1e-19)
 
 
 class ProjectionLaw:
@@ -53,6 +55,7 @@ class ProjectionLaw:
         self.d = check_int(d, "d", low=2)
         self.half = 0.5 * (self.d - 1.0)
         self.scale = math.sqrt(self.d)
+        self._spline = None
         self._log_norm = -math.log(2.0 * self.scale) - special.betaln(self.half, self.half) \
             - 2.0 * (self.half - 1.0) * math.log(2.0)
 
@@ -119,9 +122,35 @@ class ProjectionLaw:
         return np.where(inside, value, 0.0)
 
     def from_normal(self, x):
-        """The increasing map ``isf(Phi(-x))`` from N(0, 1) to this law (odd; tails kept accurate)."""
+        """The increasing map ``T(x) = isf(Phi(-x))`` from N(0, 1) to this law (odd; tails kept accurate).
+
+        For ``|x| <= 9`` a cubic Hermite interpolant on a grid of step ``1/512`` with the
+        exact slope ``T' = phi(x) / pdf(T)`` (relative error below ``1e-10``, tested);
+        beyond (and, for small ``d``, where ``T`` is within ``1e-9`` of the edge of the
+        support) the exact ``isf`` (``betaincinv``), which is much slower.
+        """
         x = np.asarray(x, dtype=np.float64)
-        return np.sign(x) * self.isf(special.ndtr(-np.abs(x)))
+        size = np.abs(x)
+        spline = self._map_spline()
+        inside = size <= spline.x[-1]
+        out = np.empty_like(size)
+        out[inside] = spline(size[inside])
+        if not np.all(inside):
+            out[~inside] = self.isf(special.ndtr(-size[~inside]))
+        return np.sign(x) * out
+
+    def _map_spline(self):
+        if self._spline is None:
+            grid = np.linspace(0.0, _MAP_EDGE, int(_MAP_EDGE * 512) + 1)
+            values = self.isf(special.ndtr(-grid))
+            with np.errstate(over="ignore"):
+                slope = np.exp(-0.5 * grid * grid - self.logpdf(values)) / math.sqrt(2.0 * math.pi)
+            # small d: the quantiles reach the edge of the support within the grid; stop before
+            good = np.isfinite(slope) & (values < self.scale * (1.0 - 1e-9))
+            last = int(np.argmin(good)) if not np.all(good) else grid.size
+            self._spline = interpolate.CubicHermiteSpline(grid[:last], values[:last], slope[:last],
+                                                          extrapolate=False)
+        return self._spline
 
     def interval_moments(self, upper):
         """Integrals of ``1, z, z^2`` times the density over ``[upper_{j+1}, upper_j)``.

@@ -381,6 +381,35 @@ def test_seed_policy_and_accuracy_arguments():
             capacity(16, **kwargs)
 
 
+def test_default_model_keywords_keep_todays_numbers():
+    """``outputs=None``, ``problem`` and ``ensemble="gaussian"`` are today's capacity, bit for bit.
+
+    Reference: notes/finite_size_capacity.md, section 5 (d = 16: 61.63 +- 0.04; the digits
+    below are this implementation with the default seed, unchanged by the model keywords).
+    """
+    base = capacity(16)
+    assert base.p_c == pytest.approx(61.634695, abs=1e-6) and base.stderr == pytest.approx(0.042189, abs=1e-6)
+    for kwargs in ({"outputs": None}, {"problem": "op"}, {"problem": "dp", "ensemble": "gaussian"}):
+        other = capacity(16, **kwargs)
+        assert (other.p_c, other.stderr, other.expected_cost) == (base.p_c, base.stderr, base.expected_cost)
+    assert base.outputs is None and base.ensemble == "gaussian" and base.effective_weights == 256
+    assert capacity(16, problem="op").problem == "op"
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"problem": "shared"}, ("problem", "'op', 'dp'", "'shared'")),
+    ({"ensemble": "ball"}, ("ensemble", "'gaussian', 'sphere'", "'ball'")),
+    ({"outputs": 1}, ("outputs", "[2,", "1")),
+])
+def test_model_keywords_bad_input(kwargs, words):
+    with pytest.raises(ValueError) as info:
+        capacity(16, **kwargs)
+    for word in words:
+        assert word in str(info.value)
+    with pytest.raises(TypeError, match="rel_tl"):
+        capacity(16, rel_tl=1e-3)
+
+
 # ----------------------------------------------------------------------------------------
 # CLI
 # ----------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import pytest
 from scipy import integrate, stats
 
 import replica
-from replica.finite_size import capacity, expected_cost, water_filling_cost
+from replica.finite_size import capacity, water_filling_cost
 from replica.outputs import capacity_many_to_one, effective_weights, two_field_cost
 
 
@@ -44,7 +44,7 @@ def test_two_field_cost_closed_form():
     assert two_field_cost(0.0) == 0.5
     for m in (0.1, 0.7, 2.5):
         # C_2 = (c + m - t)_+^2 / 2 with c - t ~ N(0, 2)
-        ref, _ = integrate.quad(lambda x: (x + m) ** 2 * stats.norm.pdf(x, scale=math.sqrt(2.0)) / 2.0,
+        ref, _ = integrate.quad(lambda x, m=m: (x + m) ** 2 * stats.norm.pdf(x, scale=math.sqrt(2.0)) / 2.0,
                                 -m, np.inf, epsabs=1e-14)
         assert two_field_cost(m) == pytest.approx(ref, rel=1e-10)
         assert capacity(16, margin=m, outputs=2, problem="op").p_c == pytest.approx(16 / ref, rel=1e-10)

@@ -90,16 +90,17 @@ def two_field_cost(margin=0.0) -> float:
     Parameters
     ----------
     margin : float, optional
-        ``>= 0``.
+        Stability margin ``>= 0`` in competitor standard deviations.
 
     Returns
     -------
     float
+        The expected cost of a block of two fields.
 
     Raises
     ------
     ValueError
-        If ``margin < 0`` or not finite.
+        If ``margin`` is negative or not finite.
     """
     m = check_real(margin, "margin", low=0.0)
     if m == 0.0:

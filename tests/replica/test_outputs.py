@@ -118,6 +118,7 @@ def test_capacity_many_to_one_front_end_and_rank():
     ({"outputs": 4, "top_k": 4}, ("top_k", "[1, 3]", "4")),
     ({"outputs": 12, "problem": "op", "kappa": 0.5}, ("kappa", "[0.75, 1]", "0.5")),
     ({"outputs": 4, "ensemble": "uniform"}, ("ensemble", "'sphere'", "'uniform'")),
+    ({"problem": "shared"}, ("problem", "'op', 'dp'", "'shared'")),  # checked without outputs too
 ])
 def test_bad_input(kwargs, words):
     with pytest.raises(ValueError) as info:

@@ -18,7 +18,10 @@ expected_cost
     ``E[C_p]`` for i.i.d. N(0, 1) fields, by Rao-Blackwellised Monte Carlo over the
     top order statistics of the competitors (closed-form integral over the target).
 capacity
-    The finite-size capacity ``p_c(d)`` and ``alpha(d) = p_c ln p_c / d^2``.
+    The finite-size capacity ``p_c(d)`` and ``alpha(d) = p_c ln p_c / d^2``; with
+    ``outputs=K`` and ``problem`` for ``K`` distinct answers (``replica.outputs``,
+    ``notes/many_to_one.md``) and ``ensemble="sphere"`` for unit-norm embeddings
+    (``replica.sphere``, ``notes/sphere_ensemble.md``).
 max_margin
     The largest margin reachable at a given load (the inverse of ``capacity``).
 """
@@ -46,6 +49,8 @@ __all__ = [
     "CapacityResult",
     "max_margin",
     "MaxMarginResult",
+    "ENSEMBLES",
+    "PROBLEMS",
 ]
 
 # ``DEFAULT_SEED`` (re-exported from replica.common.seeds) is used when ``seed=None``, so
@@ -55,8 +60,8 @@ _ROW_BLOCK = 8192  # rows per tile (one column each) of the common-random-number
 _SMALL_KEPT = 32  # below this many constrained competitors, non-integer p interpolates
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _WORKING_ARRAYS = 24  # (rows, K) float64 arrays alive while one sample is evaluated
-ENSEMBLES = ("gaussian", "sphere")
-PROBLEMS = ("op", "dp")
+ENSEMBLES = ("gaussian", "sphere")  # embedding ensembles of capacity(ensemble=...)
+PROBLEMS = ("op", "dp")  # original / decoupled problem, capacity(problem=...)
 
 
 # --------------------------------------------------------------------------------------
@@ -316,20 +321,20 @@ class _NormalLaw:
         return -special.ndtri(q)
 
 
-NORMAL_LAW = _NormalLaw()
+_NORMAL_LAW = _NormalLaw()
 
 
-def field_law(d: int, ensemble: str):
+def _field_law(d: int, ensemble: str):
     """The field law of ``ensemble``: N(0, 1) (``"gaussian"``) or ``ProjectionLaw(d)`` (``"sphere"``)."""
     ensemble = check_choice(ensemble, "ensemble", ENSEMBLES)
     if ensemble == "gaussian":
-        return NORMAL_LAW
+        return _NORMAL_LAW
     from .sphere import ProjectionLaw
 
     return ProjectionLaw(d)
 
 
-def _control_mean(n: float, top_k: int, margin: float, law=NORMAL_LAW) -> float:
+def _control_mean(n: float, top_k: int, margin: float, law=_NORMAL_LAW) -> float:
     """Exact ``E[g(c + margin)]`` for ``c`` the ``top_k``-th largest of ``n`` fields of ``law``.
 
     ``g = law.lift_cost`` (for N(0, 1) the function above).  One-dimensional quadrature
@@ -354,7 +359,7 @@ def _control_mean(n: float, top_k: int, margin: float, law=NORMAL_LAW) -> float:
     return value
 
 
-def _control_mean_by_parts(n: float, top_k: int, margin: float, law=NORMAL_LAW):
+def _control_mean_by_parts(n: float, top_k: int, margin: float, law=_NORMAL_LAW):
     """:func:`_control_mean` as ``int g'(x + margin) P(c > x) dx`` (for tiny means).
 
     ``g'(a) = 2 (a Phi(a) + phi(a))`` and ``P(c > x) = I_{Q(x)}(top_k, n - top_k + 1)``
@@ -382,11 +387,11 @@ class _CostEstimator:
     The control variate is ``X = g(c + margin)`` with ``c`` the largest kept competitor
     (the exact conditional cost when there is one competitor); its mean is known by
     quadrature (:func:`_control_mean`).  ``law`` is the law of the target and competitor
-    fields (:func:`field_law`); other laws than N(0, 1) map the Gaussian order statistics
+    fields (:func:`_field_law`); other laws than N(0, 1) map the Gaussian order statistics
     through ``law.from_normal``, so every law shares the same common random numbers.
     """
 
-    def __init__(self, margin: float, top_k: int, seed: int, law=NORMAL_LAW):
+    def __init__(self, margin: float, top_k: int, seed: int, law=_NORMAL_LAW):
         self.margin = float(margin)
         self.top_k = int(top_k)
         self.law = law
@@ -769,7 +774,7 @@ MAX_TOP_K = 10**5
 """Largest ``top_k`` accepted by :func:`capacity` (see its docstring)."""
 
 
-def _smallest_load_cost(top_k: int, margin: float, law=NORMAL_LAW) -> float:
+def _smallest_load_cost(top_k: int, margin: float, law=_NORMAL_LAW) -> float:
     """Exact ``p E[C_p]`` at ``p = top_k + 1`` (one constrained competitor).
 
     With one kept competitor ``c`` (the smallest of ``top_k``) the cost is
@@ -780,7 +785,7 @@ def _smallest_load_cost(top_k: int, margin: float, law=NORMAL_LAW) -> float:
     return p_min * 0.5 * _control_mean(p_min - 1.0, top_k, margin, law)
 
 
-def _check_capacity_range(d, tail, margin, top_k, law=NORMAL_LAW):
+def _check_capacity_range(d, tail, margin, top_k, law=_NORMAL_LAW):
     """Reject ``top_k > MAX_TOP_K`` and margins for which even ``p = top_k + 1`` is above capacity."""
     top_k = check_int(top_k, "top_k", low=1, high=MAX_TOP_K)
     target = tail * float(d) ** 2
@@ -797,7 +802,7 @@ def _check_capacity_range(d, tail, margin, top_k, law=NORMAL_LAW):
                      f"got {margin!r}")
 
 
-class Accuracy(NamedTuple):
+class _Accuracy(NamedTuple):
     """The accuracy settings of :func:`capacity` (its keyword-only ``**accuracy``), checked."""
 
     rel_tol: float = 1e-3
@@ -806,14 +811,14 @@ class Accuracy(NamedTuple):
     seed: int = DEFAULT_SEED
 
 
-def accuracy_settings(**accuracy) -> Accuracy:
+def _accuracy_settings(**accuracy) -> _Accuracy:
     """Check ``rel_tol``, ``tol``, ``max_iter`` and ``seed`` (see :func:`capacity`); unknown names raise TypeError."""
-    unknown = sorted(set(accuracy) - set(Accuracy._fields))
+    unknown = sorted(set(accuracy) - set(_Accuracy._fields))
     if unknown:
         raise TypeError(f"capacity() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}")
     rel_tol, tol, max_iter = _check_accuracy(accuracy.get("rel_tol", 1e-3), accuracy.get("tol", 1e-9),
                                              accuracy.get("max_iter", 100))
-    return Accuracy(rel_tol, tol, max_iter, resolve_seed(accuracy.get("seed")))
+    return _Accuracy(rel_tol, tol, max_iter, resolve_seed(accuracy.get("seed")))
 
 
 def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, outputs=None, problem="dp", ensemble="gaussian", **accuracy):
@@ -864,7 +869,7 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, outputs=None, problem="dp", e
     ensemble : {"gaussian", "sphere"}, optional
         Embedding ensemble: N(0, 1) fields, or the exact projection law of unit vectors.
     **accuracy
-        Keyword-only accuracy settings (:class:`Accuracy`):
+        Keyword-only accuracy settings (checked by name; another name is a TypeError):
 
         ``rel_tol`` (default 1e-3): relative standard error of ``E[C]`` at the root, in
         ``[1e-6, 0.5]``; the sample it needs must fit in memory
@@ -896,9 +901,9 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, outputs=None, problem="dp", e
     """
     problem = check_choice(problem, "problem", PROBLEMS)
     d, kappa = _check_d_kappa(d, kappa)
-    law = field_law(d, ensemble)
+    law = _field_law(d, ensemble)
     margin = check_real(margin, "margin", low=0.0)
-    settings = accuracy_settings(**accuracy)
+    settings = _accuracy_settings(**accuracy)
     if outputs is not None:
         from .outputs import _many_to_one
 
@@ -906,7 +911,7 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, outputs=None, problem="dp", e
     return _distinct_outputs(d, kappa, margin, top_k, law, settings, problem)
 
 
-def _distinct_outputs(d, kappa, margin, top_k, law, settings: Accuracy, problem="dp") -> CapacityResult:
+def _distinct_outputs(d, kappa, margin, top_k, law, settings: _Accuracy, problem="dp") -> CapacityResult:
     """:func:`capacity` with one answer per fact: the root of ``p E[C_p] = F(kappa) d^2``."""
     tail = _tail_second_moment(kappa)
     top_k = _check_capacity_range(d, tail, margin, top_k, law)

@@ -34,9 +34,9 @@ from scipy import special
 from .common.checks import check_choice, check_int, check_real
 from .finite_size import (
     MAX_TOP_K,
-    NORMAL_LAW,
+    _NORMAL_LAW,
     PROBLEMS,
-    Accuracy,
+    _Accuracy,
     CapacityResult,
     _control_mean,
     _CostEstimator,
@@ -161,12 +161,12 @@ def _rank_factor(d, kappa, outputs, problem) -> float:
                      f"(a rank below K binds V = U^T W; not covered by this theory), got {kappa!r}")
 
 
-def _block_cost(outputs, margin, top_k, law, settings: Accuracy):
+def _block_cost(outputs, margin, top_k, law, settings: _Accuracy):
     """``(E[C_K], stderr, samples, order statistics, converged)`` for a block of ``K`` fields."""
     if outputs == top_k + 1:  # one constrained competitor: exact
         if margin == 0.0 and top_k == 1:
             mean = 0.5  # (c - t) symmetric with variance 2, for any symmetric unit-variance law
-        elif law is NORMAL_LAW and top_k == 1:
+        elif law is _NORMAL_LAW and top_k == 1:
             mean = two_field_cost(margin)
         else:
             mean = 0.5 * _control_mean(outputs - 1.0, top_k, margin, law)
@@ -176,7 +176,7 @@ def _block_cost(outputs, margin, top_k, law, settings: Accuracy):
     return est.mean, est.stderr, est.samples, est.order_statistics, est.converged
 
 
-def _many_to_one(d, kappa, margin, top_k, outputs, problem, law, settings: Accuracy) -> CapacityResult:
+def _many_to_one(d, kappa, margin, top_k, outputs, problem, law, settings: _Accuracy) -> CapacityResult:
     """:func:`replica.finite_size.capacity` with ``outputs = K`` (checked here)."""
     outputs = check_int(outputs, "outputs", low=2)
     top_k = check_int(top_k, "top_k", low=1, high=MAX_TOP_K)

@@ -295,3 +295,29 @@ def test_progress_on_stderr_only_when_asked(argv, capsys):
     shown = capsys.readouterr()
     assert "it/s" in shown.err or "s/it" in shown.err
     assert shown.out == quiet.out  # the output itself is unchanged
+
+
+def test_capacity_cli_exits_non_zero_when_some_trials_failed(monkeypatch, capsys):
+    # A capacity run in which some trials raised prints its estimate and then fails loudly:
+    # exit 1 and one line on stderr that quotes the first error (carried in the message).
+    import dataclasses
+
+    import validation.capacity as capacity_module
+    from validation.cli import main as validation_main
+
+    real = capacity_module.estimate_capacity
+
+    def with_errors(*args, **kwargs):
+        est = real(*args, **kwargs)
+        return dataclasses.replace(est, errors=2, message="2/40 trials failed with an error "
+                                   "(excluded; the first: p=20 trial=0: RuntimeError: boom)")
+
+    monkeypatch.setattr(capacity_module, "estimate_capacity", with_errors)
+    code = validation_main(["capacity", "--d", "8", "--solver", "hebbian", "--trials", "4",
+                            "--workers", "0", "--format", "json"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert json.loads(captured.out)["errors"] == 2
+    lines = captured.err.strip().splitlines()
+    assert lines[-1].startswith("validation capacity: 2 trial(s) failed") and "boom" in lines[-1]
+    assert "Traceback" not in captured.err

@@ -87,7 +87,7 @@ def run(args) -> int:
             store.close()
     if args.format == "json":
         render(est.to_dict(), _COLUMNS, "json", stream=sys.stdout)
-        return 0
+        return _exit_status(est)
     rows = [c.to_dict() for c in est.curve]
     if args.format == "table":
         sys.stdout.write(_summary(est))
@@ -95,7 +95,16 @@ def run(args) -> int:
     if args.format == "csv":
         sys.stdout.write("\n")
         render(_summary_rows(est), ["quantity", "value"], "csv", stream=sys.stdout)
-    return 0
+    return _exit_status(est)
+
+
+def _exit_status(est) -> int:
+    """0, or 1 with one line on stderr when some trials raised (the estimate is printed)."""
+    if not est.errors:
+        return 0
+    sys.stderr.write(f"validation capacity: {est.errors} trial(s) failed and were left out of the "
+                     f"fit; {est.message}\n")
+    return 1
 
 
 SUMMARY_QUANTITIES = ("d", "problem", "solver", "kappa", "ensemble", "trials", "seed", "design", "criterion",

@@ -50,6 +50,7 @@ html_title = "linear-memory-capacity"
 # documents of their own.
 exclude_patterns = [
     "accuracy_hebbian.md",
+    "ce_capacity.md",
     "_build",
     "quick",
     "op_vs_dp_d64",

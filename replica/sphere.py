@@ -32,7 +32,7 @@ _MAP_EDGE = 9.0  # from_normal interpolates on [0, 9] (Phi(-9) = 1.1e-19)
 
 
 class ProjectionLaw:
-    """Law of ``z = sqrt(d) u . v`` for ``u`` uniform on the unit sphere of ``R^d``, ``|v| = 1``.
+    """Law of ``z = sqrt(d) <u, v>`` for ``u`` uniform on the unit sphere of ``R^d``, ``|v| = 1``.
 
     Density ``pdf(z) = (1 - z^2/d)^((d-3)/2) / (sqrt(d) B((d-1)/2, 1/2))`` on
     ``[-sqrt(d), sqrt(d)]``; mean 0, variance 1, tends to N(0, 1) as ``d`` grows

@@ -40,6 +40,9 @@ _LAZY = {
     "CapacityEstimate": "validation.capacity",
     "measure_accuracy": "validation.accuracy",
     "AccuracyCurve": "validation.accuracy",
+    "ce_capacity": "validation.ce_protocol",
+    "CEProtocol": "validation.ce_protocol",
+    "CECapacity": "validation.ce_protocol",
 }
 
 __all__ = sorted(_LAZY)

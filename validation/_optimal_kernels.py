@@ -30,6 +30,7 @@ __all__ = [
     "lbfgs_direction",
     "vdot",
     "select_block",
+    "select_block_targets",
 ]
 
 
@@ -227,13 +228,24 @@ def vdot(a, b):
     return s
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True)
 def select_block(scores, row_offset, threshold, keep, out_idx, out_count, out_min, out_loss,
                  out_violated):
+    """:func:`select_block_targets` with the targets on the diagonal: row ``i`` of the block
+    is input ``mu = row_offset + i`` and its target column is ``mu``."""
+    targets = np.arange(row_offset, row_offset + scores.shape[0])
+    select_block_targets(scores, targets, threshold, keep, out_idx, out_count, out_min, out_loss,
+                         out_violated)
+
+
+@numba.njit(cache=True, parallel=True)
+def select_block_targets(scores, targets, threshold, keep, out_idx, out_count, out_min, out_loss,
+                         out_violated):
     """Working-set selection from a block of OP scores, without forming margins.
 
-    ``scores[i, rho] = u_rho . W e_mu`` for ``mu = row_offset + i``; the margin of
-    ``(mu, rho)`` is ``scores[i, mu] - scores[i, rho]``.  For each row, the (at most
+    ``scores[i, rho] = u_rho . W e_mu`` for the block's ``i``-th input ``mu``
+    (``n_candidates`` columns), whose target column is ``targets[i]``; the margin
+    of ``(mu, rho)`` is ``scores[i, targets[i]] - scores[i, rho]``.  For each row, the (at most
     ``keep``) competitors with the smallest margins below ``threshold`` go to
     ``out_idx[i, :out_count[i]]`` (in heap order); ``out_min[i]`` is the row's
     smallest margin, ``out_loss[i]`` its full squared hinge ``sum_rho (1 - margin)_+^2``
@@ -245,7 +257,7 @@ def select_block(scores, row_offset, threshold, keep, out_idx, out_count, out_mi
     """
     n, p = scores.shape
     for i in numba.prange(n):
-        mu = row_offset + i
+        mu = targets[i]
         t = scores[i, mu]
         floor = t - threshold  # margin < threshold  <=>  score > floor
         best = -np.inf

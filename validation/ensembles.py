@@ -10,6 +10,14 @@ candidate outputs indexed ``rho = 0..p-1`` of which ``rho = mu`` is the target.
   counter-based generator of :mod:`validation._rng` and never stored, so an
   instance takes ``O(p d)`` memory.
 
+With ``outputs=K`` the facts share ``K`` distinct answers: a target map
+``f: {0..p-1} -> {0..K-1}`` (default ``f(mu) = mu mod K``) picks the target of
+input ``mu``, and the candidates of every input are ``K`` vectors indexed
+``k = 0..K-1`` (OP: the shared outputs ``u_0..u_{K-1}``, target ``u_{f(mu)}``;
+DP: its own ``u^(mu)_0..u^(mu)_{K-1}``, target ``u^(mu)_{f(mu)}``).  Every
+output must be the answer of at least one fact.  ``outputs=None`` is the
+one-answer-per-fact problem above (``K = p``, ``f(mu) = mu``), unchanged.
+
 Ensembles: ``gaussian`` (i.i.d. N(0, I_d / d)) and ``sphere`` (uniform on the
 unit sphere).  See ``notes/simulation.md``.
 """
@@ -69,6 +77,13 @@ class Instance:
     dp_key : numpy.uint64
         Key of the DP candidate generator (``validation._rng``); also set for
         OP instances but unused there.
+    outputs : int or None
+        Number ``K`` of distinct answers, or None (one answer per fact).
+    answer_map : ndarray of int64, shape (p,), read-only, or None
+        The target map ``f`` (``outputs=K`` only).
+    output_vectors : ndarray, float64, shape (K, d), read-only, or None
+        OP with ``outputs=K``: row ``k`` is the shared output ``u_k``
+        (``targets[mu] = output_vectors[f(mu)]``).
     """
 
     d: int
@@ -79,6 +94,24 @@ class Instance:
     inputs: np.ndarray = field(repr=False)
     targets: np.ndarray = field(repr=False)
     dp_key: np.uint64 = field(repr=False)
+    outputs: int | None = None
+    answer_map: np.ndarray | None = field(default=None, repr=False)
+    output_vectors: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def n_candidates(self) -> int:
+        """Candidates per input: ``K`` with ``outputs=K``, else ``p``."""
+        return self.p if self.outputs is None else self.outputs
+
+    @property
+    def target_index(self) -> np.ndarray:
+        """Row of the target in every score column: ``f(mu)`` (``mu`` when ``outputs`` is None)."""
+        return np.arange(self.p) if self.answer_map is None else self.answer_map
+
+    @property
+    def table(self) -> np.ndarray:
+        """OP candidate vectors shared by every input, shape (n_candidates, d)."""
+        return self.targets if self.output_vectors is None else self.output_vectors
 
     @property
     def ensemble_code(self) -> int:
@@ -95,9 +128,10 @@ class Instance:
 
         Returns
         -------
-        ndarray, float64, shape (p, d)
-            Row ``rho`` is candidate ``rho``; row ``mu`` is the target.  OP: a
-            read-only view of ``targets`` (shared); DP: a new array, regenerated.
+        ndarray, float64, shape (n_candidates, d)
+            Row ``rho`` is candidate ``rho``; row ``target_index[mu]`` is the
+            target.  OP: a read-only view of the shared outputs; DP: a new
+            array, regenerated.
 
         Raises
         ------
@@ -106,8 +140,9 @@ class Instance:
         """
         mu = check_int(mu, "mu", low=0, high=self.p - 1)
         if self.problem == "op":
-            return self.targets
-        return _rng.dp_pairs(self.dp_key, self.ensemble_code, np.full(self.p, mu), np.arange(self.p), self.d)
+            return self.table
+        n = self.n_candidates
+        return _rng.dp_pairs(self.dp_key, self.ensemble_code, np.full(n, mu), np.arange(n), self.d)
 
     def scores_from_images(self, images) -> np.ndarray:
         """Score matrix from the images ``Y[mu] = W @ e_mu``.
@@ -120,7 +155,7 @@ class Instance:
 
         Returns
         -------
-        ndarray, float64, shape (p, p)
+        ndarray, float64, shape (n_candidates, p)
             ``S[rho, mu] = candidates(mu)[rho] @ images[mu]``.
 
         Raises
@@ -132,8 +167,8 @@ class Instance:
         if Y.shape != (self.p, self.d):
             raise ValueError(f"images must have shape (p, d) = {(self.p, self.d)}, got {Y.shape}")
         if self.problem == "op":
-            return self.targets @ Y.T
-        out = np.empty((self.p, self.p), dtype=np.float64)
+            return self.table @ Y.T
+        out = np.empty((self.n_candidates, self.p), dtype=np.float64)
         _rng.dp_scores_into(self.dp_key, self.ensemble_code, Y, out)
         return out
 
@@ -146,8 +181,9 @@ class Instance:
 
         Returns
         -------
-        ndarray, float64, shape (p, p)
-            Targets on the diagonal.  DP scores are computed blockwise by the
+        ndarray, float64, shape (n_candidates, p)
+            Targets at ``S[target_index[mu], mu]`` (the diagonal when
+            ``outputs`` is None).  DP scores are computed blockwise by the
             numba generator; no ``d p^2`` array is formed.
 
         Raises
@@ -162,11 +198,38 @@ class Instance:
 
     def to_dict(self) -> dict:
         """Metadata (no arrays), JSON-safe."""
-        return json_safe({"d": self.d, "p": self.p, "problem": self.problem,
-                          "ensemble": self.ensemble, "seed": self.seed})
+        meta = {"d": self.d, "p": self.p, "problem": self.problem,
+                "ensemble": self.ensemble, "seed": self.seed}
+        if self.outputs is not None:
+            meta["outputs"] = self.outputs
+        return json_safe(meta)
 
 
-def make_instance(d, p, problem="op", ensemble="gaussian", seed=None) -> Instance:
+def _answer_map(p, outputs, targets):
+    """Checked ``(K, f)`` for ``make_instance``: ``(None, None)`` when ``outputs`` is None."""
+    if outputs is None:
+        if targets is not None:
+            raise ValueError("targets needs outputs: pass outputs=K with a target map")
+        return None, None
+    K = check_int(outputs, "outputs", low=2, high=p)
+    if targets is None:
+        return K, np.arange(p, dtype=np.int64) % K
+    arr = np.asarray(targets)
+    if arr.shape != (p,) or arr.dtype.kind not in "iu":
+        raise ValueError(f"targets must be an integer array of length p = {p}, got "
+                         f"shape {arr.shape} and dtype {arr.dtype}")
+    if arr.min() < 0 or arr.max() >= K:
+        raise ValueError(f"targets must lie in [0, outputs - 1] = [0, {K - 1}], got "
+                         f"[{arr.min()}, {arr.max()}]")
+    unused = np.flatnonzero(np.bincount(arr, minlength=K) == 0)
+    if unused.size:
+        raise ValueError(f"targets must use every one of the outputs = {K} answers; output "
+                         f"{int(unused[0])} is the answer of no fact")
+    return K, arr.astype(np.int64)
+
+
+def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs=None,
+                  targets=None) -> Instance:
     """Build a random memory problem, reproducible from its arguments.
 
     Parameters
@@ -188,6 +251,12 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None) -> Instanc
         seed but different ``p`` share their leading rows (and DP candidates
         with equal ``(mu, rho)``); use different seeds (e.g. from
         ``SeedSequence.spawn``) for independent instances.
+    outputs : int or None
+        Number ``K`` of distinct answers, ``2 <= K <= p``; None (default): one
+        answer per fact (bit-identical to instances built without it).
+    targets : array_like of int, shape (p,), optional
+        The target map ``f`` with values in ``[0, K - 1]``, every value used at
+        least once (``outputs`` only; default ``f(mu) = mu mod K``, balanced).
 
     Returns
     -------
@@ -196,7 +265,9 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None) -> Instanc
     Raises
     ------
     ValueError
-        For ``d < 2``, ``p < 2``, an unknown problem or ensemble, a seed that
+        For ``d < 2``, ``p < 2``, ``outputs`` outside ``[2, p]``, ``targets``
+        of the wrong length, dtype or range, an output that answers no fact,
+        ``targets`` without ``outputs``, an unknown problem or ensemble, a seed that
         is not None, a non-negative integer, a SeedSequence or a Generator, or an
         instance larger than the memory limit (:func:`instance_bytes` against
         ``replica.common.checks.check_memory``: half the available memory, or
@@ -211,16 +282,23 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None) -> Instanc
     problem = check_choice(problem, "problem", PROBLEMS)
     ensemble = check_choice(ensemble, "ensemble", ENSEMBLES)
     seed = resolve_seed(seed)
+    K, answer_map = _answer_map(p, outputs, targets)
     check_memory(instance_bytes(d, p), f"make_instance(d={d}, p={p})")
     inputs_ss, outputs_ss, key_ss = np.random.SeedSequence(seed).spawn(3)
     inputs = _draw_vectors(np.random.default_rng(inputs_ss), p, d, ensemble)
     dp_key = np.uint64(key_ss.generate_state(1, dtype=np.uint64)[0])
+    index = np.arange(p) if answer_map is None else answer_map
+    vectors = None
     if problem == "op":
-        targets = _draw_vectors(np.random.default_rng(outputs_ss), p, d, ensemble)
+        vectors = _draw_vectors(np.random.default_rng(outputs_ss), p if K is None else K, d, ensemble)
+        target_vectors = vectors if K is None else vectors[index]
+        if K is None:
+            vectors = None
     else:
-        diagonal = np.arange(p)
-        targets = _rng.dp_pairs(dp_key, _rng.ENSEMBLE_CODES[ensemble], diagonal, diagonal, d)
-    inputs.setflags(write=False)
-    targets.setflags(write=False)
-    return Instance(d=d, p=p, problem=problem, ensemble=ensemble, seed=seed,
-                    inputs=inputs, targets=targets, dp_key=dp_key)
+        target_vectors = _rng.dp_pairs(dp_key, _rng.ENSEMBLE_CODES[ensemble], np.arange(p), index, d)
+    for arr in (inputs, target_vectors, vectors, answer_map):
+        if arr is not None:
+            arr.setflags(write=False)
+    return Instance(d=d, p=p, problem=problem, ensemble=ensemble, seed=seed, inputs=inputs,
+                    targets=target_vectors, dp_key=dp_key, outputs=K, answer_map=answer_map,
+                    output_vectors=vectors)

@@ -1,7 +1,9 @@
 """Recall checks on score matrices: exact argmax, ties count as failures.
 
 A score matrix ``S`` has ``S[rho, mu] = u_rho^T W e_mu`` (candidate ``rho`` of
-input ``mu``; the target of input ``mu`` is ``rho = mu``, on the diagonal).
+input ``mu``; the target of input ``mu`` is row ``targets[mu]``: the diagonal
+``rho = mu`` by default, ``f(mu)`` for instances with ``K`` shared answers,
+whose score matrices are ``K x p``).
 Input ``mu`` is recalled when its target score is strictly larger than every
 competitor score: a tie is a failure, and so is any NaN in the column.
 See ``notes/simulation.md``.
@@ -23,15 +25,16 @@ __all__ = [
 
 
 @numba.njit(cache=True)
-def _recall_kernel(scores, recalled, margins):
+def _recall_kernel(scores, targets, recalled, margins):
     p = scores.shape[1]
     n_cand = scores.shape[0]
     for mu in range(p):
-        target = scores[mu, mu]
+        tgt = targets[mu]
+        target = scores[tgt, mu]
         best = -math.inf
         bad = math.isnan(target)
         for rho in range(n_cand):
-            if rho == mu:
+            if rho == tgt:
                 continue
             s = scores[rho, mu]
             if math.isnan(s):
@@ -47,13 +50,13 @@ def _recall_kernel(scores, recalled, margins):
 
 
 @numba.njit(cache=True)
-def _top_kernel(scores, index, value):
+def _top_kernel(scores, targets, index, value):
     p = scores.shape[1]
     for mu in range(p):
         best = -math.inf
         arg = -1
         for rho in range(scores.shape[0]):
-            if rho == mu:
+            if rho == targets[mu]:
                 continue
             s = scores[rho, mu]
             if s > best or arg < 0:
@@ -63,76 +66,93 @@ def _top_kernel(scores, index, value):
         value[mu] = best
 
 
-def _as_score_matrix(scores) -> np.ndarray:
+def _as_score_matrix(scores, targets):
+    """Checked ``(S, target rows)``; ``targets=None`` means the diagonal."""
     arr = np.asarray(scores)
-    if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[0] < arr.shape[1]:
+    square = targets is None
+    if arr.ndim != 2 or arr.shape[0] < 2 or (square and arr.shape[0] < arr.shape[1]):
         raise ValueError(
-            f"scores must be a 2-d array S[rho, mu] with at least 2 rows and "
-            f"rows >= columns, got shape {arr.shape}")
+            f"scores must be a 2-d array S[rho, mu] with at least 2 rows"
+            f"{' and rows >= columns' if square else ''}, got shape {arr.shape}")
     if arr.dtype != np.float64 and arr.dtype != np.float32:
         arr = arr.astype(np.float64)
-    return arr
+    if square:
+        return arr, np.arange(arr.shape[1], dtype=np.int64)
+    index = np.asarray(targets)
+    if (index.shape != (arr.shape[1],) or index.dtype.kind not in "iu"
+            or (index.size and (index.min() < 0 or index.max() >= arr.shape[0]))):
+        raise ValueError(f"targets must be integers in [0, {arr.shape[0] - 1}], one per column "
+                         f"of scores ({arr.shape[1]}), got shape {index.shape} and dtype {index.dtype}")
+    return arr, np.ascontiguousarray(index, dtype=np.int64)
 
 
-def _per_input(kernel, scores, dtypes):
-    """Run ``kernel(S, *outputs)`` with one new length-p output per dtype; return the outputs."""
-    arr = _as_score_matrix(scores)
+def _per_input(kernel, scores, targets, dtypes):
+    """Run ``kernel(S, targets, *outputs)`` with one new length-p output per dtype."""
+    arr, index = _as_score_matrix(scores, targets)
     outputs = tuple(np.empty(arr.shape[1], dtype=dtype) for dtype in dtypes)
-    kernel(arr, *outputs)
+    kernel(arr, index, *outputs)
     return outputs
 
 
-def recall_check(scores):
+def recall_check(scores, targets=None):
     """Which inputs are recalled, and by how much.
 
     Parameters
     ----------
-    scores : array_like, shape (p, p)
-        ``S[rho, mu]``, score of candidate ``rho`` for input ``mu``; the target
-        of input ``mu`` is ``rho = mu``.  float64 or float32.
+    scores : array_like, shape (n_candidates, p)
+        ``S[rho, mu]``, score of candidate ``rho`` for input ``mu``.  float64
+        or float32.
+    targets : array_like of int, shape (p,), optional
+        Row of the target of every input (``Instance.target_index``); default
+        the diagonal ``rho = mu`` (then ``n_candidates >= p``).
 
     Returns
     -------
     recalled : ndarray of bool, shape (p,)
-        ``S[mu, mu] > max_{rho != mu} S[rho, mu]`` (strict: ties fail; NaN fails).
+        ``S[t, mu] > max_{rho != t} S[rho, mu]`` with ``t = targets[mu]``
+        (strict: ties fail; NaN fails).
     margins : ndarray of float64, shape (p,)
-        ``S[mu, mu] - max_{rho != mu} S[rho, mu]`` in the units of ``S``
+        ``S[t, mu] - max_{rho != t} S[rho, mu]`` in the units of ``S``
         (NaN where the column holds a NaN).  Divide by
         :func:`competitor_scale` for the normalised margin.
 
     Raises
     ------
     ValueError
-        If ``scores`` is not a 2-d array with at least 2 rows and rows >= columns.
+        If ``scores`` is not a 2-d array with at least 2 rows (and rows >=
+        columns without ``targets``), or ``targets`` has the wrong length,
+        dtype or range.
 
     Notes
     -----
     See ``notes/simulation.md`` (recall and ties).
     """
-    return _per_input(_recall_kernel, scores, (np.bool_, np.float64))
+    return _per_input(_recall_kernel, scores, targets, (np.bool_, np.float64))
 
 
-def top_competitors(scores):
+def top_competitors(scores, targets=None):
     """Index and score of the largest competitor of every input.
 
     Parameters
     ----------
     scores : array_like, shape (p, p)
         ``S[rho, mu]`` as in :func:`recall_check`.
+    targets : array_like of int, shape (p,), optional
+        Target rows as in :func:`recall_check` (default the diagonal).
 
     Returns
     -------
     index : ndarray of int64, shape (p,)
-        ``argmax_{rho != mu} S[rho, mu]`` (first one on ties).
+        ``argmax_{rho != targets[mu]} S[rho, mu]`` (first one on ties).
     value : ndarray of float64, shape (p,)
-        ``max_{rho != mu} S[rho, mu]``.
+        ``max_{rho != targets[mu]} S[rho, mu]``.
 
     Raises
     ------
     ValueError
         If ``scores`` has the wrong shape.
     """
-    return _per_input(_top_kernel, scores, (np.int64, np.float64))
+    return _per_input(_top_kernel, scores, targets, (np.int64, np.float64))
 
 
 def competitor_scale(W) -> float:

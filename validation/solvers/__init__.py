@@ -342,7 +342,7 @@ def assess(instance, W=None, *, images=None):
     if mat.shape != (instance.d, instance.d):
         raise ValueError(f"W must have shape (d, d) = {(instance.d, instance.d)}, got {mat.shape}")
     S = instance.scores(mat) if images is None else instance.scores_from_images(images)
-    recalled, margins = recall_check(S)
+    recalled, margins = recall_check(S, None if instance.outputs is None else instance.target_index)
     return (bool(recalled.all()), float(recalled.mean()), normalised_margin(margins, mat), recalled)
 
 

@@ -2,9 +2,10 @@
 
 The LP (see ``notes/simulation.md``) has variables ``W`` (d x d, box
 ``|W_jk| <= 1``), the images ``y_mu = W e_mu`` (free, tied to W by ``p d``
-equalities) and the margin ``t``::
+equalities) and the margin ``t``; ``f(mu)`` is the target row of input ``mu``
+(``mu``, or the answer map with ``outputs=K``; then ``rho`` runs over K candidates)::
 
-    maximise t   subject to   (u^(mu)_rho - u^(mu)_mu)^T y_mu + t <= 0   for all mu, rho != mu
+    maximise t   subject to   (u^(mu)_rho - u^(mu)_f(mu))^T y_mu + t <= 0   for all mu, rho != f(mu)
                               y_mu - W e_mu = 0                            for all mu
                               -1 <= W_jk <= 1
 
@@ -32,16 +33,17 @@ from .options import MAX_NONZEROS, LPOptions
 __all__ = ["solve_lp", "lp_nonzeros", "MAX_NONZEROS", "LPOptions"]
 
 
-def lp_nonzeros(d: int, p: int) -> int:
-    """Nonzeros of the full LP's constraint matrix: ``p (p-1) (d+1) + p d (d+1)``."""
-    return p * (p - 1) * (d + 1) + p * d * (d + 1)
+def lp_nonzeros(d: int, p: int, outputs=None) -> int:
+    """Nonzeros of the full LP's constraint matrix: ``p (K-1) (d+1) + p d (d+1)`` (``K = p`` by default)."""
+    n_cand = p if outputs is None else int(outputs)
+    return p * (n_cand - 1) * (d + 1) + p * d * (d + 1)
 
 
 def _differences(instance, mus, rhos):
-    """Constraint rows ``u^(mu)_rho - u^(mu)_mu`` for the pairs ``(mus[k], rhos[k])``."""
+    """Constraint rows ``u^(mu)_rho - u^(mu)_f(mu)`` for the pairs ``(mus[k], rhos[k])``."""
     if instance.problem == "op":
-        return instance.targets[rhos] - instance.targets[mus]
-    # DP: the target u^(mu)_mu is targets[mu], bit for bit
+        return instance.table[rhos] - instance.targets[mus]
+    # DP: the target u^(mu)_f(mu) is targets[mu], bit for bit
     return _rng.dp_pairs(instance.dp_key, instance.ensemble_code, mus, rhos, instance.d) - instance.targets[mus]
 
 
@@ -81,20 +83,23 @@ def _inequalities(instance, mus, diffs):
     return sparse.csr_matrix((data.ravel(), (rows, cols.ravel())), shape=(n, n_vars))
 
 
-def _all_pairs(p):
-    mus = np.repeat(np.arange(p), p - 1)
-    rhos = np.array([rho for mu in range(p) for rho in range(p) if rho != mu], dtype=np.int64)
+def _all_pairs(instance):
+    """Every (input, competitor) pair, grouped by input."""
+    n_cand, target = instance.n_candidates, instance.target_index
+    mus = np.repeat(np.arange(instance.p), n_cand - 1)
+    rhos = np.array([rho for mu in range(instance.p) for rho in range(n_cand) if rho != target[mu]],
+                    dtype=np.int64)
     return mus, rhos
 
 
-def _top_pairs(S, count, exclude=None):
+def _top_pairs(S, target, count, exclude=None):
     """Per input, up to ``count`` competitors with the largest ``S[rho, mu]`` (minus excluded pairs)."""
     p = S.shape[1]
     work = np.array(S, dtype=np.float64, copy=True)
-    np.fill_diagonal(work, -np.inf)
+    work[target, np.arange(p)] = -np.inf
     if exclude is not None:
         work[exclude] = -np.inf
-    count = min(count, p - 1)
+    count = min(count, S.shape[0] - 1)
     idx = np.argpartition(-work, count - 1, axis=0)[:count]  # (count, p) row indices
     mus = np.broadcast_to(np.arange(p), idx.shape)
     vals = work[idx, mus]
@@ -158,7 +163,7 @@ class _LP:
 
 def _full_lp(lp):
     """All ``p (p - 1)`` constraints at once; returns the number of constraint rows."""
-    mus, rhos = _all_pairs(lp.instance.p)
+    mus, rhos = _all_pairs(lp.instance)
     if lp.solve(mus, _differences(lp.instance, mus, rhos)):
         lp.exact = True
     return int(mus.size)
@@ -176,8 +181,10 @@ def _constraint_generation(lp, tol, max_iter):
     instance, o = lp.instance, lp.options
     d, p = instance.d, instance.p
     n_eq = p * d * (d + 1)
-    mus, rhos, _ = _top_pairs(instance.scores(instance.targets.T @ instance.inputs), o.initial_per_input)
-    in_set = np.zeros((p, p), dtype=bool)
+    target, columns = instance.target_index, np.arange(p)
+    mus, rhos, _ = _top_pairs(instance.scores(instance.targets.T @ instance.inputs), target,
+                              o.initial_per_input)
+    in_set = np.zeros((instance.n_candidates, p), dtype=bool)
     in_set[rhos, mus] = True
     diffs = _differences(instance, mus, rhos)
     while lp.solve(mus, diffs):
@@ -185,13 +192,12 @@ def _constraint_generation(lp, tol, max_iter):
             lp.exact = True  # the full optimum lies in [0, t_opt]: exact to within tol
             break
         S = instance.scores(lp.W)
-        recalled, _ = recall_check(S)
+        recalled, _ = recall_check(S, target)
         if recalled.all() and not o.optimum:
             break
-        violation = S - np.diag(S)[None, :] + lp.t_opt
+        violation = S - S[target, columns][None, :] + lp.t_opt
         violation[in_set] = -np.inf
-        np.fill_diagonal(violation, -np.inf)
-        new_mus, new_rhos, vals = _top_pairs(violation, o.add_per_input)
+        new_mus, new_rhos, vals = _top_pairs(violation, target, o.add_per_input)
         keep = vals > o.feasibility_tolerance
         new_mus, new_rhos = new_mus[keep], new_rhos[keep]
         if new_mus.size == 0:
@@ -288,8 +294,9 @@ def solve_lp(instance, kappa=1.0, *, tol=1e-6, max_iter=1000, time_limit=600.0, 
                                                                low_open=True, allow_inf=True)
     options = LPOptions.coerce(options)
     d, p = instance.d, instance.p
-    first = (lp_nonzeros(d, p) if not options.working_set
-             else p * d * (d + 1) + p * min(p - 1, options.initial_per_input) * (d + 1))
+    n_cand = instance.n_candidates
+    first = (lp_nonzeros(d, p, n_cand) if not options.working_set
+             else p * d * (d + 1) + p * min(n_cand - 1, options.initial_per_input) * (d + 1))
     if first > options.max_nonzeros:
         raise ValueError(
             f"the LP for d={d}, p={p} has {first:.3g} nonzeros, more than max_nonzeros="

@@ -131,6 +131,14 @@ class _Problem:
         self.inputs = np.ascontiguousarray(instance.inputs, dtype=np.float64)
         self.targets = np.ascontiguousarray(instance.targets, dtype=np.float64)
         self.targets32 = self.targets.astype(np.float32)
+        # candidates per input and the target's column among them (K shared answers or p)
+        self.n_cand = int(instance.n_candidates)
+        self.target_index = np.ascontiguousarray(instance.target_index, dtype=np.int64)
+        if instance.outputs is None:
+            self.table, self.table32 = self.targets, self.targets32
+        else:
+            self.table = np.ascontiguousarray(instance.table, dtype=np.float64)
+            self.table32 = self.table.astype(np.float32)
         if self.inputs.shape != (self.p, self.d) or self.targets.shape != (self.p, self.d):
             raise ValueError(
                 f"instance arrays must have shape (p, d) = ({self.p}, {self.d}); got inputs "
@@ -146,27 +154,28 @@ class _Problem:
         return self.inputs @ W.T
 
     def rows_per_block(self, block_elements):
-        return max(1, min(self.p, int(block_elements) // max(self.p, 1)))
+        return max(1, min(self.p, int(block_elements) // max(self.n_cand, 1)))
 
     def block_margins(self, Y, start, stop, exact):
-        """Margins (stop - start, p) of inputs start..stop-1 against all candidates.
+        """Margins (stop - start, n_cand) of inputs start..stop-1 against all candidates.
 
-        The diagonal (the target against itself) is set to +inf.  ``exact`` selects
+        The target against itself is set to +inf.  ``exact`` selects
         float64 (verification) over float32 (search) for OP; DP is always float64.
         """
         rows = np.arange(start, stop)
+        cols = self.target_index[start:stop]
         if self.problem == "op":
             if exact:
-                S = Y[start:stop] @ self.targets.T
+                S = Y[start:stop] @ self.table.T
             else:
-                S = Y[start:stop].astype(np.float32) @ self.targets32.T
-            t = S[np.arange(stop - start), rows].copy()
+                S = Y[start:stop].astype(np.float32) @ self.table32.T
+            t = S[np.arange(stop - start), cols].copy()
             M = t[:, None] - S
         else:
-            M = np.empty((stop - start, self.p))
+            M = np.empty((stop - start, self.n_cand))
             _rng.dp_block_margins(self.key, self.code, np.ascontiguousarray(Y[start:stop]),
-                                self.targets, rows.astype(np.int64), self.p, M)
-        M[np.arange(stop - start), rows] = np.inf
+                                self.targets, rows.astype(np.int64), self.n_cand, M)
+        M[np.arange(stop - start), cols] = np.inf
         return M
 
 
@@ -187,11 +196,11 @@ class _WorkingSet:
         np.cumsum(counts, out=self.ptr[1:])
         self.size = int(self.rows.size)
         # dense GEMM path when the working set covers much of a small score matrix
-        self.dense = (prob.problem == "op" and prob.p * prob.p <= (1 << 22)
-                      and self.size >= 0.2 * prob.p * (prob.p - 1))
+        self.dense = (prob.problem == "op" and prob.p * prob.n_cand <= (1 << 22)
+                      and self.size >= 0.2 * prob.p * (prob.n_cand - 1))
         if self.dense:
-            self._flat = self.rows * prob.p + self.cols
-            self._diag = np.arange(prob.p) * (prob.p + 1)
+            self._flat = self.rows * prob.n_cand + self.cols
+            self._diag = np.arange(prob.p) * prob.n_cand + prob.target_index
         # competitor vectors of the entries: rows ``index`` of ``table`` (OP: the shared
         # outputs; DP: the entries' own candidates, regenerated here)
         if prob.problem == "dp":
@@ -200,7 +209,7 @@ class _WorkingSet:
                 _rng.dp_fill_pairs(prob.key, prob.code, self.rows, self.cols, self.table)
             self.index = np.arange(self.size)
         else:
-            self.table = prob.targets32
+            self.table = prob.table32
             self.index = self.cols
         self._combine = np.empty((prob.p, prob.d))
 
@@ -210,7 +219,7 @@ class _WorkingSet:
         if self.size == 0:
             return out
         if self.dense:
-            S = (Y32 @ self.prob.targets32.T).ravel()  # S[mu * p + rho] = u_rho . W e_mu
+            S = (Y32 @ self.prob.table32.T).ravel()  # S[mu * n_cand + rho] = u_rho . W e_mu
             np.subtract(np.take(S, self._diag)[self.rows], np.take(S, self._flat), out=out)
         else:
             _k.active_margins(Y32, self.prob.targets32, self.table, self.ptr, self.index, out)
@@ -221,15 +230,15 @@ class _WorkingSet:
         V = self._combine
         prob = self.prob
         if self.size and self.dense and not exact:
-            C = np.zeros(prob.p * prob.p, dtype=np.float32)
+            C = np.zeros(prob.p * prob.n_cand, dtype=np.float32)
             C[self._flat] = coef.astype(np.float32)
-            C = C.reshape(prob.p, prob.p)
+            C = C.reshape(prob.p, prob.n_cand)
             V[:] = prob.targets32 * C.sum(axis=1, dtype=np.float64)[:, None]
-            V -= C @ prob.targets32
+            V -= C @ prob.table32
         elif self.size and not exact:
             _k.active_combine(coef, prob.targets32, self.table, self.ptr, self.index, V)
         elif self.size and prob.problem == "op":
-            _k.active_combine(coef, prob.targets, prob.targets, self.ptr, self.cols, V)
+            _k.active_combine(coef, prob.targets, prob.table, self.ptr, self.cols, V)
         elif self.size:  # DP in float64: regenerate the vectors of the nonzero terms
             keep = np.flatnonzero(coef)
             vec = np.empty((keep.size, prob.d))
@@ -258,7 +267,7 @@ def _full_pass(prob, W, threshold, max_active, block_elements):
     """Scan all constraints: new working set, smallest margin, full loss, violations per input."""
     Y = prob.images(W)
     step = prob.rows_per_block(block_elements)
-    keep = min(prob.p - 1, int(max_active))
+    keep = min(prob.n_cand - 1, int(max_active))
     rows_list, cols_list = [], []
     min_margin = np.inf
     loss = 0.0
@@ -273,9 +282,9 @@ def _full_pass(prob, W, threshold, max_active, block_elements):
         stop = min(prob.p, start + step)
         if prob.problem == "op":
             n = stop - start
-            S = Y32[start:stop] @ prob.targets32.T
-            _k.select_block(S, start, threshold, keep, idx[:n], cnt[:n], mins[:n], losses[:n],
-                            violated[start:stop])
+            S = Y32[start:stop] @ prob.table32.T
+            _k.select_block_targets(S, prob.target_index[start:stop], threshold, keep, idx[:n], cnt[:n],
+                                    mins[:n], losses[:n], violated[start:stop])
             min_margin = min(min_margin, float(mins[:n].min()))
             loss += float(losses[:n].sum())
             r = np.repeat(np.arange(n), cnt[:n])
@@ -288,7 +297,7 @@ def _full_pass(prob, W, threshold, max_active, block_elements):
         below = M < 1.0
         violated[start:stop] = below.sum(axis=1)
         loss += float(np.square(1.0 - M[below]).sum())
-        if keep < prob.p - 1:
+        if keep < prob.n_cand - 1:
             part = np.argpartition(M, keep - 1, axis=1)[:, :keep]
             vals = np.take_along_axis(M, part, axis=1)
             r, c = np.nonzero(vals < threshold)
@@ -536,7 +545,7 @@ class _Run:
         return _full_pass(self.prob, W, self.threshold(sigma), self.max_active, self.o.block_elements)
 
     def _truncating(self, fp):
-        return self.max_active < self.p - 1 and np.any(fp.violated > self.max_active)
+        return self.max_active < self.prob.n_cand - 1 and np.any(fp.violated > self.max_active)
 
     def refresh(self):
         """Full pass: undo a bad round, grow the cap, verify in float64, tighten the bound."""
@@ -554,7 +563,7 @@ class _Run:
             # from the Hebbian start, rises up to _EARLY_RISE x are normal and the next
             # round corrects them.
             self.x = self.accepted[0]
-            self.max_active = min(self.p - 1, 2 * self.max_active)
+            self.max_active = min(self.prob.n_cand - 1, 2 * self.max_active)
             self.rejected += 1
             self.lbfgs.reset()
             W = params.W(self.x)
@@ -565,7 +574,7 @@ class _Run:
         # restricted problem has converged (and every 8 full passes): otherwise it cannot
         # reach the full minimiser and the bound stalls
         while (self.restricted_done or self.full_passes % 8 == 0) and self._truncating(fp):
-            self.max_active = min(self.p - 1, 2 * self.max_active)
+            self.max_active = min(self.prob.n_cand - 1, 2 * self.max_active)
             fp = self._pass(W, sigma)
             self.m_ws = fp.ws.margins(prob.images(W))
         self.ws = fp.ws

@@ -20,7 +20,7 @@ import numpy as np  # noqa: E402
 from scipy import special  # noqa: E402
 
 __all__ = ["plot_success", "plot_alpha_vs_d", "plot_alpha_kappa", "plot_spectra", "plot_scores",
-           "wilson_interval"]
+           "plot_accuracy", "wilson_interval"]
 
 _DPI = 110
 
@@ -250,5 +250,53 @@ def plot_scores(panels, path):
         ax.set_ylabel("density")
         ax.legend(fontsize=7, loc="upper left")
         ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _capacity_marks(ax):
+    """Vertical lines at the Hebbian (1/8) and optimal (1/2) capacities, labelled at the top."""
+    for x, label in ((0.125, r"Hebbian capacity $\alpha=1/8$"), (0.5, r"optimal capacity $\alpha=1/2$")):
+        ax.axvline(x, color="0.35", ls=":", lw=1.1)
+        ax.text(x, 0.03, " " + label, transform=ax.get_xaxis_transform(), rotation=90, va="bottom",
+                ha="right", fontsize=7, color="0.25")
+
+
+def plot_accuracy(curves, theory, path):
+    """Figure 6: recall accuracy against alpha = p ln p / d^2, Hebbian (left) and optimal (right).
+
+    ``curves``: dicts ``{"d", "solver", "points": [{"alpha", "accuracy", "ci_low",
+    "ci_high", "bound"}]}``; ``theory``: dicts ``{"d", "solver", "alpha": [...],
+    "accuracy": [...]}`` (``replica.hebbian_accuracy`` / ``replica.optimal_accuracy``).
+    Optimal points with ``bound == "lower_bound"`` are drawn open and labelled as a
+    lower bound on the best accuracy.
+    """
+    fig, axes = plt.subplots(1, 2, figsize=(11.0, 4.3), sharey=True)
+    heb = sorted([c for c in curves if c["solver"] == "hebbian"], key=lambda c: c["d"])
+    colors = {c["d"]: color for c, color in zip(heb, plt.cm.viridis(np.linspace(0.0, 0.8, max(len(heb), 1))))}
+    for ax, group in ((axes[0], heb), (axes[1], [c for c in curves if c["solver"] != "hebbian"])):
+        for c in group:
+            color = colors.get(c["d"], "C3") if c["solver"] == "hebbian" else "C3"
+            th = next((t for t in theory if t["d"] == c["d"] and t["solver"] == c["solver"]), None)
+            if th is not None:
+                name = "hebbian_accuracy" if c["solver"] == "hebbian" else "optimal_accuracy (best, RS)"
+                ax.plot(th["alpha"], th["accuracy"], "-" if c["solver"] == "hebbian" else "--", color=color,
+                        lw=1.3, label=f"theory {name}, d = {c['d']}")
+            for exact, marker, note in ((True, "o", "measured"), (False, "o", "measured returned W: lower bound")):
+                pts = [q for q in c["points"] if (q["bound"] != "lower_bound") == exact]
+                if not pts:
+                    continue
+                y = np.array([q["accuracy"] for q in pts], float)
+                err = _err(y, [q["ci_low"] for q in pts], [q["ci_high"] for q in pts])
+                ax.errorbar([q["alpha"] for q in pts], y, yerr=err, fmt=marker, ms=5, capsize=2, lw=0.9,
+                            color=color, mfc=color if exact else "white", label=f"{note}, d = {c['d']}")
+        _capacity_marks(ax)
+        ax.set_xlabel(r"load $\alpha = p\ln p / d^2$")
+        ax.set_ylim(-0.02, 1.04)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower left" if ax is axes[0] else "center right")
+    axes[0].set_ylabel("mean recall fraction (95% interval)")
+    axes[0].set_title("Hebbian memory: measured against hebbian_accuracy", fontsize=10)
+    axes[1].set_title("Optimal memory: returned W (open = lower bound) against optimal_accuracy", fontsize=10)
     fig.tight_layout()
     return _save(fig, path)

@@ -7,9 +7,12 @@ interrupted run started again recomputes nothing that finished.
 1. capacity estimates (``validation.capacity.estimate_capacity``) for OP and DP with
    the optimal solver, the Hebbian rule, and rank-constrained optimal memories;
 2. measurements near capacity (singular values, scores in competitor-std units) of
-   optimal memories (full rank and rank kappa, OP and DP) and Hebbian memories.
+   optimal memories (full rank and rank kappa, OP and DP) and Hebbian memories;
+3. recall accuracy against the load (``validation.accuracy.measure_accuracy``) of the
+   Hebbian memory at several d and of the optimal solver's returned W at one small d
+   (above capacity a lower bound on the best accuracy).
 
-From those, :mod:`validation.figures` draws the five figures and :func:`write_report`
+From those, :mod:`validation.figures` draws the six figures and :func:`write_report`
 writes ``report.md`` whose text is generated from the numbers.
 
 See ``notes/reproduce.md`` for the configurations, runtimes and sizes.
@@ -66,6 +69,16 @@ class ReproduceConfig:
     seed : int
     time_limit : float
         Wall-time budget (s) of one optimal solve; a solve that runs out is ``undecided``.
+    accuracy_dims : tuple of int
+        d of the Hebbian accuracy curves (figure 6).
+    accuracy_alphas : tuple of float
+        Loads ``alpha = p ln p / d^2`` of the Hebbian accuracy curves.
+    accuracy_optimal_dim : int
+        d of the optimal solver's accuracy curve.
+    accuracy_optimal_alphas : tuple of float
+        Loads of the optimal solver's accuracy curve.
+    accuracy_trials : int
+        Instances per accuracy point.
     """
 
     name: str
@@ -84,6 +97,11 @@ class ReproduceConfig:
     theory_dims: tuple
     seed: int = 2026
     time_limit: float = 60.0
+    accuracy_dims: tuple = (16, 32, 64)
+    accuracy_alphas: tuple = (0.0625, 0.125, 0.25, 0.375, 0.5, 0.75, 1.0)
+    accuracy_optimal_dim: int = 8
+    accuracy_optimal_alphas: tuple = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
+    accuracy_trials: int = 6
 
     def to_dict(self) -> dict:
         """JSON-safe dictionary of the configuration."""
@@ -99,7 +117,8 @@ FULL = ReproduceConfig(name="full", optimal_solver="optimal", optimal_dims=(16, 
                        hebbian_dims=(16, 32, 64, 128), hebbian_ensemble="gaussian", kappa_dim=32,
                        kappas=(0.25, 0.5, 0.75), trials=40, rounds=2, initial_points=5, spectra_dim=64,
                        spectra_instances=10, spectra_kappa=0.5,
-                       theory_dims=(16, 24, 32, 48, 64, 96, 128, 256, 512, 1024))
+                       theory_dims=(16, 24, 32, 48, 64, 96, 128, 256, 512, 1024),
+                       accuracy_dims=(16, 32, 64, 128), accuracy_optimal_dim=16, accuracy_trials=20)
 
 
 # ---------------------------------------------------------------------------------
@@ -282,12 +301,30 @@ def _measure(config: ReproduceConfig, specs, store, executor, progress, log):
     return measurements, len(tasks), failed
 
 
-def _run_status(estimates, failed_measurements) -> tuple:
-    """(status, message) of a run from its estimates and failed measurements."""
+def _measure_accuracy(config: ReproduceConfig, store, executor, progress, log) -> list:
+    """The accuracy curves of ``config``: Hebbian at ``accuracy_dims``, then optimal at ``accuracy_optimal_dim``."""
+    from .accuracy import loads_from_alpha, measure_accuracy
+
+    runs = [("hebbian", d, config.accuracy_alphas, {}) for d in config.accuracy_dims]
+    runs.append((config.optimal_solver, config.accuracy_optimal_dim, config.accuracy_optimal_alphas,
+                 {"time_limit": config.time_limit} if config.optimal_solver == "optimal" else {}))
+    curves = []
+    for solver, d, alphas, opts in runs:
+        _say(log, f"accuracy: {solver} d={d}")
+        ensemble = config.hebbian_ensemble if solver == "hebbian" else "gaussian"
+        curves.append(measure_accuracy(d, loads_from_alpha(d, alphas), solver=solver, ensemble=ensemble,
+                                       seed=config.seed, trials=config.accuracy_trials, solver_options=opts,
+                                       executor=executor, store=store, progress=progress, experiment="accuracy"))
+    return curves
+
+
+def _run_status(estimates, failed_measurements, accuracy=()) -> tuple:
+    """(status, message) of a run from its estimates, failed measurements and accuracy curves."""
     bad = [f"{e['solver']} {e['problem']} d={e['d']} kappa={e['kappa']:g}: {e['status']}"
            for e in estimates if not e["converged"]]
     if failed_measurements:
         bad.append(f"{failed_measurements} measurement trials failed")
+    bad += [f"accuracy {c.solver} d={c.d}: {c.message}" for c in accuracy if not c.converged]
     return ("incomplete", "; ".join(bad)) if bad else ("ok", "ok")
 
 
@@ -319,14 +356,16 @@ def reproduce(out, config: ReproduceConfig = QUICK, executor=None, progress=None
         estimates = _estimate_all(config, store, executor, progress, log)
         specs = _measurement_specs(config, estimates)
         measurements, measured, failed = _measure(config, specs, store, executor, progress, log)
+        accuracy = _measure_accuracy(config, store, executor, progress, log)
     finally:
         store.close()
     _say(log, "theory curves")
     theory = _theory_curves(config)
     _say(log, "figures and report")
-    written = write_outputs(out, config, estimates, specs, measurements, theory)
-    trials_run = sum(c["trials"] for e in estimates for c in e["curve"]) + measured
-    status, message = _run_status(estimates, failed)
+    written = write_outputs(out, config, estimates, specs, measurements, theory, accuracy)
+    trials_run = (sum(c["trials"] for e in estimates for c in e["curve"]) + measured
+                  + sum(pt.trials + pt.errors for c in accuracy for pt in c.points))
+    status, message = _run_status(estimates, failed, accuracy)
     return ReproduceResult(out, written["report"], tuple(written["figures"]), tuple(written["tables"]),
                            time.perf_counter() - start, trials_run, status, status == "ok", message,
                            config.to_dict())
@@ -599,6 +638,69 @@ def _figure_scores(out, panels, rows):
     return path, text
 
 
+_ACCURACY_COLUMNS = ("d", "problem", "solver", "ensemble", "kappa", "p", "alpha", "trials", "errors", "stored",
+                     "accuracy", "stderr", "ci_low", "ci_high", "theory", "theory_stderr", "z", "bound", "status")
+
+
+def _accuracy_rows(curves) -> list:
+    """One row per accuracy point (floats, NaN kept) with the curve's d, problem, solver, ensemble, kappa."""
+    return [{"d": c.d, "problem": c.problem, "solver": c.solver, "ensemble": c.ensemble, "kappa": c.kappa,
+             **{k: getattr(pt, k) for k in _ACCURACY_COLUMNS[5:]}} for c in curves for pt in c.points]
+
+
+def _accuracy_theory(curves, n_points=16) -> list:
+    """Theory curves of figure 6: one ``{"d", "solver", "alpha", "accuracy"}`` per curve, on a dense load grid."""
+    from .accuracy import loads_from_alpha, theory_accuracy
+    from .capacity import load
+
+    out = []
+    for c in curves:
+        lo, hi = min(pt.alpha for pt in c.points), max(pt.alpha for pt in c.points)
+        ps = sorted(set(loads_from_alpha(c.d, np.linspace(lo, hi, n_points))) | {pt.p for pt in c.points})
+        vals = [theory_accuracy(c.d, p, c.solver, c.ensemble, c.kappa)[0] for p in ps]
+        out.append({"d": c.d, "solver": c.solver, "alpha": [load(c.d, p) for p in ps], "accuracy": vals})
+    return out
+
+
+def _nearest(rows, alpha):
+    return min(rows, key=lambda r: abs(r["alpha"] - alpha))
+
+
+def _accuracy_text(config, rows) -> str:
+    """Report paragraph of figure 6 from the measured accuracy rows."""
+    heb = [_nearest([r for r in rows if r["d"] == d and r["solver"] == "hebbian"], 0.5)
+           for d in config.accuracy_dims]
+    lines = [f"- Hebbian, d = {r['d']}, p = {r['p']} (alpha = {_fmt(r['alpha'])}): measured accuracy "
+             f"{_fmt(r['accuracy'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}], theory {_fmt(r['theory'])} "
+             f"(z = {_fmt(r['z'], 1)})" for r in heb]
+    opt = [r for r in rows if r["solver"] != "hebbian"]
+    above = [r for r in opt if r["bound"] == "lower_bound"]
+    lines += [f"- {r['solver']} returned W, d = {r['d']}, p = {r['p']} (alpha = {_fmt(r['alpha'])}): "
+              f"measured {_fmt(r['accuracy'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] (lower bound), "
+              f"replica-symmetric best accuracy {_fmt(r['theory'])}" for r in above]
+    if not above:
+        lines.append(f"- {config.optimal_solver}: every trial stored all inputs at every measured load "
+                     "(accuracy 1, exact)")
+    return ("Theory: replica.hebbian_accuracy gives the Hebbian memory's expected recall fraction at finite d "
+            "(exact in the finite-size Hebbian model); replica.optimal_accuracy gives the replica-symmetric "
+            "prediction of the largest accuracy any memory reaches, 1 below capacity. Measured: the mean "
+            f"recall fraction over {config.accuracy_trials} instances per load, with 95% intervals. Above "
+            "capacity the optimal solver returns the squared-hinge minimiser, which does not maximise the "
+            "number of recalled inputs: its accuracy is only a lower bound on the best accuracy, so it may "
+            "lie far below the theory curve without contradicting it. Hebbian points nearest alpha = 1/2, "
+            "and the optimal points above capacity:\n\n" + "\n".join(lines))
+
+
+def _figure_accuracy(out, config, curves, rows):
+    """Figure 6 and its text: accuracy against alpha, Hebbian and optimal, with the theory curves."""
+    from . import figures
+
+    measured = [{"d": c.d, "solver": c.solver, "points": [r for r in rows if r["d"] == c.d
+                                                            and r["solver"] == c.solver]} for c in curves]
+    path = figures.plot_accuracy(measured, _accuracy_theory(curves), os.path.join(out, "fig6_accuracy.png"))
+    return path, _accuracy_text(config, rows)
+
+
 _OP_VS_DP_SCORES = ("target_mean", "target_sd", "target_q05", "target_q50", "target_q95", "top_competitor_mean",
                     "gap_q05", "gap_q50")
 
@@ -619,7 +721,7 @@ def _table_op_vs_dp(out, config, estimates, moment_rows, score_rows):
     return _write_csv(os.path.join(out, "op_vs_dp.csv"), rows, list(rows[0])), rows
 
 
-def write_outputs(out, config, estimates, meas_specs, measurements, theory):
+def write_outputs(out, config, estimates, meas_specs, measurements, theory, accuracy):
     """Draw the figures, write the CSV tables and ``report.md``; return their paths."""
     text = {}
     cap_table, cap_rows = _table_capacity(out, estimates)
@@ -638,7 +740,10 @@ def write_outputs(out, config, estimates, meas_specs, measurements, theory):
                              list(score_rows[0]) if score_rows else []))
     cmp_table, cmp_rows = _table_op_vs_dp(out, config, estimates, moment_rows, score_rows)
     tables.append(cmp_table)
-    figs = [fig1, fig2, fig3, fig4, fig5]
+    acc_rows = _accuracy_rows(accuracy)
+    tables.append(_write_csv(os.path.join(out, "accuracy.csv"), acc_rows, list(_ACCURACY_COLUMNS)))
+    fig6, text["fig6"] = _figure_accuracy(out, config, accuracy, acc_rows)
+    figs = [fig1, fig2, fig3, fig4, fig5, fig6]
     report = _write_report(out, config, figs, text, cmp_rows, cap_rows)
     return {"figures": figs, "tables": tables, "report": report}
 
@@ -659,7 +764,7 @@ def _write_report(out, config, figs, text, cmp_rows, cap_rows):
     path = os.path.join(out, "report.md")
     names = {"fig1": "Success probability against load", "fig2": "Capacity against 1/ln p",
              "fig3": "Rank-constrained capacity alpha_c(kappa)", "fig4": "Singular-value spectra",
-             "fig5": "Score distributions, optimal against Hebbian"}
+             "fig5": "Score distributions, optimal against Hebbian", "fig6": "Recall accuracy against load"}
     with open(path, "w") as fh:
         fh.write(f"# Theory against simulation ({config.name} run)\n\n")
         fh.write(f"Generated by `validation reproduce{' --quick' if config.name == 'quick' else ''}`; "

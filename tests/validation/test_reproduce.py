@@ -1,5 +1,6 @@
 """reproduce: the report pipeline on a tiny configuration, and its bad input."""
 
+import csv
 import dataclasses
 import os
 
@@ -12,7 +13,8 @@ from validation.store import ResultStore
 def _tiny():
     return dataclasses.replace(QUICK, optimal_dims=(6,), hebbian_dims=(8,), kappa_dim=6, kappas=(0.5,),
                                trials=4, rounds=0, initial_points=3, spectra_dim=6, spectra_instances=2,
-                               theory_dims=(6, 8, 16))
+                               theory_dims=(6, 8, 16), accuracy_dims=(8, 12, 16), accuracy_alphas=(0.25, 0.5),
+                               accuracy_optimal_dim=6, accuracy_optimal_alphas=(0.5, 1.5), accuracy_trials=3)
 
 
 @pytest.mark.slow
@@ -20,7 +22,7 @@ def test_tiny_reproduce_writes_every_output_and_resumes(tmp_path):
     res = reproduce(str(tmp_path), _tiny())
     names = sorted(os.path.basename(f) for f in res.figures)
     assert names == ["fig1_success_probability.png", "fig2_alpha_vs_d.png", "fig3_alpha_kappa.png",
-                     "fig4_spectra.png", "fig5_scores.png"]
+                     "fig4_spectra.png", "fig5_scores.png", "fig6_accuracy.png"]
     for f in res.figures:
         assert os.path.getsize(f) > 10_000  # a real image, not an empty canvas
     report = open(res.report).read()
@@ -30,6 +32,17 @@ def test_tiny_reproduce_writes_every_output_and_resumes(tmp_path):
     # generated text carries the measured numbers
     cap = open(os.path.join(tmp_path, "capacity.csv")).read().splitlines()
     assert len(cap) == 1 + 4  # OP, DP, Hebbian, kappa = 0.5
+    # accuracy.csv: two loads for each of the three Hebbian d and the optimal d
+    with open(os.path.join(tmp_path, "accuracy.csv")) as fh:
+        acc = list(csv.DictReader(fh))
+    assert len(acc) == 4 * 2 and {r["solver"] for r in acc} == {"hebbian", "optimal"}
+    assert all(0.0 <= float(r["accuracy"]) <= 1.0 for r in acc)
+    # the paragraph names the measured Hebbian accuracy nearest alpha = 1/2 and the lower-bound caveat
+    heb16 = min((r for r in acc if r["solver"] == "hebbian" and r["d"] == "16"),
+                key=lambda r: abs(float(r["alpha"]) - 0.5))
+    assert f"Hebbian, d = 16, p = {heb16['p']}" in report
+    assert f"measured accuracy {float(heb16['accuracy']):.3f}" in report
+    assert "lower bound on the best accuracy" in report
     # a second run reuses every trial: no row is rewritten
     before = {(r["experiment"], r["p"], r["trial"], r["solver"], r["kappa"]): r["created"]
               for r in ResultStore(tmp_path, readonly=True).rows()}

@@ -39,6 +39,9 @@ def register(subparsers) -> None:
                         help="stored = every input recalled (all, default) or the returned W recalls >= A of "
                              "the inputs (accuracy:A, A in (0, 1]; p_c is then a lower bound for solvers other "
                              "than hebbian)")
+    parser.add_argument("--outputs", type=int, default=None, metavar="K",
+                        help="K >= 2 distinct answers shared by the facts (balanced map mu mod K); "
+                             "theory replica.capacity(outputs=K, problem=...) (default: one answer per fact)")
     parser.add_argument("--out", default=None,
                         help="folder of a result store: trials are saved there and reused on a rerun")
 
@@ -58,7 +61,8 @@ def _criterion_argument(text: str) -> str:
 
 def _summary(est) -> str:
     """The lines above the grid table: measured and theory p_c, status and message."""
-    return (f"d={est.d} problem={est.problem} solver={est.solver} kappa={est.kappa:g} "
+    outputs = "" if est.outputs is None else f" outputs={est.outputs}"
+    return (f"d={est.d} problem={est.problem}{outputs} solver={est.solver} kappa={est.kappa:g} "
             f"ensemble={est.ensemble} trials/point={est.trials} seed={est.seed} design={est.design}\n"
             f"measured  p_c = {est.p_c:.2f}  95% [{est.p_c_low:.2f}, {est.p_c_high:.2f}]  "
             f"alpha = {est.alpha:.4f} [{est.alpha_low:.4f}, {est.alpha_high:.4f}]\n"
@@ -80,7 +84,7 @@ def run(args) -> int:
         est = estimate_capacity(args.d, args.problem, args.solver, args.kappa, args.ensemble,
                                 trials=args.trials, seed=args.seed, rounds=args.rounds,
                                 design=args.design, executor=executor, store=store, progress=True,
-                                criterion=args.criterion)
+                                criterion=args.criterion, outputs=args.outputs)
     finally:
         executor.shutdown()
         if store is not None:
@@ -109,7 +113,8 @@ def _exit_status(est) -> int:
 
 SUMMARY_QUANTITIES = ("d", "problem", "solver", "kappa", "ensemble", "trials", "seed", "design", "criterion",
                       "p_c", "p_c_low", "p_c_high", "alpha", "alpha_low", "alpha_high", "status", "message")
-"""Rows of the second CSV section (``quantity,value``), then ``theory_p_c``, ``theory_alpha``,
+"""Rows of the second CSV section (``quantity,value``; ``outputs`` after ``problem`` with
+``--outputs``), then ``theory_p_c``, ``theory_alpha``,
 ``theory_alpha_c`` and ``theory_source``; missing numbers are empty."""
 
 
@@ -119,6 +124,8 @@ def _summary_rows(est) -> list:
 
     data = json_safe(est.to_dict())
     rows = [{"quantity": q, "value": data.get(q)} for q in SUMMARY_QUANTITIES]
+    if est.outputs is not None:
+        rows.insert(2, {"quantity": "outputs", "value": est.outputs})
     rows += [{"quantity": f"theory_{k}", "value": v} for k, v in (data.get("theory") or {}).items()]
     rows.append({"quantity": "theory_source", "value": data.get("theory_source")})
     return [{"quantity": r["quantity"], "value": "" if r["value"] is None else r["value"]} for r in rows]

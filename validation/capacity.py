@@ -92,14 +92,17 @@ def _p_from_load(d, alpha):
 # Theory
 # ---------------------------------------------------------------------------------
 def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "gaussian",
-                    accuracy: float | None = None) -> dict:
+                    accuracy: float | None = None, outputs: int | None = None, problem: str = "op") -> dict:
     """Finite-size theory prediction matching a measurement.
 
     ``replica.capacity(d, kappa)`` for ``optimal``/``lp``/``adam`` and
     ``replica.hebbian_capacity(d, ensemble=..., kappa=...)`` for ``hebbian``
     (``notes/finite_size_capacity.md``, ``notes/hebbian_finite_size.md``).  With an
     ``accuracy`` threshold: ``replica.accuracy_capacity`` (``notes/recall_accuracy.md``;
-    the replica-symmetric optimal memory, or the Hebbian memory at kappa = 1).
+    the replica-symmetric optimal memory, or the Hebbian memory at kappa = 1).  With
+    ``outputs=K`` distinct answers: ``replica.capacity(d, kappa, outputs=K,
+    problem=problem)`` (``notes/many_to_one.md``) for the optimal memory; no theory
+    (NaN) for the Hebbian memory or an accuracy threshold.
 
     Returns
     -------
@@ -109,6 +112,8 @@ def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "ga
     """
     import replica
 
+    if outputs is not None:
+        return _outputs_theory(d, solver, kappa, accuracy, outputs, problem)
     if accuracy is not None:
         return _accuracy_theory(d, solver, kappa, ensemble, accuracy)
     if solver == "hebbian":
@@ -121,6 +126,18 @@ def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "ga
     if solver != "hebbian":
         out["stderr"] = float(res.stderr)
     return out
+
+
+def _outputs_theory(d, solver, kappa, accuracy, outputs, problem) -> dict:
+    """:func:`theory_capacity` with ``K`` distinct answers (``replica.capacity(outputs=K)``)."""
+    import replica
+
+    if solver == "hebbian" or accuracy is not None:
+        return {"p_c": math.nan, "alpha": math.nan, "alpha_c": math.nan,
+                "source": "none (no theory of K shared answers for the Hebbian memory or an accuracy threshold)"}
+    res = replica.capacity(d, kappa, outputs=outputs, problem=problem)
+    return {"p_c": float(res.p_c), "alpha": float(res.alpha), "alpha_c": float(res.alpha_c),
+            "source": f"replica.capacity(outputs={outputs}, problem={problem!r})", "stderr": float(res.stderr)}
 
 
 def _accuracy_theory(d, solver, kappa, ensemble, accuracy) -> dict:
@@ -406,6 +423,9 @@ class CapacityEstimate(Result):
         ``"all"`` (stored = every input recalled) or ``"accuracy:A"`` (stored = the
         returned W recalls at least the fraction A; for solvers other than ``hebbian``
         p_c is then a lower bound on the accuracy capacity, and ``message`` says so).
+    outputs : int or None
+        ``K`` distinct answers shared by the facts, or None (one answer per fact; the
+        key ``outputs`` is then absent from ``to_dict``).
     """
 
     STATUSES: ClassVar[tuple] = LogisticFit.STATUSES
@@ -435,6 +455,7 @@ class CapacityEstimate(Result):
     solver_options: dict = field(default_factory=dict)
     design: str = "grid"
     criterion: str = "all"
+    outputs: int | None = None
 
     def _payload(self) -> dict:
         return {"d": self.d, "problem": self.problem, "solver": self.solver, "kappa": self.kappa,
@@ -447,12 +468,19 @@ class CapacityEstimate(Result):
                 "undecided": self.undecided, "errors": self.errors, "status": self.status,
                 "converged": self.converged, "message": self.message, "seed": self.seed,
                 "trials": self.trials, "seconds": self.seconds, "solver_options": dict(self.solver_options),
-                "design": self.design, "criterion": self.criterion}
+                "design": self.design, "criterion": self.criterion,
+                **({} if self.outputs is None else {"outputs": self.outputs})}
 
 
 # ---------------------------------------------------------------------------------
 # The task function
 # ---------------------------------------------------------------------------------
+def _split_outputs(task: Task):
+    """``(outputs, solver settings)`` from the task options (``outputs`` is for the instance)."""
+    settings = dict(task.options)
+    return settings.pop("outputs", None), settings
+
+
 def storage_trial(task: Task) -> dict:
     """One storage trial: build the instance from the task's seed, solve it, report.
 
@@ -461,13 +489,22 @@ def storage_trial(task: Task) -> dict:
     dict
         ``status`` (the solver's ``stored`` / ``not_stored`` / ``undecided``), ``stored``,
         ``instance_seed`` and the solver's diagnostics (margin, iterations, ...).
+
+    Notes
+    -----
+    The option ``outputs`` (``K`` distinct answers, balanced map ``mu mod K``) goes to
+    :func:`validation.make_instance`, not to the solver; at ``p < K`` it is ``p``.
     """
     from . import make_instance, solve
     from .solvers import solve_arguments
 
     seed = task_seed(task.seed, task.p, task.trial)
-    inst = make_instance(task.d, task.p, problem=task.problem, ensemble=task.ensemble, seed=seed)
-    sol = solve(inst, solver=task.solver, kappa=task.kappa, **solve_arguments(task.options))
+    outputs, settings = _split_outputs(task)
+    if outputs is not None:  # below p = K every fact has its own answer: K = p
+        outputs = min(int(outputs), task.p)
+    inst = make_instance(task.d, task.p, problem=task.problem, ensemble=task.ensemble, seed=seed,
+                         outputs=outputs)
+    sol = solve(inst, solver=task.solver, kappa=task.kappa, **solve_arguments(settings))
     out = {k: v for k, v in sol.to_dict().items() if not isinstance(v, (list, dict))}
     out["instance_seed"] = seed
     status = sol.status
@@ -563,7 +600,8 @@ class SweepSettings:
 
 _DESIGN_KEYS = frozenset(f.name for f in dataclasses.fields(CapacityDesign)) - {"kind"}
 _SWEEP_KEYS = frozenset(f.name for f in dataclasses.fields(SweepSettings))
-_MEASUREMENT_KEYS = frozenset({"solver_options", "task_function", "undecided_as_not_stored", "criterion"})
+_MEASUREMENT_KEYS = frozenset({"solver_options", "task_function", "undecided_as_not_stored", "criterion",
+                               "outputs"})
 
 
 def _split_settings(design, settings: dict):
@@ -600,6 +638,8 @@ def _measurement(d, problem, solver, kappa, ensemble, seed, sweep, extra):
     if solver == "optimal" and task_function is None:
         # storability is all that is measured: skip the max-margin refinement after "stored"
         options.setdefault("refine", False)
+    if extra.get("outputs") is not None:
+        options["outputs"] = check_int(extra["outputs"], "outputs", low=2)
     template = Task(task_function or _STORAGE_TRIAL, sweep.experiment, problem, solver,
                     ensemble, d, 0, kappa, seed, 0, tuple(sorted(options.items())))
     return template, bool(lenient)
@@ -718,7 +758,7 @@ def _check_trials(template: Task, p: int) -> None:
     from .solvers import check_problem, solve_arguments
 
     check_problem(template.d, int(p), template.problem, template.solver, template.kappa,
-                  solve_arguments(dict(template.options)).get("options"))
+                  solve_arguments(_split_outputs(template)[1]).get("options"))
 
 
 def _snap(ps):
@@ -841,6 +881,7 @@ def _estimate(m: Task, design: CapacityDesign, counts: TrialCounts, theory: dict
         raise ValueError(f"every trial of {m.problem}/{m.solver} d={m.d} kappa={m.kappa:g} failed with an "
                          f"error; the first: {first_error}")
     p_c, p_lo, p_hi = (math.exp(v) for v in (fit.log_p_c, fit.log_p_c_low, fit.log_p_c_high))
+    outputs, options = _split_outputs(m)
 
     def alpha_of(p):
         return load(m.d, p) if math.isfinite(p) and p > 1 else math.nan
@@ -849,7 +890,7 @@ def _estimate(m: Task, design: CapacityDesign, counts: TrialCounts, theory: dict
         m.d, m.problem, m.solver, m.kappa, m.ensemble, p_c, p_lo, p_hi, alpha_of(p_c), alpha_of(p_lo),
         alpha_of(p_hi), fit.slope, curve, theory, sum(c.undecided for c in curve), sum(c.errors for c in curve),
         fit.status, fit.converged, _messages(fit, curve, counts, m.solver, first_error), m.seed, design.trials,
-        seconds, dict(m.options), design.kind, _criterion_text(counts.threshold))
+        seconds, options, design.kind, _criterion_text(counts.threshold), outputs)
 
 
 def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kappa: float = 1.0,
@@ -900,6 +941,10 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
         ``task_function`` (str)
             ``"module:function"`` replacing :func:`storage_trial` (tests use
             :func:`validation.sweep.synthetic_trial`).
+        ``outputs`` (int)
+            ``K >= 2`` distinct answers shared by the facts (balanced map ``mu mod K``;
+            ``notes/many_to_one.md``); theory ``replica.capacity(d, kappa, outputs=K,
+            problem=problem)``.  Default None: one answer per fact.
 
     Returns
     -------
@@ -921,7 +966,7 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     m, lenient = _measurement(d, problem, solver, kappa, ensemble, seed, sweep, extra)
     design = design.checked(m.d)
     if extra.get("task_function") is None:
-        theory = theory_capacity(m.d, solver, m.kappa, ensemble, threshold)
+        theory = theory_capacity(m.d, solver, m.kappa, ensemble, threshold, extra.get("outputs"), problem)
     else:
         theory = {"p_c": math.nan, "alpha": math.nan, "alpha_c": math.nan, "source": "none (synthetic task)"}
     center = design.center

@@ -253,8 +253,8 @@ def dp_block_margins(key, ensemble_code, images, targets, mus, n_candidates, out
     """DP margins of a block of inputs against all their candidates, in float64.
 
     ``out[i, rho] = (targets[mus[i]] - u^(mus[i])_rho) . images[i]`` for every
-    ``rho`` (the diagonal ``rho = mus[i]`` comes out as 0 up to rounding and is
-    masked by the caller).
+    ``rho < n_candidates`` (the target column, ``rho = mus[i]`` or ``f(mus[i])`` with ``K``
+    answers, comes out as 0 up to rounding and is masked by the caller).
     """
     n, d = images.shape
     for i in numba.prange(n):

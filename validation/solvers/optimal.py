@@ -10,7 +10,8 @@ ridge ``lam ||W||_F^2``) with L-BFGS and an exact line search (``f`` is piecewis
 quadratic along a line).  Two certificates decide the instance:
 
 * **stored**: the current ``W`` recalls every input, checked in float64 on all
-  ``p (p - 1)`` constraints (exact argmax; a tie counts as a failure);
+  ``p (p - 1)`` constraints (``p (K - 1)`` with ``K`` distinct answers; exact argmax, a
+  tie counts as a failure);
 * **not stored**: for any weights ``lam_i >= 0`` (not all zero) and any ``W``,
   ``min_i m_i(W) <= <sum_i lam_i a_i, W> / sum_i lam_i <= ||sum_i lam_i a_i||_F ||W||_F / sum_i lam_i``.
   With ``lam_i = (1 - m_i)_+`` (the squared-hinge residuals; at the minimiser of an
@@ -47,7 +48,7 @@ margin lies below ``1 + active_slack * sigma`` (``sigma = ||W||_F / d`` is the
 standard deviation of a competitor score), at most ``max_active`` per input.
 L-BFGS iterates on the working set (numba kernels, ``validation._optimal_kernels``),
 and a full pass over all ``p (p - 1)`` constraints (blocked float32 GEMM for OP,
-regenerated candidates for DP; the ``p x p`` score matrix is never held) refreshes
+regenerated candidates for DP; the ``p x p`` (``p x K``) score matrix is never held) refreshes
 the working set every ``refresh`` iterations, and whenever the working set is
 recalled or its problem has converged.  Decisions are taken only on full passes
 and checked in float64.  See ``notes/optimal_solver.md``.

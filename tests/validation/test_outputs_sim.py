@@ -179,6 +179,11 @@ def test_bad_input(kwargs, name):
         make_instance(6, 10, "op", seed=0, **kwargs)
 
 
+def test_adam_refuses_outputs():
+    with pytest.raises(ValueError, match="adam"):
+        solve(make_instance(6, 10, "op", seed=0, outputs=2), "adam")
+
+
 def test_bad_recall_targets():
     S = np.zeros((3, 5))
     with pytest.raises(ValueError, match="targets"):

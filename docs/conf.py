@@ -51,6 +51,7 @@ html_title = "linear-memory-capacity"
 exclude_patterns = [
     "accuracy_hebbian.md",
     "ce_capacity.md",
+    "many_to_one_d16.md",
     "_build",
     "quick",
     "op_vs_dp_d64",

@@ -195,9 +195,12 @@ def score_distribution(instance, W, max_competitors=1_000_000, seed=None) -> Sco
         raise ValueError("W is zero: scores in competitor-std units are undefined")
     S = instance.scores(mat) / unit
     p = S.shape[1]
-    targets = np.diag(S).copy()
-    _, top = top_competitors(S)
-    competitors = S[~np.eye(p, dtype=bool)]
+    index = np.asarray(instance.target_index)
+    targets = S[index, np.arange(p)].copy()
+    _, top = top_competitors(S, index)
+    is_competitor = np.ones(S.shape, dtype=bool)
+    is_competitor[index, np.arange(p)] = False
+    competitors = S[is_competitor]
     subsampled = competitors.size > max_competitors
     if subsampled:
         competitors = competitors[as_generator(seed).choice(competitors.size, size=max_competitors, replace=False)]

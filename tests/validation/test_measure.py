@@ -79,3 +79,25 @@ def test_bad_score_arguments():
         score_distribution(inst, np.eye(8), seed=-1)
     with pytest.raises(ValueError, match="W is zero"):
         score_distribution(inst, np.zeros((8, 8)))
+
+
+def test_score_distribution_with_k_answers_uses_the_target_rows():
+    # With K shared answers the score matrix is (K, p) and the target of input mu sits in
+    # row target_index[mu], not on a diagonal; compare with a direct computation.
+    import numpy as np
+
+    from validation import make_instance
+    from validation.measure import score_distribution
+    from validation.recall import competitor_scale
+
+    inst = make_instance(8, 20, problem="op", seed=3, outputs=4)
+    W = np.random.default_rng(0).standard_normal((8, 8))
+    dist = score_distribution(inst, W)
+    S = inst.scores(W) / competitor_scale(W)
+    assert S.shape == (4, 20)
+    idx = inst.target_index
+    np.testing.assert_array_equal(dist.targets, S[idx, np.arange(20)])
+    masked = S.copy()
+    masked[idx, np.arange(20)] = -np.inf
+    np.testing.assert_array_equal(dist.top_competitors, masked.max(axis=0))
+    assert dist.competitors.size == 20 * 3

@@ -359,6 +359,9 @@ class _QuarterCircleBase(stats.rv_continuous):
     def _munp(self, n):
         # Int_{lower}^2 s^n rho_QC = 2^(n+1)/pi * B((n+1)/2, 3/2) * I^c_{lower^2/4}((n+1)/2, 3/2)
         a = 0.5 * (n + 1.0)
+        if self._lower == 0.0 and float(n).is_integer() and int(n) % 2 == 0:
+            k = int(n) // 2  # even moments of the full law are the Catalan numbers, exactly
+            return float(math.comb(2 * k, k) // (k + 1)) / self._tail_mass
         full = 2.0 ** (n + 1) / _PI * special.beta(a, 1.5)
         if self._lower == 0.0:
             return full / self._tail_mass

@@ -175,3 +175,17 @@ def test_vectorised_shapes():
     k = np.array([[0.1, 0.2], [0.3, 1.0]])
     assert alpha_c(k).shape == (2, 2)
     assert isinstance(alpha_c(0.3), float)
+
+
+def test_even_moments_of_the_full_law_are_catalan_numbers_exactly():
+    # E s^(2k) = C_k = binom(2k, k) / (k + 1) (closed form, notes/alpha_c_kappa.md);
+    # exact in float64, so moment(4) == 2.0, not 1.9999999999999998.
+    import math
+
+    law = QuarterCircle()
+    for k in range(8):
+        assert law.moment(2 * k) == math.comb(2 * k, k) // (k + 1)
+    # odd moments keep the beta-function form, checked against quadrature
+    from scipy import integrate
+    value, _ = integrate.quad(lambda s: s ** 3 * math.sqrt(4 - s * s) / math.pi, 0, 2)
+    assert law.moment(3) == pytest.approx(value, rel=1e-13)

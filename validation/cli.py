@@ -124,19 +124,26 @@ def main(argv=None) -> int:
     if not handle:
         return run_guarded(lambda: args.func(args), PROG)
     signal.signal(signal.SIGINT, _on_interrupt)
-    status = run_guarded(lambda: args.func(args), PROG)
-    _finished(status)
+    try:
+        status = run_guarded(lambda: args.func(args), PROG)
+        # From here on SIGINT is ignored: while the interpreter shuts down Python resets
+        # every signal with a Python handler to the default action, and a SIGINT then
+        # would kill the process without a word (status -2).  SIG_IGN is left alone by
+        # that reset and holds for every thread.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except KeyboardInterrupt:  # a SIGINT after the command returned, before the block
+        _exit_now()
+    _flush()
     return status
 
 
-def _finished(status: int) -> None:
-    """After the command: output flushed, and a SIGINT during interpreter exit ends it with ``status``."""
+def _flush() -> None:
+    """Flush the output streams (a closed or broken pipe is not an error here)."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
-    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(status))
 
 
 if __name__ == "__main__":  # pragma: no cover

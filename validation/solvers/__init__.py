@@ -170,24 +170,11 @@ def check_problem(d: int, p: int, problem: str = "op", solver: str = "optimal", 
     solver = check_choice(solver, "solver", SOLVERS)
     kappa = float(check_kappa(kappa))
     if solver == "lp":
-        _check_lp(d, p, kappa, options)
+        from .lp import check_lp_size
+
+        check_lp_size(d, p, kappa, _parse_options("lp", options))
     need = instance_bytes(d, p) + solver_bytes(d, p, problem, solver, kappa, _parse_options(solver, options))
     check_memory(need, f"solver {solver!r} at d={d}, p={p}, problem {problem!r}")
-
-
-def _check_lp(d, p, kappa, options) -> None:
-    """The set-up checks of ``solve_lp`` without an instance."""
-    from .lp import lp_nonzeros
-
-    if kappa != 1.0:
-        raise ValueError(f"kappa must be 1 for solver 'lp' (a rank constraint is not a linear "
-                         f"program), got {kappa!r}; use solver='optimal' for kappa < 1")
-    o = LPOptions.coerce(_parse_options("lp", options))
-    first = (lp_nonzeros(d, p) if not o.working_set
-             else p * d * (d + 1) + p * min(p - 1, o.initial_per_input) * (d + 1))
-    if first > o.max_nonzeros:
-        raise ValueError(f"the LP for d={d}, p={p} has {first:.3g} nonzeros, more than max_nonzeros="
-                         f"{o.max_nonzeros:.3g} that solver 'lp' handles; use solver='optimal'")
 
 
 def rank_for(d: int, kappa: float) -> int:

@@ -39,6 +39,26 @@ def lp_nonzeros(d: int, p: int, outputs=None) -> int:
     return p * (n_cand - 1) * (d + 1) + p * d * (d + 1)
 
 
+def check_lp_size(d: int, p: int, kappa: float, options=None, n_candidates=None) -> None:
+    """The LP's set-up checks, without an instance: full rank, and the first LP within ``max_nonzeros``.
+
+    Raises
+    ------
+    ValueError
+        For ``kappa != 1`` or a first LP with more than ``max_nonzeros`` nonzeros.
+    """
+    if kappa != 1.0:
+        raise ValueError(f"kappa must be 1 for solver 'lp' (a rank constraint is not a linear "
+                         f"program), got {kappa!r}; use solver='optimal' for kappa < 1")
+    o = LPOptions.coerce(options)
+    n_cand = p if n_candidates is None else int(n_candidates)
+    first = (lp_nonzeros(d, p, n_cand) if not o.working_set
+             else p * d * (d + 1) + p * min(n_cand - 1, o.initial_per_input) * (d + 1))
+    if first > o.max_nonzeros:
+        raise ValueError(f"the LP for d={d}, p={p} has {first:.3g} nonzeros, more than max_nonzeros="
+                         f"{o.max_nonzeros:.3g} that solver 'lp' handles; use solver='optimal'")
+
+
 def _differences(instance, mus, rhos):
     """Constraint rows ``u^(mu)_rho - u^(mu)_f(mu)`` for the pairs ``(mus[k], rhos[k])``."""
     if instance.problem == "op":
@@ -285,22 +305,12 @@ def solve_lp(instance, kappa=1.0, *, tol=1e-6, max_iter=1000, time_limit=600.0, 
     -----
     See ``notes/simulation.md`` (the LP solver).
     """
-    if kappa != 1.0:
-        raise ValueError(f"kappa must be 1 for solver 'lp' (a rank constraint is not a linear "
-                         f"program), got {kappa!r}; use solver='optimal' for kappa < 1")
+    check_lp_size(instance.d, instance.p, kappa, options, instance.n_candidates)
     tol = check_real(tol, "tol", low=0.0)
     max_iter = check_int(max_iter, "max_iter", low=1)
     time_limit = np.inf if time_limit is None else check_real(time_limit, "time_limit", low=0.0,
                                                                low_open=True, allow_inf=True)
     options = LPOptions.coerce(options)
-    d, p = instance.d, instance.p
-    n_cand = instance.n_candidates
-    first = (lp_nonzeros(d, p, n_cand) if not options.working_set
-             else p * d * (d + 1) + p * min(n_cand - 1, options.initial_per_input) * (d + 1))
-    if first > options.max_nonzeros:
-        raise ValueError(
-            f"the LP for d={d}, p={p} has {first:.3g} nonzeros, more than max_nonzeros="
-            f"{options.max_nonzeros:.3g} that solver 'lp' handles; use solver='optimal'")
     lp = _LP(instance, options, time_limit, time.perf_counter())
     if options.working_set:
         constraints = _constraint_generation(lp, tol, max_iter)

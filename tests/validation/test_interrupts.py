@@ -49,7 +49,10 @@ def _interrupt(store, workers, delay, signals=1):
     alive = proc.poll() is None
     sent = time.perf_counter()
     for _ in range(signals):
-        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            os.killpg(proc.pid, signal.SIGINT)
+        except ProcessLookupError:  # it ended between poll() and the signal
+            break
     try:
         out, err = proc.communicate(timeout=10)
     except subprocess.TimeoutExpired:  # pragma: no cover - the failure this test is about

@@ -38,6 +38,9 @@ def register(subparsers) -> None:
     parser.add_argument("--solver", choices=SOLVERS, default="optimal", help="the solver (default optimal)")
     parser.add_argument("--kappa", type=float, default=1.0, help="rank fraction in (0, 1]")
     parser.add_argument("--ensemble", choices=ENSEMBLES, default="gaussian", help="embedding ensemble")
+    parser.add_argument("--outputs", type=int, default=None,
+                        help="number K of distinct answers, 2 <= K <= p (default p: one answer per fact; "
+                             "targets mu mod K)")
     add_progress_option(parser)
 
 
@@ -80,7 +83,7 @@ def run(args) -> int:
     check_int(args.p, "p", low=2)
     kappa = float(check_kappa(args.kappa))
     check_problem(args.d, args.p, args.problem, args.solver, kappa)
-    instance = make_instance(args.d, args.p, args.problem, args.ensemble, args.seed)
+    instance = make_instance(args.d, args.p, args.problem, args.ensemble, args.seed, outputs=args.outputs)
     progress = _Progress(args.progress or sys.stderr.isatty())
     try:
         with monitored(progress):

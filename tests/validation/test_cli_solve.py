@@ -26,7 +26,17 @@ def test_table_output(capsys):
     assert "not_stored" in out and "status" in out and "message:" in out
 
 
+def test_outputs_option(capsys):
+    # K = 2 answers on the OP is a perceptron: p = 6 < 2d = 16 is below Cover's capacity, and the
+    # exact LP decides it (same instance as make_instance(8, 6, outputs=2, seed=1)).
+    assert main(["solve", "--d", "8", "--p", "6", "--solver", "lp", "--outputs", "2", "--seed", "1",
+                 "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["outputs"] == 2 and data["status"] == "stored"
+
+
 @pytest.mark.parametrize("args, word", [
+    (["--d", "8", "--p", "6", "--outputs", "7"], "outputs"),
     (["--d", "1", "--p", "5"], "d"),
     (["--d", "4", "--p", "1"], "p"),
     (["--d", "4", "--p", "5", "--problem", "xp"], "problem"),

@@ -112,3 +112,39 @@ def test_bad_options():
                           ({"check_every": 0}, "check_every"), ({"beta1": 1.0}, "beta1")]:
         with pytest.raises(ValueError, match=name):
             solve(inst, solver="adam", options=options)
+
+
+@pytest.mark.parametrize("problem, p", [("op", 24), ("dp", 60)])
+def test_k_outputs_below_capacity_stored(problem, p):
+    # K = 4, d = 12: theory p_c = 33 (OP) and 132 (DP), replica.capacity(12, outputs=4, problem=...)
+    inst = make_instance(12, p, problem, seed=1, outputs=4)
+    sol = solve_adam(inst)
+    assert sol.status == "stored" and sol.stored and sol.recall_fraction == 1.0
+    S = inst.scores(sol.W)  # float64 recall against the K candidates, targets f(mu) = mu mod 4
+    assert S.shape == (4, p)
+    target = S[inst.target_index, np.arange(p)]
+    comp = S.copy()
+    comp[inst.target_index, np.arange(p)] = -np.inf
+    assert np.all(target > comp.max(axis=0))
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_k_outputs_gradient_matches_finite_differences(problem):
+    inst = make_instance(5, 9, problem, seed=2, outputs=3)
+    W = np.random.default_rng(1).standard_normal((5, 5))
+    scorer = _Scorer(inst)
+    f = inst.target_index
+
+    def loss(M):
+        S = inst.scores(M)
+        return float(np.mean(logsumexp(S, axis=0) - S[f, np.arange(9)]))
+
+    S = scorer.scores(scorer.inputs @ W.T.astype(scorer.dtype))
+    G, value = _softmax_gradient(np.asarray(S, dtype=np.float64), scorer.target)
+    assert value == pytest.approx(loss(W), rel=1e-5)
+    grad = np.asarray(scorer.weight_gradient(G.astype(scorer.dtype)), dtype=np.float64)
+    h = 1e-6
+    numeric = np.array([[(loss(W + h * e) - loss(W - h * e)) / (2 * h)
+                         for e in np.eye(25)[5 * j:5 * j + 5].reshape(5, 5, 5)] for j in range(5)])
+    rtol = 1e-4 if problem == "op" else 1e-7  # OP trains in float32
+    np.testing.assert_allclose(grad, numeric, rtol=rtol, atol=rtol * np.abs(numeric).max())

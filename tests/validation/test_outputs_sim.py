@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -179,9 +181,22 @@ def test_bad_input(kwargs, name):
         make_instance(6, 10, "op", seed=0, **kwargs)
 
 
-def test_adam_refuses_outputs():
-    with pytest.raises(ValueError, match="adam"):
-        solve(make_instance(6, 10, "op", seed=0, outputs=2), "adam")
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_adam_with_outputs(problem):
+    # below capacity: replica.capacity(8, outputs=4, problem=...) gives p_c = 22 (OP), 59 (DP)
+    inst = make_instance(8, 16, problem, seed=0, outputs=4)
+    sol = solve(inst, "adam")
+    assert sol.status == "stored"
+    assert recall_check(inst.scores(sol.matrix()), inst.target_index)[0].all()
+
+
+def test_adam_with_outputs_cli():
+    run = subprocess.run([sys.executable, "-m", "validation", "solve", "--d", "12", "--p", "24",
+                          "--solver", "adam", "--outputs", "4", "--seed", "1", "--format", "json"],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    assert data["status"] == "stored" and data["recall_fraction"] == 1.0
 
 
 def test_bad_recall_targets():

@@ -1,13 +1,17 @@
-"""Adam on the softmax cross-entropy over the p candidates (baseline, step budget).
+"""Adam on the softmax cross-entropy over the candidates (baseline, step budget).
 
 The loss of a memory W on an instance is the mean over inputs of the
-cross-entropy of the softmax over its p candidate scores::
+cross-entropy of the softmax over its candidate scores::
 
-    L(W) = (1/p) sum_mu [ -S[mu, mu] + log sum_rho exp(S[rho, mu]) ],
+    L(W) = (1/p) sum_mu [ -S[f(mu), mu] + log sum_rho exp(S[rho, mu]) ],
     S[rho, mu] = u^(mu)_rho^T W e_mu,
 
 and ``dL/dW = sum_{rho, mu} G[rho, mu] u^(mu)_rho e_mu^T`` with
-``G = (softmax(S) - I) / p`` (softmax over rho in every column).  This is the
+``G = (softmax(S) - T) / p`` (softmax over rho in every column, ``T[f(mu), mu] = 1``).
+With one answer per fact there are p candidates and ``f(mu) = mu`` (``T = I``); with
+``outputs=K`` (``notes/many_to_one.md``) there are K: in the OP the K shared outputs are
+the classes, in the DP the K candidates of every input, and ``f`` is the instance's
+target map (``Instance.target_index``).  This is the
 protocol of the source paper and of Nichani, Lee & Bietti (2024).  W (kappa = 1)
 or the factors Q, R of ``W = Q R^T`` (kappa < 1) are updated by Adam.  OP uses
 float32 GEMMs; DP regenerates the candidates every step with the numba kernels
@@ -38,16 +42,21 @@ from .options import AdamOptions
 __all__ = ["solve_adam", "AdamOptions"]
 
 
-def _softmax_gradient(S):
-    """``(softmax over axis 0 - I) / p`` and the mean cross-entropy."""
+def _softmax_gradient(S, target=None):
+    """``(softmax over axis 0 - T) / p`` and the mean cross-entropy.
+
+    ``S`` has shape (n_candidates, p); the target of column ``mu`` is row ``target[mu]``
+    (``mu`` when ``target`` is None).
+    """
     p = S.shape[1]
     shifted = S - S.max(axis=0, keepdims=True)
     expo = np.exp(shifted)
     total = expo.sum(axis=0, keepdims=True)
-    diag = np.arange(p)
-    loss = float(np.mean(np.log(total[0]) - shifted[diag, diag]))
+    cols = np.arange(p)
+    rows = cols if target is None else target
+    loss = float(np.mean(np.log(total[0]) - shifted[rows, cols]))
     G = expo / total
-    G[diag, diag] -= 1.0
+    G[rows, cols] -= 1.0
     G /= p
     return G, loss
 
@@ -61,11 +70,12 @@ class _Scorer:
         dtype = np.float32 if self.op else np.float64
         self.dtype = dtype
         self.inputs = np.ascontiguousarray(instance.inputs, dtype=dtype)
+        self.target = None if instance.outputs is None else instance.target_index
         if self.op:
-            self.outputs = np.ascontiguousarray(instance.targets, dtype=dtype)
+            self.outputs = np.ascontiguousarray(instance.table, dtype=dtype)
         else:
             p = instance.p
-            self.S = np.empty((p, p))
+            self.S = np.empty((instance.n_candidates, p))
             self.combo = np.empty((p, instance.d))
 
     def scores(self, Y):
@@ -148,12 +158,12 @@ def _train(instance, scorer, adam, max_iter, deadline):
         W = adam.W()
         S = scorer.scores(scorer.inputs @ W.T)
         if (step - 1) % check_every == 0:
-            recalled, _ = recall_check(S)
+            recalled, _ = recall_check(S, scorer.target)
             if recalled.mean() >= stop and assess(instance, np.asarray(W, dtype=np.float64))[1] >= stop:
                 return True, step - 1, loss, False  # this step's update was not taken
         if deadline is not None and time.perf_counter() > deadline:
             return False, step - 1, loss, True
-        G, loss = _softmax_gradient(S)
+        G, loss = _softmax_gradient(S, scorer.target)
         adam.update(step, scorer.weight_gradient(G.astype(scorer.dtype, copy=False)))
     return False, max_iter, loss, False
 

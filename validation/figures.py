@@ -16,6 +16,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy import special  # noqa: E402
 
@@ -263,41 +264,97 @@ def _capacity_marks(ax):
 
 
 def plot_accuracy(curves, theory, path):
-    """Figure 6: recall accuracy against alpha = p ln p / d^2, Hebbian (left) and optimal (right).
+    """Figure 6: recall accuracy against alpha = p ln p / d^2: Hebbian, optimal, Adam cross-entropy.
 
     ``curves``: dicts ``{"d", "solver", "points": [{"alpha", "accuracy", "ci_low",
     "ci_high", "bound"}]}``; ``theory``: dicts ``{"d", "solver", "alpha": [...],
-    "accuracy": [...]}`` (``replica.hebbian_accuracy`` / ``replica.optimal_accuracy``).
-    Optimal points with ``bound == "lower_bound"`` are drawn open and labelled as a
-    lower bound on the best accuracy.
+    "accuracy": [...]}`` (``replica.hebbian_accuracy`` / ``replica.optimal_accuracy``;
+    an Adam curve's theory is ``optimal_accuracy``, the best any memory can do).  Points
+    with ``bound == "lower_bound"`` are drawn open and labelled as a lower bound on the
+    best accuracy.
     """
-    fig, axes = plt.subplots(1, 2, figsize=(11.0, 4.3), sharey=True)
-    heb = sorted([c for c in curves if c["solver"] == "hebbian"], key=lambda c: c["d"])
-    colors = {c["d"]: color for c, color in zip(heb, plt.cm.viridis(np.linspace(0.0, 0.8, max(len(heb), 1))))}
-    for ax, group in ((axes[0], heb), (axes[1], [c for c in curves if c["solver"] != "hebbian"])):
-        for c in group:
-            color = colors.get(c["d"], "C3") if c["solver"] == "hebbian" else "C3"
+    panels = [("hebbian", "Hebbian memory: measured against hebbian_accuracy"),
+              ("optimal", "Optimal solver: returned W (open = lower bound)"),
+              ("adam", "Adam on cross-entropy (unit-norm): returned W")]
+    present = [(k, t) for k, t in panels if any(_panel_of(c["solver"]) == k for c in curves)]
+    fig, axes = plt.subplots(1, len(present), figsize=(5.2 * len(present), 4.3), sharey=True, squeeze=False)
+    dims = sorted({c["d"] for c in curves})
+    colors = dict(zip(dims, plt.cm.viridis(np.linspace(0.0, 0.85, max(len(dims), 1)))))
+    for ax, (kind, title) in zip(axes[0], present):
+        for c in sorted([c for c in curves if _panel_of(c["solver"]) == kind], key=lambda c: c["d"]):
+            color = colors[c["d"]]
             th = next((t for t in theory if t["d"] == c["d"] and t["solver"] == c["solver"]), None)
             if th is not None:
-                name = "hebbian_accuracy" if c["solver"] == "hebbian" else "optimal_accuracy (best, RS)"
-                ax.plot(th["alpha"], th["accuracy"], "-" if c["solver"] == "hebbian" else "--", color=color,
-                        lw=1.3, label=f"theory {name}, d = {c['d']}")
-            exact_note = "measured" if c["solver"] == "hebbian" else "measured, every input stored (exact)"
-            for exact, marker, note in ((True, "o", exact_note), (False, "o", "measured returned W: lower bound")):
-                pts = [q for q in c["points"] if (q["bound"] != "lower_bound") == exact]
-                if not pts:
-                    continue
-                y = np.array([q["accuracy"] for q in pts], float)
-                err = _err(y, [q["ci_low"] for q in pts], [q["ci_high"] for q in pts])
-                ax.errorbar([q["alpha"] for q in pts], y, yerr=err, fmt=marker, ms=5, capsize=2, lw=0.9,
-                            color=color, mfc=color if exact else "white", label=f"{note}, d = {c['d']}")
+                name = "hebbian_accuracy" if kind == "hebbian" else "optimal_accuracy (best, RS)"
+                ax.plot(th["alpha"], th["accuracy"], "-" if kind == "hebbian" else "--", color=color, lw=1.2,
+                        label=f"theory {name}, d = {c['d']}")
+            _accuracy_points(ax, c, color, kind)
         _capacity_marks(ax)
         ax.set_xlabel(r"load $\alpha = p\ln p / d^2$")
         ax.set_ylim(-0.02, 1.04)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right" if ax is axes[0] else "center right")
-    axes[0].set_ylabel("mean recall fraction (95% interval)")
-    axes[0].set_title("Hebbian memory: measured against hebbian_accuracy", fontsize=10)
-    axes[1].set_title("Optimal memory: returned W (open = lower bound) against optimal_accuracy", fontsize=10)
+        ax.legend(fontsize=6.5, loc="lower left")
+        ax.set_title(title, fontsize=9.5)
+    axes[0][0].set_ylabel("mean recall fraction (95% interval)")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _panel_of(solver):
+    """The panel of figure 6 a solver's curve goes on."""
+    return {"hebbian": "hebbian", "adam": "adam"}.get(solver, "optimal")
+
+
+def _accuracy_points(ax, curve, color, kind):
+    """The measured points of one accuracy curve: filled where exact, open where a lower bound."""
+    exact_note = {"hebbian": "measured", "optimal": "measured, all stored (exact)",
+                  "adam": "measured, all stored"}[kind]
+    for exact, note in ((True, exact_note), (False, "measured: lower bound on the best")):
+        pts = [q for q in curve["points"] if (q["bound"] != "lower_bound") == exact]
+        if not pts:
+            continue
+        y = np.array([q["accuracy"] for q in pts], float)
+        err = _err(y, [q["ci_low"] for q in pts], [q["ci_high"] for q in pts])
+        ax.errorbar([q["alpha"] for q in pts], y, yerr=err, fmt="o", ms=4.5, capsize=2, lw=0.9, color=color,
+                    mfc=color if exact else "white", label=f"{note}, d = {curve['d']}")
+
+
+def plot_outputs(rows, theory, d, path):
+    """Figure 7: p_c against the number ``K`` of distinct answers, OP and DP, with the theory curves.
+
+    ``rows``: dicts ``{"problem", "outputs", "p_c", "p_c_low", "p_c_high", "undecided",
+    "trials"}``; ``theory``: ``{"curves": {problem: (K grid, p_c)}, "one_per_fact": p_c}``
+    (``replica.capacity(d, outputs=K, problem=...)``, ``notes/many_to_one.md``).
+    """
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    for (problem, (grid, pc)), color in zip(sorted(theory["curves"].items()), ("C0", "C1")):
+        ax.plot(grid, pc, "-", color=color, lw=1.3, label=f"theory {problem.upper()}")
+    for problem, color, marker in (("dp", "C0", "o"), ("op", "C1", "s")):
+        pts = sorted([r for r in rows if r["problem"] == problem], key=lambda r: r["outputs"])
+        if not pts:
+            continue
+        y = np.array([r["p_c"] for r in pts], float)
+        err = _err(y, [r["p_c_low"] for r in pts], [r["p_c_high"] for r in pts])
+        und = sum(r["undecided"] for r in pts)
+        tot = sum(r["trials"] for r in pts)
+        ax.errorbar([r["outputs"] for r in pts], y, yerr=err, fmt=marker, ms=5, capsize=2, lw=0.9, color=color,
+                    label=f"measured {problem.upper()} (certified decisions; {und}/{tot} undecided)")
+    if np.isfinite(theory.get("one_per_fact", np.nan)):
+        ax.axhline(theory["one_per_fact"], color="0.4", ls=":", lw=1.1, label="theory, one answer per fact")
+    ax.axvline(d, color="0.6", ls="--", lw=0.8)
+    ax.text(d, 0.97, " K = d", transform=ax.get_xaxis_transform(), va="top", fontsize=7, color="0.35")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ks = sorted({r["outputs"] for r in rows})
+    if ks:
+        ax.set_xticks(ks, [str(k) for k in ks])
+    ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.set_xlabel("number K of distinct answers")
+    ax.set_ylabel("capacity $p_c$ (95% interval)")
+    ax.set_title(f"Many facts, few answers: d = {d}", fontsize=10)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7)
     fig.tight_layout()
     return _save(fig, path)

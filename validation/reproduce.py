@@ -9,10 +9,13 @@ interrupted run started again recomputes nothing that finished.
 2. measurements near capacity (singular values, scores in competitor-std units) of
    optimal memories (full rank and rank kappa, OP and DP) and Hebbian memories;
 3. recall accuracy against the load (``validation.accuracy.measure_accuracy``) of the
-   Hebbian memory at several d and of the optimal solver's returned W at one small d
-   (above capacity a lower bound on the best accuracy).
+   Hebbian memory, of the optimal solver's returned W (above capacity a lower bound on
+   the best accuracy) and of Adam on the cross-entropy (the protocol of
+   ``notes/ce_protocol.md``, unit-norm embeddings), each at several d;
+4. capacity estimates with ``K`` distinct answers shared by the facts (OP and DP,
+   ``notes/many_to_one.md``) at one d.
 
-From those, :mod:`validation.figures` draws the six figures and :func:`write_report`
+From those, :mod:`validation.figures` draws the seven figures and :func:`write_report`
 writes ``report.md`` whose text is generated from the numbers.
 
 See ``notes/reproduce.md`` for the configurations, runtimes and sizes.
@@ -21,6 +24,7 @@ See ``notes/reproduce.md`` for the configurations, runtimes and sizes.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import os
 import time
@@ -73,12 +77,22 @@ class ReproduceConfig:
         d of the Hebbian accuracy curves (figure 6).
     accuracy_alphas : tuple of float
         Loads ``alpha = p ln p / d^2`` of the Hebbian accuracy curves.
-    accuracy_optimal_dim : int
-        d of the optimal solver's accuracy curve.
+    accuracy_optimal_dims : tuple of int
+        d of the optimal solver's accuracy curves.
     accuracy_optimal_alphas : tuple of float
-        Loads of the optimal solver's accuracy curve.
+        Loads of the optimal solver's and Adam's accuracy curves.
+    accuracy_optimal_options : tuple of (str, value)
+        Extra options of the optimal solver's accuracy trials (e.g. ``(("give_up", True),)``).
+    accuracy_adam_dims : tuple of int
+        d of the Adam cross-entropy accuracy curves (``ensemble="sphere"``, learning rate,
+        step budget and start of :class:`validation.ce_protocol.CEProtocol`, run until
+        every input is recalled or the budget ends).
     accuracy_trials : int
         Instances per accuracy point.
+    outputs_dim : int
+        d of the capacity estimates with ``K`` distinct answers (figure 7).
+    outputs_grid : tuple of int
+        The ``K`` of those estimates (OP and DP each).
     """
 
     name: str
@@ -99,9 +113,13 @@ class ReproduceConfig:
     time_limit: float = 60.0
     accuracy_dims: tuple = (16, 32, 64)
     accuracy_alphas: tuple = (0.0625, 0.125, 0.25, 0.375, 0.5, 0.75, 1.0)
-    accuracy_optimal_dim: int = 8
+    accuracy_optimal_dims: tuple = (8,)
     accuracy_optimal_alphas: tuple = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
+    accuracy_optimal_options: tuple = ()
+    accuracy_adam_dims: tuple = ()
     accuracy_trials: int = 6
+    outputs_dim: int = 8
+    outputs_grid: tuple = (2, 4, 8, 16)
 
     def to_dict(self) -> dict:
         """JSON-safe dictionary of the configuration."""
@@ -112,13 +130,15 @@ QUICK = ReproduceConfig(name="quick", optimal_solver="optimal", optimal_dims=(8,
                         hebbian_dims=(8, 16, 32), hebbian_ensemble="gaussian", kappa_dim=12,
                         kappas=(0.5,), trials=8, rounds=1, initial_points=4, spectra_dim=16,
                         spectra_instances=3, spectra_kappa=0.5, theory_dims=(8, 12, 16, 24, 32, 64, 128, 256),
-                        time_limit=10.0)
+                        time_limit=10.0, accuracy_optimal_dims=(6, 8, 10), accuracy_adam_dims=(6, 8, 10))
 FULL = ReproduceConfig(name="full", optimal_solver="optimal", optimal_dims=(16, 24, 32, 48, 64),
                        hebbian_dims=(16, 32, 64, 128), hebbian_ensemble="gaussian", kappa_dim=32,
                        kappas=(0.25, 0.5, 0.75), trials=40, rounds=2, initial_points=5, spectra_dim=64,
                        spectra_instances=10, spectra_kappa=0.5,
                        theory_dims=(16, 24, 32, 48, 64, 96, 128, 256, 512, 1024),
-                       accuracy_dims=(16, 32, 64, 128), accuracy_optimal_dim=16, accuracy_trials=20)
+                       accuracy_dims=(16, 32, 64, 128), accuracy_optimal_dims=(8, 16, 32),
+                       accuracy_adam_dims=(8, 16, 32), accuracy_trials=20, outputs_dim=16,
+                       outputs_grid=(2, 4, 8, 16, 32, 64))
 
 
 # ---------------------------------------------------------------------------------
@@ -301,21 +321,53 @@ def _measure(config: ReproduceConfig, specs, store, executor, progress, log):
     return measurements, len(tasks), failed
 
 
+def _accuracy_runs(config: ReproduceConfig) -> list:
+    """(solver, d, alphas, ensemble, options) of every accuracy curve of ``config``."""
+    from .ce_protocol import CEProtocol
+
+    runs = [("hebbian", d, config.accuracy_alphas, config.hebbian_ensemble, {}) for d in config.accuracy_dims]
+    opts = dict(config.accuracy_optimal_options)
+    if config.optimal_solver == "optimal":
+        opts.setdefault("time_limit", config.time_limit)
+    runs += [(config.optimal_solver, d, config.accuracy_optimal_alphas, "gaussian", opts)
+             for d in config.accuracy_optimal_dims]
+    ce = CEProtocol()
+    adam = {"max_iter": ce.max_iter, **dataclasses.asdict(ce.adam_options(1.0))}
+    runs += [("adam", d, config.accuracy_optimal_alphas, ce.ensemble, adam) for d in config.accuracy_adam_dims]
+    return runs
+
+
 def _measure_accuracy(config: ReproduceConfig, store, executor, progress, log) -> list:
-    """The accuracy curves of ``config``: Hebbian at ``accuracy_dims``, then optimal at ``accuracy_optimal_dim``."""
+    """The accuracy curves of ``config`` (:func:`_accuracy_runs`), as ``AccuracyCurve`` objects."""
     from .accuracy import loads_from_alpha, measure_accuracy
 
-    runs = [("hebbian", d, config.accuracy_alphas, {}) for d in config.accuracy_dims]
-    runs.append((config.optimal_solver, config.accuracy_optimal_dim, config.accuracy_optimal_alphas,
-                 {"time_limit": config.time_limit} if config.optimal_solver == "optimal" else {}))
     curves = []
-    for solver, d, alphas, opts in runs:
+    for solver, d, alphas, ensemble, opts in _accuracy_runs(config):
         _say(log, f"accuracy: {solver} d={d}")
-        ensemble = config.hebbian_ensemble if solver == "hebbian" else "gaussian"
+        # options are not part of the store key: extra optimal options get their own experiment name
+        extra = [k for k, _ in config.accuracy_optimal_options] if solver == config.optimal_solver else []
         curves.append(measure_accuracy(d, loads_from_alpha(d, alphas), solver=solver, ensemble=ensemble,
                                        seed=config.seed, trials=config.accuracy_trials, solver_options=opts,
-                                       executor=executor, store=store, progress=progress, experiment="accuracy"))
+                                       executor=executor, store=store, progress=progress,
+                                       experiment="_".join(["accuracy", *extra])))
     return curves
+
+
+def _estimate_outputs(config: ReproduceConfig, store, executor, progress, log) -> list:
+    """Capacity estimates with ``K`` distinct answers at ``outputs_dim`` (records with key ``outputs``)."""
+    d = config.outputs_dim
+    opts = {"refine": False, "time_limit": config.time_limit} if config.optimal_solver == "optimal" else {}
+    records = []
+    for problem in ("op", "dp"):
+        for k in config.outputs_grid:
+            _say(log, f"capacity: {problem} {config.optimal_solver} d={d} outputs={k}")
+            # K is an instance option, not part of the store key: one experiment name per K
+            est = estimate_capacity(d, problem, config.optimal_solver, 1.0, "gaussian", trials=config.trials,
+                                    seed=config.seed, rounds=config.rounds, initial_points=config.initial_points,
+                                    executor=executor, store=store, progress=progress, solver_options=opts,
+                                    outputs=k, experiment=f"outputs{k}")
+            records.append(_estimate_record(est))
+    return records
 
 
 def _run_status(estimates, failed_measurements, accuracy=()) -> tuple:
@@ -357,15 +409,16 @@ def reproduce(out, config: ReproduceConfig = QUICK, executor=None, progress=None
         specs = _measurement_specs(config, estimates)
         measurements, measured, failed = _measure(config, specs, store, executor, progress, log)
         accuracy = _measure_accuracy(config, store, executor, progress, log)
+        outputs = _estimate_outputs(config, store, executor, progress, log)
     finally:
         store.close()
     _say(log, "theory curves")
     theory = _theory_curves(config)
     _say(log, "figures and report")
-    written = write_outputs(out, config, estimates, specs, measurements, theory, accuracy)
-    trials_run = (sum(c["trials"] for e in estimates for c in e["curve"]) + measured
+    written = write_outputs(out, config, estimates, specs, measurements, theory, accuracy, outputs)
+    trials_run = (sum(c["trials"] for e in estimates + outputs for c in e["curve"]) + measured
                   + sum(pt.trials + pt.errors for c in accuracy for pt in c.points))
-    status, message = _run_status(estimates, failed, accuracy)
+    status, message = _run_status(estimates + outputs, failed, accuracy)
     return ReproduceResult(out, written["report"], tuple(written["figures"]), tuple(written["tables"]),
                            time.perf_counter() - start, trials_run, status, status == "ok", message,
                            config.to_dict())
@@ -649,7 +702,11 @@ def _accuracy_rows(curves) -> list:
 
 
 def _accuracy_theory(curves, n_points=16) -> list:
-    """Theory curves of figure 6: one ``{"d", "solver", "alpha", "accuracy"}`` per curve, on a dense load grid."""
+    """Theory curves of figure 6: one ``{"d", "solver", "alpha", "accuracy"}`` per curve, on a dense load grid.
+
+    Adam's curve is the best accuracy of any memory (``replica.optimal_accuracy``, gaussian
+    theory): cross-entropy training cannot do better.
+    """
     from .accuracy import loads_from_alpha, theory_accuracy
     from .capacity import load
 
@@ -657,7 +714,8 @@ def _accuracy_theory(curves, n_points=16) -> list:
     for c in curves:
         lo, hi = min(pt.alpha for pt in c.points), max(pt.alpha for pt in c.points)
         ps = sorted(set(loads_from_alpha(c.d, np.linspace(lo, hi, n_points))) | {pt.p for pt in c.points})
-        vals = [theory_accuracy(c.d, p, c.solver, c.ensemble, c.kappa)[0] for p in ps]
+        ref = "optimal" if c.solver == "adam" else c.solver
+        vals = [theory_accuracy(c.d, p, ref, c.ensemble, c.kappa)[0] for p in ps]
         out.append({"d": c.d, "solver": c.solver, "alpha": [load(c.d, p) for p in ps], "accuracy": vals})
     return out
 
@@ -673,32 +731,100 @@ def _accuracy_text(config, rows) -> str:
     lines = [f"- Hebbian, d = {r['d']}, p = {r['p']} (alpha = {_fmt(r['alpha'])}): measured accuracy "
              f"{_fmt(r['accuracy'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}], theory {_fmt(r['theory'])} "
              f"(z = {_fmt(r['z'], 1)})" for r in heb]
-    opt = [r for r in rows if r["solver"] != "hebbian"]
-    above = [r for r in opt if r["bound"] == "lower_bound"]
+    above = [r for r in rows if r["solver"] == config.optimal_solver and r["bound"] == "lower_bound"]
     lines += [f"- {r['solver']} returned W, d = {r['d']}, p = {r['p']} (alpha = {_fmt(r['alpha'])}): "
               f"measured {_fmt(r['accuracy'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] (lower bound), "
-              f"replica-symmetric best accuracy {_fmt(r['theory'])}" for r in above]
+              f"replica-symmetric best accuracy {_fmt(r['theory'])} "
+              f"({_reldiff(r['accuracy'], r['theory'])})" for r in above]
     if not above:
         lines.append(f"- {config.optimal_solver}: every trial stored all inputs at every measured load "
                      "(accuracy 1, exact)")
+    lines += _adam_lines(config, rows)
+    give_up = dict(config.accuracy_optimal_options).get("give_up", False)
+    how = ("in its give-up mode (inputs whose constraints cost most are given up and the rest re-solved) "
+           "it recalls a subset it verifies in float64, a lower bound on the best accuracy" if give_up else
+           "it returns the squared-hinge minimiser, which does not maximise the number of recalled inputs: "
+           "its accuracy is only a lower bound on the best accuracy, so it may lie far below the theory "
+           "curve without contradicting it")
     return ("Theory: replica.hebbian_accuracy gives the Hebbian memory's expected recall fraction at finite d "
             "(exact in the finite-size Hebbian model); replica.optimal_accuracy gives the replica-symmetric "
             "prediction of the largest accuracy any memory reaches, 1 below capacity. Measured: the mean "
             f"recall fraction over {config.accuracy_trials} instances per load, with 95% intervals. Above "
-            "capacity the optimal solver returns the squared-hinge minimiser, which does not maximise the "
-            "number of recalled inputs: its accuracy is only a lower bound on the best accuracy, so it may "
-            "lie far below the theory curve without contradicting it. Hebbian points nearest alpha = 1/2, "
-            "and the optimal points above capacity:\n\n" + "\n".join(lines))
+            f"capacity the optimal solver cannot store every input; {how}. Adam on the softmax "
+            "cross-entropy (learning rate 1000, 4096 full-batch steps, unit-norm embeddings: the protocol "
+            "of notes/ce_protocol.md) is measured on its final iterate; its theory line is the best "
+            "accuracy of any memory (gaussian theory). Hebbian points nearest alpha = 1/2, the optimal "
+            "points above capacity and Adam:\n\n" + "\n".join(lines))
+
+
+def _adam_lines(config, rows) -> list:
+    """Report lines of the Adam curves: the largest load with mean accuracy >= 0.99, and the accuracy at alpha ~ 1."""
+    lines = []
+    for d in config.accuracy_adam_dims:
+        pts = sorted([r for r in rows if r["solver"] == "adam" and r["d"] == d], key=lambda r: r["alpha"])
+        if not pts:
+            continue
+        ok = [r for r in pts if math.isfinite(r["accuracy"]) and r["accuracy"] >= 0.99]
+        top = f"alpha = {_fmt(ok[-1]['alpha'])}" if ok else "no measured load"
+        r = _nearest(pts, 1.0)
+        lines.append(f"- Adam-CE, d = {d}: mean accuracy >= 0.99 up to {top}; at alpha = {_fmt(r['alpha'])} "
+                     f"(p = {r['p']}) {_fmt(r['accuracy'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]")
+    return lines
 
 
 def _figure_accuracy(out, config, curves, rows):
-    """Figure 6 and its text: accuracy against alpha, Hebbian and optimal, with the theory curves."""
+    """Figure 6 and its text: accuracy against alpha, Hebbian, optimal and Adam, with the theory curves."""
     from . import figures
 
     measured = [{"d": c.d, "solver": c.solver, "points": [r for r in rows if r["d"] == c.d
                                                             and r["solver"] == c.solver]} for c in curves]
     path = figures.plot_accuracy(measured, _accuracy_theory(curves), os.path.join(out, "fig6_accuracy.png"))
     return path, _accuracy_text(config, rows)
+
+
+_OUTPUTS_COLUMNS = ("problem", "solver", "d", "outputs", "p_c", "p_c_low", "p_c_high", "theory_p_c",
+                    "rel_diff_p_c", "status", "undecided", "errors", "trials")
+
+
+def _outputs_rows(outputs) -> list:
+    """One row per estimate with ``K`` distinct answers (floats, NaN kept)."""
+    rows = []
+    for e in outputs:
+        th = e["theory"].get("p_c", math.nan)
+        rows.append({**{k: e[k] for k in ("problem", "solver", "d", "outputs", "p_c", "p_c_low", "p_c_high",
+                                          "status", "undecided", "errors")},
+                     "theory_p_c": th, "rel_diff_p_c": (e["p_c"] - th) / th if math.isfinite(th) else math.nan,
+                     "trials": _trials(e)})
+    return rows
+
+
+def _outputs_theory(d, ks) -> dict:
+    """Theory curves of figure 7: ``{problem: (K grid, p_c)}`` and the one-answer-per-fact p_c."""
+    from replica import capacity
+
+    grid = sorted(set(np.unique(np.geomspace(2, max(max(ks), 2 * d), 24).round().astype(int)).tolist()) | set(ks))
+    curves = {prob: (grid, [capacity(d, outputs=k, problem=prob).p_c for k in grid]) for prob in ("op", "dp")}
+    return {"curves": curves, "one_per_fact": capacity(d).p_c}
+
+
+def _figure_outputs(out, config, rows):
+    """Figure 7 and its text: p_c against the number K of distinct answers, OP and DP, with theory."""
+    from . import figures
+
+    d = config.outputs_dim
+    theory = _outputs_theory(d, config.outputs_grid) if rows else {"curves": {}, "one_per_fact": math.nan}
+    path = figures.plot_outputs(rows, theory, d, os.path.join(out, "fig7_outputs.png"))
+    lines = [f"- {r['problem'].upper()}, K = {r['outputs']}: measured p_c = {_fmt(r['p_c'], 1)} "
+             f"[{_fmt(r['p_c_low'], 1)}, {_fmt(r['p_c_high'], 1)}], theory {_fmt(r['theory_p_c'], 1)} "
+             f"({_reldiff(r['p_c'], r['theory_p_c'])}); {r['undecided']}/{r['trials']} trials undecided, "
+             f"fit {r['status']}" for r in rows]
+    text = (f"Theory (notes/many_to_one.md): with K distinct answers the OP sees W only through K vectors, "
+            f"p_c E[C_K] = d min(K - 1, d), while the DP keeps d^2 weights, p_c E[C_K] = d^2; at K = 2 the OP "
+            f"is Cover's perceptron (p_c = 2d = {2 * d}). One answer per fact: p_c = "
+            f"{_fmt(theory['one_per_fact'], 1)} (dotted). Measured with the optimal solver at d = {d}: "
+            "stored is verified in float64 and not stored certified by a dual bound; undecided trials are "
+            "counted and left out of the fit.\n\n" + "\n".join(lines))
+    return path, text
 
 
 _OP_VS_DP_SCORES = ("target_mean", "target_sd", "target_q05", "target_q50", "target_q95", "top_competitor_mean",
@@ -721,7 +847,7 @@ def _table_op_vs_dp(out, config, estimates, moment_rows, score_rows):
     return _write_csv(os.path.join(out, "op_vs_dp.csv"), rows, list(rows[0])), rows
 
 
-def write_outputs(out, config, estimates, meas_specs, measurements, theory, accuracy):
+def write_outputs(out, config, estimates, meas_specs, measurements, theory, accuracy, outputs=()):
     """Draw the figures, write the CSV tables and ``report.md``; return their paths."""
     text = {}
     cap_table, cap_rows = _table_capacity(out, estimates)
@@ -743,7 +869,10 @@ def write_outputs(out, config, estimates, meas_specs, measurements, theory, accu
     acc_rows = _accuracy_rows(accuracy)
     tables.append(_write_csv(os.path.join(out, "accuracy.csv"), acc_rows, list(_ACCURACY_COLUMNS)))
     fig6, text["fig6"] = _figure_accuracy(out, config, accuracy, acc_rows)
-    figs = [fig1, fig2, fig3, fig4, fig5, fig6]
+    out_rows = _outputs_rows(outputs)
+    tables.append(_write_csv(os.path.join(out, "outputs.csv"), out_rows, list(_OUTPUTS_COLUMNS)))
+    fig7, text["fig7"] = _figure_outputs(out, config, out_rows)
+    figs = [fig1, fig2, fig3, fig4, fig5, fig6, fig7]
     report = _write_report(out, config, figs, text, cmp_rows, cap_rows)
     return {"figures": figs, "tables": tables, "report": report}
 
@@ -764,7 +893,8 @@ def _write_report(out, config, figs, text, cmp_rows, cap_rows):
     path = os.path.join(out, "report.md")
     names = {"fig1": "Success probability against load", "fig2": "Capacity against 1/ln p",
              "fig3": "Rank-constrained capacity alpha_c(kappa)", "fig4": "Singular-value spectra",
-             "fig5": "Score distributions, optimal against Hebbian", "fig6": "Recall accuracy against load"}
+             "fig5": "Score distributions, optimal against Hebbian", "fig6": "Recall accuracy against load",
+             "fig7": "Capacity with K distinct answers"}
     with open(path, "w") as fh:
         fh.write(f"# Theory against simulation ({config.name} run)\n\n")
         fh.write(f"Generated by `validation reproduce{' --quick' if config.name == 'quick' else ''}`; "

@@ -14,7 +14,8 @@ def _tiny():
     return dataclasses.replace(QUICK, optimal_dims=(6,), hebbian_dims=(8,), kappa_dim=6, kappas=(0.5,),
                                trials=4, rounds=0, initial_points=3, spectra_dim=6, spectra_instances=2,
                                theory_dims=(6, 8, 16), accuracy_dims=(8, 12, 16), accuracy_alphas=(0.25, 0.5),
-                               accuracy_optimal_dim=6, accuracy_optimal_alphas=(0.5, 1.5), accuracy_trials=3)
+                               accuracy_optimal_dims=(6,), accuracy_optimal_alphas=(0.5, 1.5),
+                               accuracy_adam_dims=(6,), accuracy_trials=3, outputs_dim=6, outputs_grid=(2, 6))
 
 
 @pytest.mark.slow
@@ -22,7 +23,7 @@ def test_tiny_reproduce_writes_every_output_and_resumes(tmp_path):
     res = reproduce(str(tmp_path), _tiny())
     names = sorted(os.path.basename(f) for f in res.figures)
     assert names == ["fig1_success_probability.png", "fig2_alpha_vs_d.png", "fig3_alpha_kappa.png",
-                     "fig4_spectra.png", "fig5_scores.png", "fig6_accuracy.png"]
+                     "fig4_spectra.png", "fig5_scores.png", "fig6_accuracy.png", "fig7_outputs.png"]
     for f in res.figures:
         assert os.path.getsize(f) > 10_000  # a real image, not an empty canvas
     report = open(res.report).read()
@@ -32,10 +33,19 @@ def test_tiny_reproduce_writes_every_output_and_resumes(tmp_path):
     # generated text carries the measured numbers
     cap = open(os.path.join(tmp_path, "capacity.csv")).read().splitlines()
     assert len(cap) == 1 + 4  # OP, DP, Hebbian, kappa = 0.5
-    # accuracy.csv: two loads for each of the three Hebbian d and the optimal d
+    # accuracy.csv: two loads for each of the three Hebbian d, the optimal d and the Adam d
     with open(os.path.join(tmp_path, "accuracy.csv")) as fh:
         acc = list(csv.DictReader(fh))
-    assert len(acc) == 4 * 2 and {r["solver"] for r in acc} == {"hebbian", "optimal"}
+    assert len(acc) == 5 * 2 and {r["solver"] for r in acc} == {"hebbian", "optimal", "adam"}
+    assert {r["ensemble"] for r in acc if r["solver"] == "adam"} == {"sphere"}
+    assert "Adam-CE, d = 6" in report
+    # outputs.csv: OP and DP at K = 2 and 6; at K = 2 the OP theory is Cover's p_c = 2d = 12 (closed form)
+    with open(os.path.join(tmp_path, "outputs.csv")) as fh:
+        outs = list(csv.DictReader(fh))
+    assert sorted((r["problem"], int(r["outputs"])) for r in outs) == [("dp", 2), ("dp", 6), ("op", 2), ("op", 6)]
+    cover = next(r for r in outs if r["problem"] == "op" and r["outputs"] == "2")
+    assert abs(float(cover["theory_p_c"]) - 12.0) < 0.05
+    assert f"OP, K = 2: measured p_c = {float(cover['p_c']):.1f}" in report
     assert all(0.0 <= float(r["accuracy"]) <= 1.0 for r in acc)
     # the paragraph names the measured Hebbian accuracy nearest alpha = 1/2 and the lower-bound caveat
     heb16 = min((r for r in acc if r["solver"] == "hebbian" and r["d"] == "16"),

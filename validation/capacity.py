@@ -92,7 +92,8 @@ def _p_from_load(d, alpha):
 # Theory
 # ---------------------------------------------------------------------------------
 def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "gaussian",
-                    accuracy: float | None = None, outputs: int | None = None, problem: str = "op") -> dict:
+                    accuracy: float | None = None, outputs: int | None = None, problem: str = "op",
+                    top_k: int = 1) -> dict:
     """Finite-size theory prediction matching a measurement.
 
     ``replica.capacity(d, kappa)`` for ``optimal``/``lp``/``adam`` and
@@ -102,7 +103,8 @@ def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "ga
     the replica-symmetric optimal memory, or the Hebbian memory at kappa = 1).  With
     ``outputs=K`` distinct answers: ``replica.capacity(d, kappa, outputs=K,
     problem=problem)`` (``notes/many_to_one.md``) for the optimal memory; no theory
-    (NaN) for the Hebbian memory or an accuracy threshold.
+    (NaN) for the Hebbian memory or an accuracy threshold.  With ``top_k >= 2`` (top-k
+    recall): ``replica.capacity(d, kappa, top_k=top_k)`` (``notes/top_k.md``).
 
     Returns
     -------
@@ -119,6 +121,9 @@ def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "ga
     if solver == "hebbian":
         res = replica.hebbian_capacity(d, ensemble=ensemble, kappa=kappa)
         source = "replica.hebbian_capacity"
+    elif top_k > 1:
+        res = replica.capacity(d, kappa, top_k=top_k)
+        source = f"replica.capacity(top_k={top_k})"
     else:
         res = replica.capacity(d, kappa)
         source = "replica.capacity"
@@ -351,11 +356,14 @@ def fit_logistic(p, stored, decided) -> LogisticFit:
 # ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CurvePoint(Result):
-    """Counts at one p: ``trials`` run = stored + not_stored + undecided + errors.
+    """Counts at one p: ``trials`` run = stored + not_stored + undecided + errors + not_found.
 
-    ``status`` is ``"ok"`` when at least one trial was decided (stored or not stored)
-    and ``"undecided"`` when none was (every trial undecided or an error);
-    ``converged`` is ``status == "ok"``.
+    ``not_stored`` counts certified verdicts only; ``not_found`` counts the
+    lower-bound verdicts of the search modes of ``optimal`` (``top_k``, ``give_up``:
+    no W found, not a certificate), which the fit counts as not stored.  ``status`` is
+    ``"ok"`` when at least one trial was decided (stored, not stored or not found) and
+    ``"undecided"`` when none was (every trial undecided or an error); ``converged`` is
+    ``status == "ok"``.
     """
 
     STATUSES: ClassVar[tuple] = ("ok", "undecided")
@@ -370,20 +378,24 @@ class CurvePoint(Result):
     status: str
     converged: bool
     message: str
+    not_found: int = 0
 
     @classmethod
     def from_counts(cls, d, p, counts) -> CurvePoint:
-        """From ``[stored, not_stored, undecided, errors, trials]`` at ``p``."""
-        stored, not_stored, undecided, errors, trials = counts
-        ok = stored + not_stored > 0
+        """From ``[stored, not_stored, undecided, errors, trials(, not_found)]`` at ``p``."""
+        stored, not_stored, undecided, errors, trials = counts[:5]
+        not_found = counts[5] if len(counts) > 5 else 0
+        ok = stored + not_stored + not_found > 0
         message = f"{stored} stored, {not_stored} not stored, {undecided} undecided, {errors} errors"
+        if not_found:
+            message += f", {not_found} not found (lower-bound verdicts)"
         return cls(p, load(d, p), trials, stored, not_stored, undecided, errors,
-                   "ok" if ok else "undecided", ok, message)
+                   "ok" if ok else "undecided", ok, message, not_found)
 
     @property
     def decided(self) -> int:
-        """Stored + not stored trials."""
-        return self.stored + self.not_stored
+        """Stored + not stored + not found trials."""
+        return self.stored + self.not_stored + self.not_found
 
 
 @dataclass(frozen=True)
@@ -426,6 +438,11 @@ class CapacityEstimate(Result):
     outputs : int or None
         ``K`` distinct answers shared by the facts, or None (one answer per fact; the
         key ``outputs`` is then absent from ``to_dict``).
+    not_found : int
+        Trials with the lower-bound verdict ``not_found`` of a search mode of
+        ``optimal`` (``solver_options`` ``top_k >= 2`` or ``give_up``): counted as not
+        stored, so p_c is then a LOWER BOUND on the threshold (``message`` says so;
+        the key ``not_found`` is absent from ``to_dict`` when no trial had it).
     """
 
     STATUSES: ClassVar[tuple] = LogisticFit.STATUSES
@@ -456,6 +473,12 @@ class CapacityEstimate(Result):
     design: str = "grid"
     criterion: str = "all"
     outputs: int | None = None
+    not_found: int = 0
+
+    @property
+    def lower_bound(self) -> bool:
+        """p_c is a lower bound: some trials were ``not_found`` (or undecided counted as not stored)."""
+        return self.not_found > 0 or "lower bound" in self.message
 
     def _payload(self) -> dict:
         return {"d": self.d, "problem": self.problem, "solver": self.solver, "kappa": self.kappa,
@@ -469,7 +492,8 @@ class CapacityEstimate(Result):
                 "converged": self.converged, "message": self.message, "seed": self.seed,
                 "trials": self.trials, "seconds": self.seconds, "solver_options": dict(self.solver_options),
                 "design": self.design, "criterion": self.criterion,
-                **({} if self.outputs is None else {"outputs": self.outputs})}
+                **({} if self.outputs is None else {"outputs": self.outputs}),
+                **({"not_found": self.not_found} if self.not_found else {})}
 
 
 # ---------------------------------------------------------------------------------
@@ -488,7 +512,10 @@ def storage_trial(task: Task) -> dict:
     -------
     dict
         ``status`` (the solver's ``stored`` / ``not_stored`` / ``undecided``), ``stored``,
-        ``instance_seed`` and the solver's diagnostics (margin, iterations, ...).
+        ``instance_seed`` and the solver's diagnostics (margin, iterations, ...).  A
+        ``not_found`` verdict (search modes of ``optimal``) is recorded as status
+        ``not_stored`` with ``verdict = "not_found"``, which :class:`TrialCounts` counts
+        apart.
 
     Notes
     -----
@@ -510,6 +537,9 @@ def storage_trial(task: Task) -> dict:
     status = sol.status
     if status == "stored" and not sol.stored:  # never trust a label over the verified recall
         status = "undecided"
+    if status == "not_found":  # a lower-bound verdict of a search mode: recorded as not stored
+        status = "not_stored"
+        out["verdict"] = "not_found"
     out["status"] = status
     out["stored"] = bool(sol.stored) if status != "undecided" else None
     return out
@@ -648,11 +678,11 @@ def _measurement(d, problem, solver, kappa, ensemble, seed, sweep, extra):
 # ---------------------------------------------------------------------------------
 # Trial counting
 # ---------------------------------------------------------------------------------
-_STATUS_INDEX = {"stored": 0, "not_stored": 1, "undecided": 2, "error": 3}
+_STATUS_INDEX = {"stored": 0, "not_stored": 1, "undecided": 2, "error": 3, "not_found": 5}
 
 
 class TrialCounts:
-    """Counts per grid point: ``p -> [stored, not_stored, undecided, errors, trials]``.
+    """Counts per grid point: ``p -> [stored, not_stored, undecided, errors, trials, not_found]``.
 
     ``undecided_as_not_stored`` decides whether undecided trials enter the fit as
     failures (see :func:`estimate_capacity`).  With an accuracy ``threshold`` a record
@@ -668,6 +698,8 @@ class TrialCounts:
     def classify(self, record: dict) -> str:
         """The counted status of a trial record under the criterion."""
         status = record["status"]
+        if self.threshold is None and record.get("verdict") == "not_found":
+            return "not_found"
         if self.threshold is None or status == "error":
             return status
         fraction = record.get("recall_fraction")
@@ -688,14 +720,14 @@ class TrialCounts:
 
     def add(self, p, status: str) -> None:
         """Count one trial at ``p`` with record status ``status``."""
-        c = self.by_p.setdefault(p, [0, 0, 0, 0, 0])
+        c = self.by_p.setdefault(p, [0, 0, 0, 0, 0, 0])
         c[_STATUS_INDEX[status]] += 1
         c[4] += 1
 
     def decided(self, p) -> int:
-        """Trials entering the fit at ``p``: stored + not stored (+ undecided if counted as failures)."""
+        """Trials entering the fit at ``p``: stored + not stored + not found (+ undecided if counted as failures)."""
         c = self.by_p[p]
-        return c[0] + c[1] + (c[2] if self.lenient else 0)
+        return c[0] + c[1] + c[5] + (c[2] if self.lenient else 0)
 
     def frequency(self, p) -> float:
         """Stored fraction of the decided trials at ``p``."""
@@ -853,7 +885,11 @@ def _messages(fit: LogisticFit, curve, counts: TrialCounts, solver: str, first_e
     undecided = sum(c.undecided for c in curve)
     errors = sum(c.errors for c in curve)
     total = sum(c.trials for c in curve)
+    not_found = sum(c.not_found for c in curve)
     msgs = [] if counts.threshold is None else [_criterion_message(counts.threshold, solver)]
+    if not_found:
+        msgs.append(f"{not_found}/{total} trials not_found (the search found no W; not a certificate), "
+                    "counted as not stored: p_c is a LOWER BOUND on the threshold")
     if fit.status != "ok":
         msgs.append(fit.message)
     if undecided and lenient:
@@ -890,7 +926,7 @@ def _estimate(m: Task, design: CapacityDesign, counts: TrialCounts, theory: dict
         m.d, m.problem, m.solver, m.kappa, m.ensemble, p_c, p_lo, p_hi, alpha_of(p_c), alpha_of(p_lo),
         alpha_of(p_hi), fit.slope, curve, theory, sum(c.undecided for c in curve), sum(c.errors for c in curve),
         fit.status, fit.converged, _messages(fit, curve, counts, m.solver, first_error), m.seed, design.trials,
-        seconds, options, design.kind, _criterion_text(counts.threshold), outputs)
+        seconds, options, design.kind, _criterion_text(counts.threshold), outputs, sum(c.not_found for c in curve))
 
 
 def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kappa: float = 1.0,
@@ -923,7 +959,10 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
         ``solver_options`` (dict)
             Passed to ``validation.solve`` through
             ``validation.solvers.solve_arguments``.  For ``optimal``, ``refine``
-            defaults to False (only storability is measured).
+            defaults to False (only storability is measured).  ``{"top_k": k}``
+            measures the top-k capacity (theory ``replica.capacity(d, kappa,
+            top_k=k)``; ``not_found`` trials are counted as not stored and make p_c
+            a lower bound, see ``notes/top_k.md``).
         ``undecided_as_not_stored`` (bool)
             Count ``undecided`` trials (budget exhausted without a storing W) as not
             stored in the fit.  The estimate is then the threshold for *finding* a
@@ -966,7 +1005,8 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     m, lenient = _measurement(d, problem, solver, kappa, ensemble, seed, sweep, extra)
     design = design.checked(m.d)
     if extra.get("task_function") is None:
-        theory = theory_capacity(m.d, solver, m.kappa, ensemble, threshold, extra.get("outputs"), problem)
+        top_k = int(dict(extra.get("solver_options") or {}).get("top_k", 1))
+        theory = theory_capacity(m.d, solver, m.kappa, ensemble, threshold, extra.get("outputs"), problem, top_k)
     else:
         theory = {"p_c": math.nan, "alpha": math.nan, "alpha_c": math.nan, "source": "none (synthetic task)"}
     center = design.center

@@ -18,6 +18,7 @@ import numpy as np
 
 __all__ = [
     "recall_check",
+    "top_k_recalled",
     "top_competitors",
     "competitor_scale",
     "normalised_margin",
@@ -64,6 +65,25 @@ def _top_kernel(scores, targets, index, value):
                 arg = rho
         index[mu] = arg
         value[mu] = best
+
+
+@numba.njit(cache=True)
+def _top_k_kernel(scores, targets, top_k, recalled):
+    p = scores.shape[1]
+    for mu in range(p):
+        tgt = targets[mu]
+        target = scores[tgt, mu]
+        beaten = 0
+        bad = math.isnan(target)
+        for rho in range(scores.shape[0]):
+            if rho == tgt:
+                continue
+            s = scores[rho, mu]
+            if math.isnan(s):
+                bad = True
+            elif s >= target:
+                beaten += 1
+        recalled[mu] = (not bad) and beaten < top_k
 
 
 def _as_score_matrix(scores, targets):
@@ -128,6 +148,41 @@ def recall_check(scores, targets=None):
     See ``notes/simulation.md`` (recall and ties).
     """
     return _per_input(_recall_kernel, scores, targets, (np.bool_, np.float64))
+
+
+def top_k_recalled(scores, top_k, targets=None):
+    """Which inputs have their target among the ``top_k`` highest scores.
+
+    Input ``mu`` is top-k recalled when fewer than ``top_k`` competitors score at
+    least its target: ``#{rho != t : S[rho, mu] >= S[t, mu]} < top_k`` with
+    ``t = targets[mu]`` (a tie counts against the target, a NaN in the column fails).
+    ``top_k = 1`` is :func:`recall_check`'s ``recalled``.  See ``notes/top_k.md``.
+
+    Parameters
+    ----------
+    scores : array_like, shape (n_candidates, p)
+        ``S[rho, mu]`` as in :func:`recall_check`.
+    top_k : int
+        In ``[1, n_candidates - 1]``.
+    targets : array_like of int, shape (p,), optional
+        Target rows as in :func:`recall_check` (default the diagonal).
+
+    Returns
+    -------
+    ndarray of bool, shape (p,)
+
+    Raises
+    ------
+    ValueError
+        If ``top_k`` is out of range, or as :func:`recall_check` for the arrays.
+    """
+    arr, index = _as_score_matrix(scores, targets)
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or not 1 <= top_k < arr.shape[0]:
+        raise ValueError(f"top_k must be an integer in [1, {arr.shape[0] - 1}] (below the number of "
+                         f"candidates {arr.shape[0]}), got {top_k!r}")
+    out = np.empty(arr.shape[1], dtype=np.bool_)
+    _top_k_kernel(arr, index, int(top_k), out)
+    return out
 
 
 def top_competitors(scores, targets=None):

@@ -39,7 +39,7 @@ __all__ = ["Solution", "solve", "solve_arguments", "SHARED_ARGUMENTS", "SOLVERS"
            "OptimalOptions", "LPOptions", "AdamOptions", "SolverOptions"]
 
 SOLVERS = ("hebbian", "optimal", "lp", "adam")
-STATUSES = ("stored", "not_stored", "undecided")
+STATUSES = ("stored", "not_stored", "undecided", "not_found")
 
 _DISPATCH = {
     "hebbian": ("validation.solvers.hebbian", "solve_hebbian"),
@@ -234,11 +234,17 @@ class Solution(Result):
     iterations : int
     seconds : float
         Wall time of the solve.
-    status : {"stored", "not_stored", "undecided"}
-        ``stored``: the returned W recalls every input.  ``not_stored``: a statement
+    status : {"stored", "not_stored", "undecided", "not_found"}
+        ``stored``: the returned W recalls every input (with ``top_k``: puts every
+        target in the top k), verified in float64.  ``not_stored``: a statement
         about the whole class of W (rank m) for ``optimal`` and ``lp`` (a certificate),
         about the rule's own W for ``hebbian``; ``adam`` never says it.
-        ``undecided``: neither.  See ``message`` and ``notes/simulation.md``.
+        ``undecided``: neither.  ``not_found``: only the search modes of ``optimal``
+        (``give_up``, ``top_k``; :mod:`validation.solvers.modes`) -- the search ended
+        without a storing W, a *lower-bound* verdict (the W recalls
+        ``recall_fraction`` of the inputs, ``info["lower_bound"]`` is True), never a
+        certificate; capacity estimates count it as not stored and report it apart.
+        See ``message``, ``notes/simulation.md`` and ``notes/top_k.md``.
     message : str
         What happened, in words.
     info : dict

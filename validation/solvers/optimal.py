@@ -125,7 +125,7 @@ def _warm_up() -> None:
 class _Problem:
     """Arrays of one instance in the form the kernels want (no d p^2 storage)."""
 
-    def __init__(self, instance):
+    def __init__(self, instance, blocked=None):
         self.d = int(instance.d)
         self.p = int(instance.p)
         self.problem = str(instance.problem)
@@ -149,6 +149,8 @@ class _Problem:
             self.code = int(instance.ensemble_code)
         elif self.problem != "op":
             raise ValueError(f"instance.problem must be 'op' or 'dp', got {self.problem!r}")
+        # constraints left out (validation.solvers.modes): blocked[mu, rho] drops (mu, rho)
+        self.blocked = None if blocked is None else np.asarray(blocked, dtype=bool)
 
     # images of the inputs: Y[mu] = W e_mu
     def images(self, W):
@@ -177,6 +179,8 @@ class _Problem:
             _rng.dp_block_margins(self.key, self.code, np.ascontiguousarray(Y[start:stop]),
                                 self.targets, rows.astype(np.int64), self.n_cand, M)
         M[np.arange(stop - start), cols] = np.inf
+        if self.blocked is not None:
+            M[self.blocked[start:stop]] = np.inf
         return M
 
 
@@ -284,6 +288,8 @@ def _full_pass(prob, W, threshold, max_active, block_elements):
         if prob.problem == "op":
             n = stop - start
             S = Y32[start:stop] @ prob.table32.T
+            if prob.blocked is not None:  # a left-out competitor never beats the target
+                S[prob.blocked[start:stop]] = -np.inf
             _k.select_block_targets(S, prob.target_index[start:stop], threshold, keep, idx[:n], cnt[:n],
                                     mins[:n], losses[:n], violated[start:stop])
             min_margin = min(min_margin, float(mins[:n].min()))
@@ -470,10 +476,10 @@ class _Run:
     the float64-verified :class:`validation.Solution`.
     """
 
-    def __init__(self, instance, kappa, *, tol, max_iter, time_limit, refine, options):
+    def __init__(self, instance, kappa, *, tol, max_iter, time_limit, refine, options, blocked=None):
         self.t_start = time.perf_counter()
         self.kappa, self.tol, self.max_iter, self.refine_on, self.o = kappa, tol, max_iter, refine, options
-        self.prob = prob = _Problem(instance)
+        self.prob = prob = _Problem(instance, blocked)
         self.d, self.p = prob.d, prob.p
         self.params = _Params(self.d, max(1, int(round(kappa * self.d))))
         self.deadline = None if time_limit is None else self.t_start + time_limit
@@ -829,7 +835,16 @@ def solve_optimal(instance, kappa=1.0, *, tol=1e-3, max_iter=20000, time_limit=N
     if not isinstance(refine, (bool, np.bool_)):
         raise ValueError(f"refine must be True or False, got {refine!r}")
     options = OptimalOptions.coerce(options)
+    if options.top_k > 1 and options.top_k >= instance.n_candidates:
+        raise ValueError(f"top_k must be in [1, {instance.n_candidates - 1}] (below the number of "
+                         f"candidates {instance.n_candidates}), got {options.top_k}")
     _warm_up()  # before the clock starts: compilation is not part of the time limit
+    if options.give_up or options.top_k > 1:
+        from . import modes
+
+        search = modes.solve_give_up if options.give_up else modes.solve_top_k
+        return search(instance, kappa_value, tol=tol, max_iter=max_iter, time_limit=time_limit,
+                      refine=bool(refine), options=options)
     return _Run(instance, kappa_value, tol=tol, max_iter=max_iter, time_limit=time_limit,
                 refine=bool(refine), options=options).run()
 

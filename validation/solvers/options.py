@@ -22,6 +22,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
+
 from replica.common.checks import check_choice, check_int, check_real
 
 __all__ = ["SolverOptions", "OptimalOptions", "LPOptions", "AdamOptions", "MAX_NONZEROS"]
@@ -133,6 +135,21 @@ class OptimalOptions(SolverOptions):
         L-BFGS history (default 10).
     block_elements : int
         Scores per block in full passes (default 2**23).
+    give_up : bool
+        Give-up mode (default False): maximise the number of recalled inputs by giving
+        up the costliest unrecalled inputs and re-solving
+        (:func:`validation.solvers.modes.solve_give_up`); the result is a lower bound on
+        the best accuracy, status ``not_found`` when not all are recalled.
+    give_up_fraction : float
+        Give-up mode: fraction of the unrecalled kept inputs given up per round (at
+        least one), in (0, 1] (default 0.05: measured at d = 16 and 32, smaller
+        fractions recall a little more at a cost of more rounds).
+    top_k : int
+        Top-k recall (default 1: plain recall).  ``k >= 2`` stores every input in the
+        top k (:func:`validation.solvers.modes.solve_top_k`); must be below the number
+        of candidates of the instance (checked by the solver).
+    max_rounds : int
+        Most re-solves of the give-up and top-k modes (default 100, >= 1).
 
     Raises
     ------
@@ -152,14 +169,25 @@ class OptimalOptions(SolverOptions):
     refresh: int = 25
     memory: int = 10
     block_elements: int = 1 << 23
+    give_up: bool = False
+    give_up_fraction: float = 0.05
+    top_k: int = 1
+    max_rounds: int = 100
 
     def __post_init__(self):
         self._set("refine_tol", check_real(self.refine_tol, "refine_tol", low=0.0, high=1.0, low_open=True))
         self._set("refine_max_iter", check_int(self.refine_max_iter, "refine_max_iter", low=0))
         self._set("stage_tol", check_real(self.stage_tol, "stage_tol", low=0.0, high=1.0, low_open=True))
         self._set("active_slack", check_real(self.active_slack, "active_slack", low=0.0))
-        for name in ("max_active", "refresh", "memory", "block_elements"):
+        for name in ("max_active", "refresh", "memory", "block_elements", "top_k", "max_rounds"):
             self._set(name, check_int(getattr(self, name), name, low=1))
+        if not isinstance(self.give_up, (bool, np.bool_)):
+            raise ValueError(f"give_up must be True or False, got {self.give_up!r}")
+        self._set("give_up", bool(self.give_up))
+        self._set("give_up_fraction", check_real(self.give_up_fraction, "give_up_fraction", low=0.0, high=1.0,
+                                                 low_open=True))
+        if self.give_up and self.top_k > 1:
+            raise ValueError(f"give_up=True and top_k={self.top_k} cannot be combined; use one search mode")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,103 @@
+"""Tests of top-k recall: ``validation.recall.top_k_recalled`` and the top-k mode of ``optimal``.
+
+References: a direct numpy count of the competitors that score at least the target
+(ties against the target), and the float64 check of the returned W on the whole
+instance.  The instances of the solver tests were chosen from measurements at d = 16
+(DP, ``docs/top_k.md``: top-2 p_c ~ 70, top-5 p_c ~ 87, plain p_c ~ 62).
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+from validation import make_instance, solve
+from validation.capacity import CapacityEstimate, CurvePoint, TrialCounts, estimate_capacity
+from validation.recall import recall_check, top_k_recalled
+from validation.solvers import Solution
+from validation.solvers.modes import top_k_check
+
+
+def _numpy_top_k(S, k, targets):
+    p = S.shape[1]
+    out = np.empty(p, dtype=bool)
+    for mu in range(p):
+        col = S[:, mu]
+        t = col[targets[mu]]
+        others = np.delete(col, targets[mu])
+        out[mu] = not np.isnan(col).any() and int((others >= t).sum()) < k
+    return out
+
+
+def test_top_k_recalled_against_numpy_with_ties_and_nan():
+    rng = np.random.default_rng(5)
+    S = np.round(rng.standard_normal((9, 9)), 1)  # rounding makes ties
+    S[3, 4] = np.nan
+    targets = np.arange(9)
+    for k in (1, 2, 4, 8):
+        assert np.array_equal(top_k_recalled(S, k), _numpy_top_k(S, k, targets))
+    assert np.array_equal(top_k_recalled(S, 1), recall_check(S)[0])
+    S2 = rng.standard_normal((4, 10))
+    f = np.arange(10) % 4
+    assert np.array_equal(top_k_recalled(S2, 2, f), _numpy_top_k(S2, 2, f))
+
+
+def test_top_k_recalled_bad_k():
+    S = np.eye(4)
+    for k in (0, 4, 2.0, True):
+        with pytest.raises(ValueError, match="top_k"):
+            top_k_recalled(S, k)
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_top_k_stores_above_the_plain_capacity(problem):
+    inst = make_instance(16, 66, problem, seed=2)
+    plain = solve(inst, "optimal", refine=False)
+    sol = solve(inst, "optimal", refine=False, options={"top_k": 2})
+    assert plain.status == "not_stored"
+    assert sol.status == "stored" and sol.stored and sol.recall_fraction == 1.0
+    assert top_k_check(inst, sol.W, 2).all()   # independent float64 check
+    assert sol.info["top1_fraction"] < 1.0 and sol.info["lower_bound"] is False
+    json.dumps(sol.to_dict(), allow_nan=False)
+
+
+def test_top_k_far_above_capacity_is_a_lower_bound_verdict():
+    inst = make_instance(16, 110, "dp", seed=1)
+    sol = solve(inst, "optimal", refine=False, options={"top_k": 2})
+    assert sol.status == "not_found" and not sol.stored and sol.converged
+    assert sol.info["lower_bound"] is True and "not a certificate" in sol.message
+    assert sol.recall_fraction == top_k_check(inst, sol.W, 2).mean()
+    assert sol.status in Solution.STATUSES
+    json.dumps(sol.to_dict(), allow_nan=False)
+
+
+def test_top_k_with_shared_outputs_and_bad_values():
+    inst = make_instance(8, 60, "op", seed=2, outputs=4)
+    sol = solve(inst, "optimal", refine=False, options={"top_k": 2})
+    assert sol.status in ("stored", "not_found")
+    with pytest.raises(ValueError, match="top_k"):
+        solve(inst, "optimal", options={"top_k": 4})   # K = 4 candidates: top_k <= 3
+    with pytest.raises(ValueError, match="top_k"):
+        solve(inst, "optimal", options={"top_k": 0})
+
+
+def test_not_found_is_counted_as_not_stored_and_apart():
+    counts = TrialCounts()
+    for record in ({"status": "stored"}, {"status": "not_stored"},
+                   {"status": "not_stored", "verdict": "not_found"}, {"status": "undecided"}):
+        counts.add(10, counts.classify(record))
+    assert counts.by_p[10] == [1, 1, 1, 0, 4, 1]
+    assert counts.decided(10) == 3 and counts.frequency(10) == pytest.approx(1 / 3)
+    point = CurvePoint.from_counts(16, 10, counts.by_p[10])
+    assert point.not_found == 1 and point.not_stored == 1 and point.decided == 3
+    assert "lower-bound" in point.message
+    json.dumps(point.to_dict(), allow_nan=False)
+
+
+def test_top_k_capacity_estimate_says_lower_bound():
+    est = estimate_capacity(8, "dp", "optimal", solver_options={"top_k": 2}, trials=4, rounds=0, progress=False)
+    assert isinstance(est, CapacityEstimate)
+    assert est.theory["source"] == "replica.capacity(top_k=2)"
+    assert est.not_found > 0 and est.lower_bound and "LOWER BOUND" in est.message
+    assert est.to_dict()["not_found"] == est.not_found
+    json.dumps(est.to_dict(), allow_nan=False)

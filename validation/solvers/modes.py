@@ -1,0 +1,222 @@
+"""Two search modes of the ``optimal`` solver: give-up (most facts recalled) and top-k recall.
+
+Both repeat the decision solver of :mod:`validation.solvers.optimal` on the instance
+with some constraints ``(mu, rho)`` left out, warm-started from the previous round's
+W, and verify the final W in float64 on the *whole* instance with
+:mod:`validation.recall`.  Neither search is convex, so a run that does not store
+everything is a lower-bound verdict, status ``not_found``, never the ``not_stored``
+certificate.  See ``notes/recall_accuracy.md`` (give-up) and ``notes/top_k.md``.
+
+Give-up (``OptimalOptions(give_up=True)``)
+    While some kept input is not recalled, give up the costliest of the kept inputs
+    that the round's W does not recall -- cost: the input's squared hinge
+    ``sum_rho (1 - m_{mu rho}(W))_+^2`` at the round's squared-hinge minimiser, the
+    simulation's analogue of the water-filling cost that the replica theory gives up
+    (``notes/recall_accuracy.md``) -- drop all their constraints, re-solve.  Each round
+    gives up ``ceil(give_up_fraction * n)`` of the ``n`` unrecalled kept inputs (at
+    least one).  It ends when every kept input is recalled: the number of inputs the
+    final W recalls (given-up ones recalled by chance included) is a lower bound on
+    the largest number any W recalls.
+
+Top-k (``OptimalOptions(top_k=k)``, ``k >= 2``)
+    Input ``mu`` is top-k recalled when fewer than ``k`` competitors score at least
+    its target (:func:`validation.recall.top_k_recalled`).  Exempt the ``k - 1``
+    strongest competitors of every input under the current W, solve the rest (a convex
+    problem), recompute the exempt sets under the new W, and repeat until the
+    restricted problem is stored (then every input is top-k recalled: ``stored``,
+    verified in float64), the exempt sets stop changing, or ``max_rounds`` ends.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+
+import numpy as np
+
+from . import Solution, assess
+
+__all__ = ["solve_give_up", "solve_top_k", "top_k_check"]
+
+
+class _Search:
+    """Rounds of the decision solver with left-out constraints; shared by both modes."""
+
+    def __init__(self, instance, kappa, tol, max_iter, time_limit, refine, options):
+        from .optimal import _Problem
+
+        self.t_start = time.perf_counter()
+        self.instance, self.kappa, self.o = instance, kappa, options
+        self.args = {"tol": tol, "max_iter": max_iter, "refine": refine}
+        self.deadline = None if time_limit is None else self.t_start + time_limit
+        self.prob = _Problem(instance)  # nothing left out: float64 costs and exempt sets
+        self.blocked = np.zeros((instance.p, instance.n_candidates), dtype=bool)
+        self.initial = options.initial
+        self.rounds = self.iterations = 0
+        self.last = None
+        self.out_of_budget = False
+
+    def solve_round(self):
+        """One decision solve with the current ``blocked``, warm-started; returns its Solution."""
+        from .optimal import _Run
+
+        remaining = None
+        if self.deadline is not None:
+            remaining = self.deadline - time.perf_counter()
+            if remaining <= 0:
+                self.out_of_budget = True
+                return None
+        options = dataclasses.replace(self.o, give_up=False, top_k=1, initial=self.initial)
+        sol = _Run(self.instance, self.kappa, time_limit=remaining, options=options,
+                   blocked=self.blocked.copy(), **self.args).run()
+        self.rounds += 1
+        self.iterations += sol.iterations
+        self.initial = sol.factors if sol.factors is not None else sol.W
+        self.last = sol
+        if not sol.converged and sol.status == "undecided":
+            self.out_of_budget = True
+        return sol
+
+    def margins(self, W):
+        """float64 margins (p, n_candidates) of every constraint under W (target: +inf)."""
+        Y = self.prob.images(W)
+        return self.prob.block_margins(Y, 0, self.prob.p, exact=True)
+
+    def result(self, status, stored, fraction, margin, message, info):
+        sol = self.last
+        return Solution(
+            solver="optimal", kappa=self.kappa, rank=sol.rank, W=sol.W, factors=sol.factors, stored=stored,
+            recall_fraction=fraction, margin=margin, converged=status != "undecided",
+            iterations=self.iterations, seconds=time.perf_counter() - self.t_start, status=status,
+            message=message, info={"rounds": self.rounds, "lower_bound": status != "stored",
+                                   "last_round": sol.message, **info})
+
+
+def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options) -> Solution:
+    """Give-up mode: the most inputs recalled by rounds of giving up the costliest ones.
+
+    Parameters as :func:`validation.solvers.optimal.solve_optimal` (checked there);
+    ``max_iter`` and ``time_limit`` are per round and for the whole search.
+
+    Returns
+    -------
+    validation.Solution
+        ``stored`` when the W recalls all p inputs (certified by float64 recall);
+        ``not_found`` when the search ended with every kept input recalled but not all
+        p (``recall_fraction`` is a lower bound on the best accuracy); ``undecided``
+        when a budget ended first (the fraction is still that of the returned W).
+        ``info``: ``recalled`` (inputs the W recalls), ``given_up``, ``rounds``,
+        ``lower_bound`` (True unless stored), ``first_status`` (the decision on all
+        inputs: ``not_stored`` there is a certificate that not all p can be stored).
+    """
+    search = _Search(instance, kappa, tol, max_iter, time_limit, refine, options)
+    kept = np.ones(instance.p, dtype=bool)
+    first = None
+    while True:
+        sol = search.solve_round()
+        if sol is None:
+            break
+        first = first or sol.status
+        if sol.status == "stored" or search.out_of_budget or search.rounds >= options.max_rounds:
+            break
+        M = search.margins(sol.matrix())
+        unrecalled = np.flatnonzero(kept & ~(M.min(axis=1) > 0))
+        if unrecalled.size == 0:
+            break
+        cost = np.square(np.maximum(1.0 - M[unrecalled], 0.0)).sum(axis=1)
+        count = max(1, math.ceil(options.give_up_fraction * unrecalled.size))
+        drop = unrecalled[np.argsort(-cost, kind="stable")[:count]]
+        kept[drop] = False
+        search.blocked[drop] = True
+    W = search.last.matrix()
+    stored, fraction, margin, recalled = assess(instance, W)
+    kept_done = bool(recalled[kept].all())
+    status = "stored" if stored else ("not_found" if kept_done else "undecided")
+    n_rec = int(recalled.sum())
+    message = (f"give-up search: W recalls {n_rec} of {instance.p} inputs (float64) after "
+               f"{search.rounds} rounds, {int((~kept).sum())} given up")
+    if status == "not_found":
+        message += "; a lower bound on the most inputs any W recalls (not a certificate)"
+    elif status == "undecided":
+        message += "; budget ended with kept inputs not recalled (lower bound from the last W)"
+    return search.result(status, stored, fraction, margin, message,
+                         {"recalled": n_rec, "given_up": int((~kept).sum()), "first_status": first,
+                          "mode": "give_up"})
+
+
+def top_k_check(instance, W, top_k):
+    """float64 top-k recall of every input of ``instance`` under W (ties fail).
+
+    Returns
+    -------
+    ndarray of bool (p,)
+        :func:`validation.recall.top_k_recalled` of the instance's score matrix.
+    """
+    from validation.recall import top_k_recalled
+
+    targets = None if instance.outputs is None else instance.target_index
+    return top_k_recalled(instance.scores(np.asarray(W, dtype=np.float64)), top_k, targets)
+
+
+def _strongest(M, count):
+    """Per row, the columns of the ``count`` smallest margins (the strongest competitors), sorted."""
+    part = np.argpartition(M, count - 1, axis=1)[:, :count]
+    return np.sort(part, axis=1)
+
+
+def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options) -> Solution:
+    """Top-k mode: store every input in the top ``options.top_k`` (``k >= 2``).
+
+    Parameters as :func:`validation.solvers.optimal.solve_optimal`; ``top_k`` must be
+    below the number of candidates (checked there).
+
+    Returns
+    -------
+    validation.Solution
+        ``stored`` when every input is top-k recalled (float64, certified);
+        ``not_found`` when the exempt sets stopped changing (or ``max_rounds`` ended)
+        without it: a lower-bound verdict, not a certificate; ``undecided`` when the
+        time or iteration budget ended a round.  ``recall_fraction`` is the top-k
+        recall fraction of the W, ``margin`` its plain (top-1) normalised margin;
+        ``info``: ``top_k``, ``top_k_recalled`` (count), ``top1_fraction``, ``rounds``,
+        ``exempt_changed`` (exempt entries changed in the last round), ``lower_bound``.
+    """
+    k = options.top_k
+    search = _Search(instance, kappa, tol, max_iter, time_limit, refine, options)
+    from .optimal import _initial_point, _Params
+
+    params = _Params(instance.d, max(1, int(round(kappa * instance.d))))
+    W0 = params.W(_initial_point(search.prob, params, options.initial))
+    exempt = _strongest(search.margins(W0), k - 1)
+    rows = np.arange(instance.p)[:, None]
+    changed = None
+    while True:
+        search.blocked[:] = False
+        search.blocked[rows, exempt] = True
+        sol = search.solve_round()
+        if sol is None or sol.status == "stored" or search.out_of_budget:
+            break
+        new = _strongest(search.margins(sol.matrix()), k - 1)
+        changed = int((new != exempt).sum())
+        exempt = new
+        if changed == 0 or search.rounds >= options.max_rounds:
+            break
+    W = search.last.matrix()
+    _, top1, margin, _ = assess(instance, W)
+    ok = top_k_check(instance, W, k)
+    n_ok = int(ok.sum())
+    if ok.all():
+        status = "stored"
+    else:
+        status = "undecided" if search.out_of_budget else "not_found"
+    message = (f"top-{k} search: W puts the target of {n_ok} of {instance.p} inputs in the top {k} "
+               f"(float64) after {search.rounds} rounds")
+    if status == "not_found":
+        message += ("; exempt sets " + ("stopped changing" if changed == 0 else "still changing at max_rounds")
+                    + ": no W found, a lower-bound verdict (not a certificate)")
+    elif status == "undecided":
+        message += "; budget ended"
+    return search.result(status, bool(ok.all()), float(ok.mean()), margin, message,
+                         {"top_k": k, "top_k_recalled": n_ok, "top1_fraction": top1,
+                          "exempt_changed": changed, "mode": "top_k"})

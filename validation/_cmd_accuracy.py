@@ -38,18 +38,23 @@ def register(subparsers) -> None:
     parser.add_argument("--ensemble", choices=ENSEMBLES, nargs="+", default=["gaussian"],
                         help="embedding ensembles (default gaussian)")
     parser.add_argument("--trials", type=int, default=20, help="instances per load (>= 2, default 20)")
+    parser.add_argument("--give-up", action="store_true",
+                        help="optimal only: the give-up search (give up the costliest inputs, re-solve) "
+                             "instead of the decision W; still a lower bound on the best accuracy")
 
 
 def _curves(args, executor) -> list:
+    from ._cmd_solve import mode_options
     from .accuracy import loads_from_alpha, measure_accuracy
 
+    options = mode_options(args.solver, args.give_up)
     curves = []
     for d in args.d:
         ps = args.loads if args.alpha is None else loads_from_alpha(d, args.alpha)
         for ensemble in args.ensemble:
             curves.append(measure_accuracy(d, ps, problem=args.problem, solver=args.solver, ensemble=ensemble,
                                            kappa=args.kappa, seed=args.seed, trials=args.trials,
-                                           executor=executor, progress=True))
+                                           executor=executor, progress=True, solver_options=options))
     return curves
 
 

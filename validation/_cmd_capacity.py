@@ -42,6 +42,10 @@ def register(subparsers) -> None:
     parser.add_argument("--outputs", type=int, default=None, metavar="K",
                         help="K >= 2 distinct answers shared by the facts (balanced map mu mod K); "
                              "theory replica.capacity(outputs=K, problem=...) (default: one answer per fact)")
+    parser.add_argument("--top-k", type=int, default=1, metavar="K",
+                        help="optimal only: stored = every target in the top K (default 1); K >= 2 is a search "
+                             "whose not_found verdicts count as not stored, so p_c is a lower bound; theory "
+                             "replica.capacity(top_k=K)")
     parser.add_argument("--out", default=None,
                         help="folder of a result store: trials are saved there and reused on a rerun")
 
@@ -65,17 +69,20 @@ def _summary(est) -> str:
     return (f"d={est.d} problem={est.problem}{outputs} solver={est.solver} kappa={est.kappa:g} "
             f"ensemble={est.ensemble} trials/point={est.trials} seed={est.seed} design={est.design}\n"
             f"measured  p_c = {est.p_c:.2f}  95% [{est.p_c_low:.2f}, {est.p_c_high:.2f}]  "
-            f"alpha = {est.alpha:.4f} [{est.alpha_low:.4f}, {est.alpha_high:.4f}]\n"
+            f"alpha = {est.alpha:.4f} [{est.alpha_low:.4f}, {est.alpha_high:.4f}]"
+            f"{f'  (a LOWER BOUND: {est.not_found} not_found verdicts)' if est.not_found else ''}\n"
             f"theory    p_c = {est.theory['p_c']:.2f}  alpha = {est.theory['alpha']:.4f}  "
             f"alpha_c(d->inf) = {est.theory['alpha_c']:.4f}  ({est.theory['source']})\n"
             f"status: {est.status}; {est.message}\n\n")
 
 
 def run(args) -> int:
+    from ._cmd_solve import mode_options
     from .capacity import estimate_capacity
     from .cli import executor_from_args
     from .store import STORE_SUFFIXES, ResultStore
 
+    options = mode_options(args.solver, top_k=args.top_k)
     if args.out:
         check_output_folder(args.out, file_suffixes=STORE_SUFFIXES)
     store = ResultStore(args.out) if args.out else None
@@ -84,7 +91,7 @@ def run(args) -> int:
         est = estimate_capacity(args.d, args.problem, args.solver, args.kappa, args.ensemble,
                                 trials=args.trials, seed=args.seed, rounds=args.rounds,
                                 design=args.design, executor=executor, store=store, progress=True,
-                                criterion=args.criterion, outputs=args.outputs)
+                                criterion=args.criterion, outputs=args.outputs, solver_options=options)
     finally:
         executor.shutdown()
         if store is not None:
@@ -95,7 +102,8 @@ def run(args) -> int:
     rows = [c.to_dict() for c in est.curve]
     if args.format == "table":
         sys.stdout.write(_summary(est))
-    render(rows, _COLUMNS, args.format, digits=4, stream=sys.stdout)
+    columns = _COLUMNS + (["not_found"] if options else [])
+    render(rows, columns, args.format, digits=4, stream=sys.stdout)
     if args.format == "csv":
         sys.stdout.write("\n")
         render(_summary_rows(est), ["quantity", "value"], "csv", stream=sys.stdout)
@@ -114,7 +122,7 @@ def _exit_status(est) -> int:
 SUMMARY_QUANTITIES = ("d", "problem", "solver", "kappa", "ensemble", "trials", "seed", "design", "criterion",
                       "p_c", "p_c_low", "p_c_high", "alpha", "alpha_low", "alpha_high", "status", "message")
 """Rows of the second CSV section (``quantity,value``; ``outputs`` after ``problem`` with
-``--outputs``), then ``theory_p_c``, ``theory_alpha``,
+``--outputs``; ``not_found`` after ``message`` when some trials had that verdict), then ``theory_p_c``, ``theory_alpha``,
 ``theory_alpha_c`` and ``theory_source``; missing numbers are empty."""
 
 
@@ -126,6 +134,8 @@ def _summary_rows(est) -> list:
     rows = [{"quantity": q, "value": data.get(q)} for q in SUMMARY_QUANTITIES]
     if est.outputs is not None:
         rows.insert(2, {"quantity": "outputs", "value": est.outputs})
+    if est.not_found:
+        rows.append({"quantity": "not_found", "value": est.not_found})
     rows += [{"quantity": f"theory_{k}", "value": v} for k, v in (data.get("theory") or {}).items()]
     rows.append({"quantity": "theory_source", "value": data.get("theory_source")})
     return [{"quantity": r["quantity"], "value": "" if r["value"] is None else r["value"]} for r in rows]

@@ -41,6 +41,13 @@ def register(subparsers) -> None:
     parser.add_argument("--outputs", type=int, default=None,
                         help="number K of distinct answers, 2 <= K <= p (default p: one answer per fact; "
                              "targets mu mod K)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--give-up", action="store_true",
+                      help="optimal only: give up the costliest inputs until the rest are recalled (the "
+                           "recall fraction is a lower bound on the best accuracy; status not_found)")
+    mode.add_argument("--top-k", type=int, default=1, metavar="K",
+                      help="optimal only: store every fact in the top K (default 1; K >= 2 is a search, "
+                           "status not_found when it finds no W)")
     add_progress_option(parser)
 
 
@@ -82,16 +89,33 @@ def run(args) -> int:
     check_int(args.d, "d", low=2)
     check_int(args.p, "p", low=2)
     kappa = float(check_kappa(args.kappa))
-    check_problem(args.d, args.p, args.problem, args.solver, kappa)
+    options = mode_options(args.solver, args.give_up, args.top_k)
+    check_problem(args.d, args.p, args.problem, args.solver, kappa, options)
     instance = make_instance(args.d, args.p, args.problem, args.ensemble, args.seed, outputs=args.outputs)
     progress = _Progress(args.progress or sys.stderr.isatty())
     try:
         with monitored(progress):
-            solution = solve(instance, solver=args.solver, kappa=kappa)
+            solution = solve(instance, solver=args.solver, kappa=kappa, options=options)
     finally:
         progress.close()
     _write(instance, solution, args.format)
     return 130 if solution.message.startswith("interrupted") else 0
+
+
+def mode_options(solver: str, give_up: bool = False, top_k: int = 1) -> dict | None:
+    """Solver options of the ``--give-up`` / ``--top-k`` flags (None when both are off).
+
+    Raises
+    ------
+    ValueError
+        If a flag is given with a solver other than ``optimal``.
+    """
+    if not give_up and top_k == 1:
+        return None
+    if solver != "optimal":
+        flag = "--give-up" if give_up else f"--top-k {top_k}"
+        raise ValueError(f"{flag} is a search mode of solver 'optimal', got --solver {solver}")
+    return {"give_up": True} if give_up else {"top_k": top_k}
 
 
 def _write(instance, solution, fmt: str) -> None:

@@ -101,3 +101,24 @@ def test_top_k_capacity_estimate_says_lower_bound():
     assert est.not_found > 0 and est.lower_bound and "LOWER BOUND" in est.message
     assert est.to_dict()["not_found"] == est.not_found
     json.dumps(est.to_dict(), allow_nan=False)
+
+
+def test_cli_flags(capsys):
+    from validation.cli import main
+
+    assert main(["solve", "--d", "16", "--p", "66", "--seed", "2", "--top-k", "2", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["status"] == "stored" and data["info"]["top_k"] == 2
+    assert main(["capacity", "--d", "8", "--problem", "dp", "--top-k", "2", "--trials", "2", "--rounds", "0",
+                 "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    assert "not_found" in out.splitlines()[0] and "LOWER BOUND" in out
+    assert main(["accuracy", "--d", "8", "--loads", "30", "--solver", "optimal", "--give-up", "--trials", "2",
+                 "--problem", "dp", "--format", "csv"]) == 0
+    assert "lower_bound" in capsys.readouterr().out
+    for args in (["capacity", "--d", "8", "--solver", "hebbian", "--top-k", "2"],
+                 ["accuracy", "--d", "8", "--loads", "30", "--give-up"],
+                 ["solve", "--d", "8", "--p", "30", "--solver", "lp", "--give-up"]):
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "search mode of solver 'optimal'" in err

@@ -90,7 +90,8 @@ class _Search:
             recall_fraction=fraction, margin=margin, converged=status != "undecided",
             iterations=self.iterations, seconds=time.perf_counter() - self.t_start, status=status,
             message=message, info={"rounds": self.rounds, "lower_bound": status != "stored",
-                                   "last_round": sol.message, **info})
+                                   "last_round": "restricted problem (left-out constraints dropped): " + sol.message,
+                                   **info})
 
 
 def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options) -> Solution:

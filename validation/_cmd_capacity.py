@@ -122,8 +122,9 @@ def _exit_status(est) -> int:
 SUMMARY_QUANTITIES = ("d", "problem", "solver", "kappa", "ensemble", "trials", "seed", "design", "criterion",
                       "p_c", "p_c_low", "p_c_high", "alpha", "alpha_low", "alpha_high", "status", "message")
 """Rows of the second CSV section (``quantity,value``; ``outputs`` after ``problem`` with
-``--outputs``; ``not_found`` after ``message`` when some trials had that verdict), then ``theory_p_c``, ``theory_alpha``,
-``theory_alpha_c`` and ``theory_source``; missing numbers are empty."""
+``--outputs``; ``not_found`` after ``message`` when some trials had that verdict), then
+``theory_p_c``, ``theory_alpha``, ``theory_alpha_c`` and ``theory_source``; missing numbers
+are empty."""
 
 
 def _summary_rows(est) -> list:

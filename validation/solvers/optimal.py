@@ -805,13 +805,16 @@ def solve_optimal(instance, kappa=1.0, *, tol=1e-3, max_iter=20000, time_limit=N
         its settings are ``refine_tol`` and ``refine_max_iter`` in ``options``.
     options : OptimalOptions or mapping, optional
         The other settings (:class:`validation.solvers.OptimalOptions`: warm start,
-        working-set and L-BFGS parameters).
+        working-set and L-BFGS parameters, and the search modes ``give_up=True`` and
+        ``top_k=k``, which repeat this solve with constraints left out:
+        :mod:`validation.solvers.modes`).
 
     Returns
     -------
     validation.Solution
         ``status`` is ``stored``, ``not_stored`` (certified: margin bound <= tol) or
-        ``undecided``; ``margin`` is the float64 normalised margin of the returned W.
+        ``undecided``; the search modes return ``stored``, ``not_found`` (a lower-bound
+        verdict) or ``undecided``; ``margin`` is the float64 normalised margin of the returned W.
         ``converged`` is True for a decision, and for an undecided rank-m solve that
         ended at a stationary point of the factor problem; False when a budget
         (``max_iter``, ``time_limit``) or a stall of the full-rank iteration ended it.
@@ -821,7 +824,8 @@ def solve_optimal(instance, kappa=1.0, *, tol=1e-3, max_iter=20000, time_limit=N
     Raises
     ------
     ValueError
-        Bad kappa or option values, unknown options.
+        Bad kappa or option values, unknown options, ``top_k`` not below the number of
+        candidates of the instance.
 
     Notes
     -----

@@ -50,8 +50,12 @@ html_title = "linear-memory-capacity"
 # documents of their own.
 exclude_patterns = [
     "accuracy_hebbian.md",
+    "accuracy_optimal.md",
+    "top_k.md",
     "ce_capacity.md",
     "many_to_one_d16.md",
+    "many_to_one_d32.md",
+    "sphere_optimal.md",
     "_build",
     "quick",
     "op_vs_dp_d64",

@@ -52,18 +52,23 @@ def measure():
     return out, time.perf_counter() - start
 
 
+_INTRO = """# Optimal memory above capacity: give-up accuracy beside `replica.optimal_accuracy`
+
+Produced by `python docs/accuracy_optimal.py` in {seconds:.0f} s (one process, one thread), seed {seed},
+{trials} instances per load (problem `{problem}`, instance seeds `task_seed(seed, p, trial)`; the same
+instances for both columns).  **Give-up**: mean recall fraction of the W of the give-up search
+(`solve(..., 'optimal', options={{'give_up': True}})`), a **lower bound** on the best accuracy of each
+instance; 95 % interval `mean +- t sd / sqrt(n)` between instances.  **Plain**: the recall fraction of the
+decision solver's returned W (the squared-hinge iterate at which non-storability was certified).  Theory:
+the replica-symmetric `replica.optimal_accuracy(d, p)` (+- its Monte-Carlo s.e.).  Difference = give-up -
+theory.  See `notes/recall_accuracy.md`.
+
+| d | p / p_c | p | alpha | theory | give-up [95 % CI] | give-up - theory | plain [95 % CI] | all stored (give-up) |
+"""
+
+
 def markdown(curves, seconds) -> str:
-    lines = ["# Optimal memory above capacity: give-up accuracy beside `replica.optimal_accuracy`", "",
-             f"Produced by `python docs/accuracy_optimal.py` in {seconds:.0f} s (one process, one thread), seed "
-             f"{SEED}, {TRIALS} instances per load (problem `{PROBLEM}`, instance seeds `task_seed(seed, p, trial)`; "
-             "the same instances for both columns).  **Give-up**: mean recall fraction of the W of the give-up "
-             "search (`solve(..., 'optimal', options={'give_up': True})`), a **lower bound** on the best accuracy "
-             "of each instance; 95 % interval `mean +- t sd / sqrt(n)` between instances.  **Plain**: the recall "
-             "fraction of the decision solver's returned W (the squared-hinge iterate at which non-storability was "
-             "certified).  Theory: the replica-symmetric `replica.optimal_accuracy(d, p)` (+- its Monte-Carlo "
-             "s.e.).  Difference = give-up - theory.  See `notes/recall_accuracy.md`.", "",
-             "| d | p / p_c | p | alpha | theory | give-up [95 % CI] | give-up - theory | plain [95 % CI] |"
-             " all stored (give-up) |",
+    lines = [_INTRO.format(seconds=seconds, seed=SEED, trials=TRIALS, problem=PROBLEM).rstrip("\n"),
              "|---|---|---|---|---|---|---|---|---|"]
     for give_up, plain in curves:
         for f, g, q in zip(FACTORS, give_up.points, plain.points):
@@ -104,7 +109,7 @@ def figure(curves, path) -> None:
     ax.set_title(f"Optimal memory (DP) above capacity: {TRIALS} instances per point, 95 % intervals")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower left")
+    ax.legend(fontsize=7, loc="center right", bbox_to_anchor=(1.0, 0.33))
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)

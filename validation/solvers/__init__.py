@@ -2,7 +2,10 @@
 
 * ``hebbian`` -- ``W = sum_mu u_mu e_mu^T`` (best rank-m approximation for kappa < 1).
 * ``optimal`` -- certified decision and max-margin W by L-BFGS on the squared hinge
-  (:func:`validation.solvers.optimal.solve_optimal`, ``notes/optimal_solver.md``).
+  (:func:`validation.solvers.optimal.solve_optimal`, ``notes/optimal_solver.md``); with
+  ``options={"give_up": True}`` or ``{"top_k": k}`` a search for the most recalled
+  inputs or for top-k storage (:mod:`validation.solvers.modes`, status ``not_found``
+  when it ends without a storing W: a lower bound, not a certificate).
 * ``lp`` -- exact feasibility by linear programming (HiGHS), small d, full rank.
 * ``adam`` -- Adam on the softmax cross-entropy (baseline with a step budget).
 

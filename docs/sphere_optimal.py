@@ -12,10 +12,12 @@ rewritten after every row, so an interrupted run leaves the rows it finished.
 Usage::
 
     python docs/sphere_optimal.py            # writes docs/sphere_optimal.md
+    python docs/sphere_optimal.py --out DIR  # the same, trials kept in the store DIR
 """
 
 from __future__ import annotations
 
+import argparse
 import pathlib
 import sys
 import time
@@ -23,6 +25,7 @@ import time
 import replica
 from validation.capacity import estimate_capacity
 from validation.solvers import set_threads
+from validation.store import ResultStore
 from validation.sweep import make_executor
 
 SEED = 0
@@ -30,18 +33,21 @@ SEED = 0
 #  time limit per solve in s or None)
 ROWS = ((16, "dp", 60, 2, 0.25, None), (16, "op", 60, 2, 0.25, None),
         (32, "dp", 40, 2, 0.25, None), (32, "op", 40, 2, 0.25, None),
-        (64, "op", 16, 2, 0.1, 120.0), (64, "dp", 16, 2, 0.1, 120.0))
+        (64, "op", 16, 2, 0.1, 120.0), (64, "dp", 6, 1, 0.1, 120.0))
 HERE = pathlib.Path(__file__).resolve().parent
 PAGE = HERE / "sphere_optimal.md"
 
 
-def measure(d, problem, trials, rounds, width, time_limit, ensemble):
-    """The estimate of one row (a :class:`validation.capacity.CapacityEstimate`)."""
+def measure(d, problem, trials, rounds, width, time_limit, ensemble, store=None):
+    """The estimate of one row (a :class:`validation.capacity.CapacityEstimate`).
+
+    ``store``: a :class:`validation.store.ResultStore` keeping the trials (reused on a rerun).
+    """
     options = {} if time_limit is None else {"time_limit": time_limit}
     return estimate_capacity(d, problem, "optimal", ensemble=ensemble, seed=SEED, design="grid",
                              trials=trials, rounds=rounds, initial_width=width,
                              executor=make_executor("serial"), progress=False,
-                             solver_options=options)
+                             solver_options=options, store=store)
 
 
 def _rel(x, ref):
@@ -94,6 +100,9 @@ def write(rows, theory, seconds, done) -> str:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description="sphere-ensemble p_c of the optimal memory")
+    parser.add_argument("--out", default=None, help="folder of a result store (trials reused on a rerun)")
+    store = None if (out := parser.parse_args().out) is None else ResultStore(out)
     set_threads(1)
     start = time.perf_counter()
     theory = {d: (replica.capacity(d, ensemble="sphere").p_c, replica.capacity(d).p_c)
@@ -101,7 +110,7 @@ def main() -> None:
     rows = []
     for spec in ROWS:
         t0 = time.perf_counter()
-        sph, gau = measure(*spec, "sphere"), measure(*spec, "gaussian")
+        sph, gau = measure(*spec, "sphere", store), measure(*spec, "gaussian", store)
         rows.append((spec, (sph, gau, time.perf_counter() - t0)))
         sys.stderr.write(f"{spec[:2]}: sphere {sph.p_c} gaussian {gau.p_c}\n")
         write(rows, theory, time.perf_counter() - start, done=False)

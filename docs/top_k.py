@@ -53,18 +53,22 @@ def _verdicts(est) -> str:
     return f"{stored} / {not_stored} / {est.not_found} / {est.undecided}"
 
 
+_INTRO = """# Top-k capacity: simulation beside `replica.capacity(d, top_k=k)`
+
+Produced by `python docs/top_k.py` in {seconds:.0f} s (one process, one thread), seed {seed}, {trials}
+instances per grid point, {rounds} refinement rounds (`validation.capacity.estimate_capacity(d, problem,
+'optimal', solver_options={{'top_k': k}})`).  p_c is where half the instances are stored (every target in
+the top k, verified in float64); 95 % profile-likelihood interval.  Verdicts: stored (certified) / not
+stored (certified, k = 1 only) / not found (the top-k search found no W: a lower-bound verdict, counted as
+not stored) / undecided.  With not-found verdicts the measured p_c is a **lower bound** on the top-k
+threshold.  See `notes/top_k.md`.
+
+| problem | d | k | measured p_c [95 % CI] | theory p_c | rel. diff | verdicts s / ns / nf / u | measured p_c is |
+"""
+
+
 def markdown(rows, seconds) -> str:
-    lines = ["# Top-k capacity: simulation beside `replica.capacity(d, top_k=k)`", "",
-             f"Produced by `python docs/top_k.py` in {seconds:.0f} s (one process, one thread), seed {SEED}, "
-             f"{TRIALS} instances per grid point, {ROUNDS} refinement rounds "
-             "(`validation.capacity.estimate_capacity(d, problem, 'optimal', solver_options={'top_k': k})`).  "
-             "p_c is where half the instances are stored (every target in the top k, verified in float64); "
-             "95 % profile-likelihood interval.  Verdicts: stored (certified) / not stored (certified, k = 1 "
-             "only) / not found (the top-k search found no W: a lower-bound verdict, counted as not stored) / "
-             "undecided.  With not-found verdicts the measured p_c is a **lower bound** on the top-k "
-             "threshold.  See `notes/top_k.md`.", "",
-             "| problem | d | k | measured p_c [95 % CI] | theory p_c | rel. diff | verdicts s / ns / nf / u |"
-             " measured p_c is |",
+    lines = [_INTRO.format(seconds=seconds, seed=SEED, trials=TRIALS, rounds=ROUNDS).rstrip("\n"),
              "|---|---|---|---|---|---|---|---|"]
     for problem, k, est in rows:
         th = est.theory["p_c"]

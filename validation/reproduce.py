@@ -9,8 +9,8 @@ interrupted run started again recomputes nothing that finished.
 2. measurements near capacity (singular values, scores in competitor-std units) of
    optimal memories (full rank and rank kappa, OP and DP) and Hebbian memories;
 3. recall accuracy against the load (``validation.accuracy.measure_accuracy``) of the
-   Hebbian memory, of the optimal solver's returned W (above capacity a lower bound on
-   the best accuracy) and of Adam on the cross-entropy (the protocol of
+   Hebbian memory, of the optimal solver's give-up search (above capacity a lower bound
+   on the best accuracy) and of Adam on the cross-entropy (the protocol of
    ``notes/ce_protocol.md``, unit-norm embeddings), each at several d;
 4. capacity estimates with ``K`` distinct answers shared by the facts (OP and DP,
    ``notes/many_to_one.md``) at one d.
@@ -82,7 +82,9 @@ class ReproduceConfig:
     accuracy_optimal_alphas : tuple of float
         Loads of the optimal solver's and Adam's accuracy curves.
     accuracy_optimal_options : tuple of (str, value)
-        Extra options of the optimal solver's accuracy trials (e.g. ``(("give_up", True),)``).
+        Extra options of the optimal solver's accuracy trials; the default
+        ``(("give_up", True),)`` runs its give-up search (the most facts it can verify
+        recalled: a lower bound on the best accuracy, ``notes/recall_accuracy.md``).
     accuracy_adam_dims : tuple of int
         d of the Adam cross-entropy accuracy curves (``ensemble="sphere"``, learning rate,
         step budget and start of :class:`validation.ce_protocol.CEProtocol`, run until
@@ -115,7 +117,7 @@ class ReproduceConfig:
     accuracy_alphas: tuple = (0.0625, 0.125, 0.25, 0.375, 0.5, 0.75, 1.0)
     accuracy_optimal_dims: tuple = (8,)
     accuracy_optimal_alphas: tuple = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
-    accuracy_optimal_options: tuple = ()
+    accuracy_optimal_options: tuple = (("give_up", True),)
     accuracy_adam_dims: tuple = ()
     accuracy_trials: int = 6
     outputs_dim: int = 8
@@ -326,7 +328,7 @@ def _accuracy_runs(config: ReproduceConfig) -> list:
     from .ce_protocol import CEProtocol
 
     runs = [("hebbian", d, config.accuracy_alphas, config.hebbian_ensemble, {}) for d in config.accuracy_dims]
-    opts = dict(config.accuracy_optimal_options)
+    opts = _optimal_accuracy_options(config)
     if config.optimal_solver == "optimal":
         opts.setdefault("time_limit", config.time_limit)
     runs += [(config.optimal_solver, d, config.accuracy_optimal_alphas, "gaussian", opts)
@@ -337,6 +339,11 @@ def _accuracy_runs(config: ReproduceConfig) -> list:
     return runs
 
 
+def _optimal_accuracy_options(config: ReproduceConfig) -> dict:
+    """``accuracy_optimal_options`` as a dict; they are options of ``optimal`` only (none for ``lp``)."""
+    return dict(config.accuracy_optimal_options) if config.optimal_solver == "optimal" else {}
+
+
 def _measure_accuracy(config: ReproduceConfig, store, executor, progress, log) -> list:
     """The accuracy curves of ``config`` (:func:`_accuracy_runs`), as ``AccuracyCurve`` objects."""
     from .accuracy import loads_from_alpha, measure_accuracy
@@ -345,7 +352,7 @@ def _measure_accuracy(config: ReproduceConfig, store, executor, progress, log) -
     for solver, d, alphas, ensemble, opts in _accuracy_runs(config):
         _say(log, f"accuracy: {solver} d={d}")
         # options are not part of the store key: extra optimal options get their own experiment name
-        extra = [k for k, _ in config.accuracy_optimal_options] if solver == config.optimal_solver else []
+        extra = sorted(_optimal_accuracy_options(config)) if solver == config.optimal_solver else []
         curves.append(measure_accuracy(d, loads_from_alpha(d, alphas), solver=solver, ensemble=ensemble,
                                        seed=config.seed, trials=config.accuracy_trials, solver_options=opts,
                                        executor=executor, store=store, progress=progress,
@@ -740,7 +747,7 @@ def _accuracy_text(config, rows) -> str:
         lines.append(f"- {config.optimal_solver}: every trial stored all inputs at every measured load "
                      "(accuracy 1, exact)")
     lines += _adam_lines(config, rows)
-    give_up = dict(config.accuracy_optimal_options).get("give_up", False)
+    give_up = _optimal_accuracy_options(config).get("give_up", False)
     how = ("in its give-up mode (inputs whose constraints cost most are given up and the rest re-solved) "
            "it recalls a subset it verifies in float64, a lower bound on the best accuracy" if give_up else
            "it returns the squared-hinge minimiser, which does not maximise the number of recalled inputs: "

@@ -34,7 +34,7 @@ READING = {8: ("\nA diagnostic for the d-dependence of the OP excess over the th
                "`docs/results/many_to_one.md`.\n"),
            16: (
     "\nReading (of the run above): the DP agrees with the theory at every K, and so does the OP at "
-    "K = 2 (Cover, exact) and K = 4.  At K = 8, 16, 32 the measured OP p_c lies 1.5-3 % above "
+    "K = 2 (Cover, exact) and K = 4.  At K = 8, 16, 32 the measured OP p_c lies 1.4-3.1 % above "
     "the theory, outside the intervals.  This is not a solver artefact: `stored` is certified by "
     "float64 recall, and at K = 8, p = 65 the exact LP agrees with `optimal` on 30 of 30 instances "
     "(20 stored, where the theory p_c = 63.6 says fewer than half).  At K = 32 > d the OP and DP "
@@ -42,7 +42,7 @@ READING = {8: ("\nA diagnostic for the d-dependence of the OP excess over the th
     "77.1): presumably the shared outputs correlate the constraints of different inputs, which "
     "the effective-weight count of `notes/many_to_one.md` does not see.  K = p is the ordinary "
     "problem (theory `replica.capacity(16)`, shared by OP and DP).\n"),
-    32: "\nReading: see `docs/results/many_to_one.md` for the comparison of d = 16 and d = 32.\n"}
+    32: "\nReading: see `docs/results/many_to_one.md` for the comparison of d = 8, 16 and 32.\n"}
 
 
 def outputs_grid(d: int) -> tuple:

@@ -149,7 +149,7 @@ def main() -> None:
             f"with the solver's `margin` to {unit:.1e}, so no conversion is needed.  No certified "
             f"max-margin solver exists yet: the bound is loose where the refinement has not "
             f"converged (last column: instances whose relative gap reached 0.5 %).\n\n"
-            + table(rows) + "\n![margins](margins.png)\n")
+            + table(rows) + "\nFigure: `docs/margins.png`.\n")
     (HERE / "margins.md").write_text(text)
     sys.stdout.write(text)
 

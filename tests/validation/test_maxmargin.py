@@ -1,0 +1,148 @@
+"""Tests of the certified max-margin solver (validation.solvers.maxmargin, notes/max_margin.md).
+
+The reference optimum is an independent solve of the primal QP
+``min ||W||_F^2 / 2 s.t. m_i(W) >= 1`` over all constraints with scipy's SLSQP on
+tiny instances (d <= 5): the best normalised margin is ``d / ||W*||_F``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import minimize
+
+from validation.ensembles import make_instance
+from validation.solvers.maxmargin import MaxMarginOptions, MaxMarginResult, solve_max_margin
+
+settings.register_profile("maxmargin", deadline=None, derandomize=True, max_examples=8)
+
+
+def _constraint_rows(instance):
+    """All constraint matrices a_i = (t_mu - u_rho) e_mu^T, flattened (row-major W)."""
+    rows = []
+    for mu in range(instance.p):
+        cand = instance.candidates(mu)
+        target = instance.target_index[mu]
+        for rho in range(instance.n_candidates):
+            if rho != target:
+                rows.append(np.outer(cand[target] - cand[rho], instance.inputs[mu]).ravel())
+    return np.array(rows)
+
+
+def _qp_margin(instance):
+    """Best normalised margin d / ||W*||_F from SLSQP on the primal (all constraints)."""
+    A = _constraint_rows(instance)
+    d = instance.d
+    w0 = np.linalg.lstsq(A, np.full(A.shape[0], 2.0), rcond=None)[0]  # a start near feasibility
+    if (A @ w0).min() > 0:
+        w0 = w0 / (A @ w0).min()
+    res = minimize(lambda w: 0.5 * w @ w, w0, jac=lambda w: w, method="SLSQP",
+                   constraints=[{"type": "ineq", "fun": lambda w: A @ w - 1.0, "jac": lambda w: A}],
+                   options={"ftol": 1e-12, "maxiter": 5000})
+    assert res.success, res.message
+    assert (A @ res.x).min() >= 1.0 - 1e-8
+    return d / np.linalg.norm(res.x)
+
+
+TINY = [
+    dict(d=3, p=4, problem="op", seed=1),
+    dict(d=5, p=8, problem="op", seed=2),
+    dict(d=4, p=6, problem="dp", seed=3),
+    dict(d=5, p=8, problem="dp", seed=4),
+    dict(d=5, p=8, problem="op", seed=5, outputs=3),
+    dict(d=4, p=8, problem="dp", seed=6, outputs=4),
+]
+
+
+@pytest.mark.parametrize("spec", TINY, ids=lambda s: "-".join(str(v) for v in s.values()))
+def test_agrees_with_independent_qp(spec):
+    instance = make_instance(**spec)
+    best = _qp_margin(instance)
+    r = solve_max_margin(instance, tol=1e-9, max_iter=200000)
+    assert r.status == "converged" and r.converged
+    assert r.margin == pytest.approx(best, rel=1e-6)
+    assert r.margin_bound == pytest.approx(best, rel=1e-6)
+    # the certificates bracket the optimum (up to the QP solver's accuracy)
+    assert r.margin <= best * (1 + 1e-7) and best <= r.margin_bound * (1 + 1e-7)
+    # W is the minimum-norm W with all margins >= 1 (up to the gap)
+    margins = _constraint_rows(instance) @ r.W.ravel()
+    assert margins.min() == pytest.approx(1.0, abs=1e-5)
+
+
+@settings(settings.get_profile("maxmargin"))
+@given(seed=st.integers(0, 2**31), problem=st.sampled_from(["op", "dp"]))
+def test_certificates_bracket_the_optimum(seed, problem):
+    instance = make_instance(4, 6, problem, seed=seed)
+    best = _qp_margin(instance) if _storable(instance) else None
+    r = solve_max_margin(instance, tol=0.3, max_iter=50)   # stopped early: a loose pair
+    assert r.status in MaxMarginResult.STATUSES
+    if best is not None:
+        assert r.margin <= best * (1 + 1e-7)
+        assert best <= r.margin_bound * (1 + 1e-7)
+    json.dumps(r.to_dict(), allow_nan=False)
+
+
+def _storable(instance):
+    from validation.solvers import solve
+
+    return solve(instance, "lp").status == "stored"
+
+
+def test_gap_reaches_tol_and_warm_start_is_used():
+    from validation.solvers import solve
+
+    instance = make_instance(16, 50, "op", seed=1)
+    decision = solve(instance, "optimal", refine=False)
+    for tol in (0.05, 0.01):
+        r = solve_max_margin(instance, decision.W, tol=tol)
+        assert r.status == "converged" and r.gap <= tol
+        assert r.gap == pytest.approx((r.margin_bound - r.margin) / r.margin_bound)
+        assert r.margin >= decision.margin
+    # reference: notes/optimal_solver.md records the optimum of this instance in [0.18562, 0.1867]
+    assert r.margin <= 0.1867 and r.margin_bound >= 0.18562
+
+
+def test_not_storable_reports_no_gap():
+    instance = make_instance(2, 12, "op", seed=0)   # far above capacity (p_c(2) ~ 3)
+    r = solve_max_margin(instance, max_iter=200)
+    assert r.status == "no_margin" and not r.converged and r.gap is None
+    assert r.margin <= 0
+    out = r.to_dict()
+    json.dumps(out, allow_nan=False)
+    assert out["status"] in MaxMarginResult.STATUSES and "W" not in out
+
+
+def test_tiny_time_limit_returns_the_warm_start():
+    from validation.solvers import solve
+
+    instance = make_instance(8, 20, "dp", seed=2)
+    decision = solve(instance, "optimal", refine=False)
+    seen = []
+    r = solve_max_margin(instance, decision.W, time_limit=1e-9, callback=seen.append)
+    assert r.status in ("time_limit", "converged")
+    assert r.margin >= decision.margin * (1 - 1e-12)
+    assert seen and {"iterations", "full_passes", "bound", "gap"} <= set(seen[-1])
+    json.dumps(r.to_dict(), allow_nan=False)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(tol=0.0), "tol"), (dict(tol=1.0), "tol"), (dict(max_iter=0), "max_iter"),
+    (dict(time_limit=-1.0), "time_limit"), (dict(W0=np.zeros((3, 3))), "W0"),
+    (dict(W0=np.full((4, 4), np.nan)), "W0"), (dict(callback=3), "callback"),
+    (dict(options={"omega": 2.0}), "omega"), (dict(options={"chunk": 0}), "chunk"),
+    (dict(options={"nonsense": 1}), "nonsense"),
+])
+def test_bad_input(kwargs, name):
+    instance = make_instance(4, 6, "op", seed=0)
+    with pytest.raises(ValueError, match=name):
+        solve_max_margin(instance, **kwargs)
+
+
+def test_options_coerce():
+    assert MaxMarginOptions.coerce({"omega": 1.2}).omega == 1.2
+    with pytest.raises(ValueError, match="max_active"):
+        MaxMarginOptions(max_active=0)

@@ -1,0 +1,573 @@
+"""Certified max-margin W at full rank: dual block coordinate ascent with a duality gap.
+
+The max-margin memory solves the convex QP
+
+    minimise (1/2) ||W||_F^2   subject to   m_i(W) = (t_mu - u_rho)^T W e_mu >= 1
+
+over every constraint ``i = (mu, rho)`` (input ``mu``, competitor ``rho`` other than
+its target; OP ``p (p - 1)`` or ``p (K - 1)``, DP every input's own candidates).  Its
+dual is ``max_{lam >= 0} sum_i lam_i - (1/2) ||W(lam)||_F^2`` with
+``W(lam) = sum_i lam_i (t_mu - u_rho) e_mu^T = C^T E`` (row ``c_mu`` of ``C`` collects
+the terms of input ``mu``).  The solver runs block coordinate ascent on the dual, one
+block per input (all of an input's constraints touch ``W`` only through
+``y_mu = W e_mu``), on a working set of near-active constraints refreshed by full
+passes over all constraints.  At every full pass ``W(lam)`` is rebuilt from ``lam`` in
+float64 and two certificates are computed:
+
+* ``margin = d min_i m_i(W) / ||W||_F``, the normalised margin of ``W`` over all
+  constraints, verified in float64 (a lower bound on the best normalised margin);
+* ``margin_bound = d ||W(lam)||_F / sum_i lam_i``, an upper bound on the best normalised
+  margin valid for any ``lam >= 0`` (weak duality at the best scaling of ``lam``; it is
+  never above ``d / sqrt(2 D(lam))``).
+
+The relative gap ``(margin_bound - margin) / margin_bound`` is certified; the solve
+stops when it is at most ``tol``.  See ``notes/max_margin.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from replica.common.checks import check_int, check_real
+from replica.common.results import Result
+from replica.common.seeds import as_generator
+from validation import _maxmargin_kernels as _k
+from validation import _rng
+
+from .options import SolverOptions
+
+__all__ = ["solve_max_margin", "MaxMarginResult", "MaxMarginOptions"]
+
+_warm: dict = {"done": False}   # the kernels of this process are compiled
+_SEARCH_PRECISION = 1e-4         # relative gap below which a float32 estimate is always verified
+
+
+@dataclass(frozen=True)
+class MaxMarginOptions(SolverOptions):
+    """Settings of :func:`solve_max_margin` (``notes/max_margin.md``).
+
+    Attributes
+    ----------
+    active_slack : float
+        A full pass puts into the working set the constraints with margin below
+        ``1 + active_slack`` (default 0.5, >= 0); constraints with a positive dual
+        variable always stay.
+    max_active : int
+        Most constraints selected per input and full pass (default 64, >= 1; doubled
+        while it truncates violated constraints).
+    sweeps_per_pass : int
+        Most sweeps over the working set between full passes (default 20, >= 1).  A
+        full pass also follows as soon as the working set's largest violation is below
+        ``tol / 2``.
+    inner : int
+        Most coordinate passes per input block and sweep (default 1, >= 1).
+    omega : float
+        Relaxation of the coordinate steps, in (0, 2) (default 1.5: over-relaxation;
+        1 is exact coordinate maximisation).
+    extrapolate : bool
+        At every full pass, an exact dual line search along the change of the free
+        dual variables since the last one (default True).
+    chunk : int
+        Inputs per GEMM in a sweep (default 64, >= 1).
+    block_elements : int
+        Scores per block in full passes (default 2**22, >= 1).
+
+    Raises
+    ------
+    ValueError
+        For a value out of range (named in the message).
+    """
+
+    SOLVER: ClassVar[str] = "max_margin"
+
+    active_slack: float = 0.5
+    max_active: int = 64
+    sweeps_per_pass: int = 20
+    inner: int = 1
+    omega: float = 1.5
+    extrapolate: bool = True
+    chunk: int = 64
+    block_elements: int = 1 << 22
+
+    def __post_init__(self):
+        self._set("active_slack", check_real(self.active_slack, "active_slack", low=0.0))
+        self._set("omega", check_real(self.omega, "omega", low=0.0, high=2.0, low_open=True, high_open=True))
+        for name in ("max_active", "sweeps_per_pass", "inner", "chunk", "block_elements"):
+            self._set(name, check_int(getattr(self, name), name, low=1))
+
+
+@dataclass(frozen=True, eq=False)
+class MaxMarginResult(Result):
+    """Result of :func:`solve_max_margin` (``notes/max_margin.md``).
+
+    Attributes
+    ----------
+    W : ndarray, float64, shape (d, d)
+        The best float64-verified memory found (the dual iterate ``W(lam)``, or the warm
+        start ``W0`` when that is better).
+    margin : float
+        Its normalised margin ``d min_i m_i(W) / ||W||_F`` over all constraints (float64);
+        ``-inf`` when no W was verified.
+    margin_bound : float
+        Certified upper bound on the best normalised margin of the instance
+        (``d ||W(lam)||_F / sum_i lam_i``); ``inf`` before the first dual step.
+    gap : float or None
+        Certified relative gap ``(margin_bound - margin) / margin_bound``; None when
+        ``margin <= 0`` (no storing W found: no gap is claimed).
+    iterations : int
+        Sweeps of block coordinate ascent over the working set.
+    full_passes : int
+        Passes over all constraints.
+    seconds : float
+        Wall time of the solve.
+    working_set_size, support_size : int
+        Constraints in the final working set, and those with a positive dual variable.
+    status : str
+        ``"converged"`` (``gap <= tol``), ``"max_iter"`` or ``"time_limit"`` (the budget
+        ended with a storing W but a larger gap), ``"no_margin"`` (the budget ended
+        without any W of positive verified margin: the instance may not be storable),
+        ``"interrupted"`` (Ctrl-C with a progress callback; the best verified state).
+    converged : bool
+        True for ``"converged"`` only.
+    message : str
+        One line: the margin, the bound and the gap.
+    """
+
+    STATUSES: ClassVar[tuple[str, ...]] = ("converged", "max_iter", "time_limit", "no_margin", "interrupted")
+
+    W: np.ndarray = field(repr=False)
+    margin: float
+    margin_bound: float
+    gap: float | None
+    iterations: int
+    full_passes: int
+    seconds: float
+    working_set_size: int
+    support_size: int
+    status: str
+    converged: bool
+    message: str
+
+    def _payload(self) -> dict:
+        out = super()._payload()
+        out.pop("W", None)
+        return out
+
+
+# ----------------------------------------------------------------------------------
+# instance data and full passes
+# ----------------------------------------------------------------------------------
+
+
+class _Data:
+    """Arrays of one instance (no ``d p^2`` storage): inputs, targets, candidate table."""
+
+    def __init__(self, instance):
+        self.d, self.p = int(instance.d), int(instance.p)
+        self.problem = str(instance.problem)
+        if self.problem not in ("op", "dp"):
+            raise ValueError(f"instance.problem must be 'op' or 'dp', got {self.problem!r}")
+        self.inputs = np.ascontiguousarray(instance.inputs, dtype=np.float64)
+        self.targets = np.ascontiguousarray(instance.targets, dtype=np.float64)
+        if self.inputs.shape != (self.p, self.d) or self.targets.shape != (self.p, self.d):
+            raise ValueError(f"instance arrays must have shape (p, d) = ({self.p}, {self.d})")
+        self.n_cand = int(instance.n_candidates)
+        self.target_index = np.ascontiguousarray(instance.target_index, dtype=np.int64)
+        self.table = np.ascontiguousarray(instance.table, dtype=np.float64)
+        self.table32 = self.table.astype(np.float32)
+        self.key = np.uint64(instance.dp_key)
+        self.code = int(instance.ensemble_code)
+
+    def block_margins(self, Y, start, stop, exact):
+        """Margins (stop - start, n_cand) of inputs ``start..stop-1``; targets are +inf.
+
+        OP: float32 scores (``exact=False``, the search) or float64; DP: float64 on
+        regenerated candidates (``validation._rng.dp_block_margins``).
+        """
+        n = stop - start
+        rows = np.arange(n)
+        cols = self.target_index[start:stop]
+        if self.problem == "op":
+            if exact:
+                S = Y[start:stop] @ self.table.T
+            else:
+                S = Y[start:stop].astype(np.float32) @ self.table32.T
+            M = S[rows, cols][:, None] - S
+        else:
+            M = np.empty((n, self.n_cand))
+            _rng.dp_block_margins(self.key, self.code, np.ascontiguousarray(Y[start:stop]), self.targets,
+                                  np.arange(start, stop, dtype=np.int64), self.n_cand, M)
+        M[rows, cols] = np.inf
+        return M
+
+    def step(self, block_elements):
+        return max(1, min(self.p, int(block_elements) // max(self.n_cand, 1)))
+
+    def scan(self, W, threshold, keep, block_elements):
+        """Full pass: selected (rows, cols) with margin < threshold (<= keep per input) and
+        per-input smallest margins (float32 for OP, float64 for DP)."""
+        Y = self.inputs @ W.T
+        step = self.step(block_elements)
+        rows, cols, mins = [], [], np.empty(self.p)
+        truncated = False
+        for start in range(0, self.p, step):
+            stop = min(self.p, start + step)
+            M = self.block_margins(Y, start, stop, exact=False)
+            idx = np.empty((stop - start, keep), dtype=np.int64)
+            cnt = np.empty(stop - start, dtype=np.int64)
+            _k.select_rows(M, float(threshold), keep, idx, cnt, mins[start:stop])
+            truncated = truncated or bool(np.any((cnt == keep) & (np.sum(M < 1.0, axis=1) > keep)))
+            rows.append(np.repeat(np.arange(start, stop), cnt))
+            cols.append(idx[np.arange(keep)[None, :] < cnt[:, None]])
+        return np.concatenate(rows), np.concatenate(cols), mins, truncated
+
+    def exact_min_margin(self, W, block_elements):
+        """Smallest margin over all constraints, float64."""
+        Y = self.inputs @ W.T
+        step = self.step(block_elements)
+        low = np.inf
+        for start in range(0, self.p, step):
+            stop = min(self.p, start + step)
+            low = min(low, float(self.block_margins(Y, start, stop, exact=True).min()))
+        return low
+
+    def normalised(self, W, low):
+        norm = float(np.linalg.norm(W))
+        return self.d * low / norm if norm > 0 else -np.inf
+
+
+class _WorkingSet:
+    """Constraints grouped by input (sorted keys ``mu * n_cand + rho``), dual variables,
+    competitor vectors and ``||t_mu - u_rho||^2``."""
+
+    def __init__(self, data, keys, lam, vecs):
+        self.data = data
+        self.keys = keys
+        self.lam = np.ascontiguousarray(lam, dtype=np.float64)
+        rows = keys // data.n_cand
+        self.ptr = np.zeros(data.p + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=data.p), out=self.ptr[1:])
+        self.vecs = vecs                                   # t_mu - u_rho, float64
+        self.vnorm2 = np.einsum("ij,ij->i", vecs, vecs)
+
+    @classmethod
+    def empty(cls, data):
+        return cls(data, np.empty(0, np.int64), np.empty(0), np.empty((0, data.d)))
+
+    @property
+    def size(self):
+        return int(self.keys.size)
+
+    def merged(self, rows, cols):
+        """A new working set: the constraints with ``lam > 0`` and the selected ones (the
+        vectors of constraints already present are kept, the others made: DP candidates
+        are regenerated, ``validation._rng``)."""
+        data = self.data
+        live = self.lam > 0
+        keys = np.union1d(self.keys[live], rows.astype(np.int64) * data.n_cand + cols)
+        lam = np.zeros(keys.size)
+        lam[np.searchsorted(keys, self.keys[live])] = self.lam[live]
+        if self.keys.size:
+            old = np.minimum(np.searchsorted(self.keys, keys), self.keys.size - 1)
+            vecs = self.vecs.take(old, axis=0)
+            miss = np.flatnonzero(self.keys[old] != keys)
+        else:
+            vecs = np.empty((keys.size, data.d))
+            miss = np.arange(keys.size)
+        if miss.size:
+            mus, rhos = keys[miss] // data.n_cand, keys[miss] % data.n_cand
+            if data.problem == "op":
+                competitors = data.table[rhos]
+            else:
+                competitors = _rng.dp_pairs(data.key, data.code, mus, rhos, data.d)
+            vecs[miss] = data.targets[mus] - competitors
+        return _WorkingSet(data, keys, lam, vecs)
+
+    def memory(self, lam=None):
+        """W(lam) = C^T E rebuilt from the dual variables (default: ``self.lam``) in float64."""
+        data = self.data
+        C = np.empty((data.p, data.d))
+        _k.combine(self.vecs, self.lam if lam is None else lam, self.ptr, C)
+        return C.T @ data.inputs
+
+
+# ----------------------------------------------------------------------------------
+# the solver
+# ----------------------------------------------------------------------------------
+
+
+class _Run:
+    """State of one max-margin solve; one method per phase.
+
+    ``__init__`` builds the first working set from the warm start, :meth:`sweep` runs
+    dual coordinate ascent on the working set, :meth:`full_pass` rebuilds ``W(lam)``,
+    refreshes the working set and the bound, :meth:`verify` certifies a margin in
+    float64 and :meth:`finish` builds the :class:`MaxMarginResult`.
+    """
+
+    def __init__(self, instance, W0, *, tol, max_iter, time_limit, seed, callback, options):
+        self.t_start = time.perf_counter()
+        self.deadline = None if time_limit is None else self.t_start + time_limit
+        self.tol, self.max_iter, self.o, self.callback = tol, max_iter, options, callback
+        self.data = data = _Data(instance)
+        self.rng = as_generator(seed)
+        self.iterations = self.full_passes = 0
+        self.bound = np.inf
+        self.best = (-np.inf, np.zeros((data.d, data.d)))   # (verified margin, W)
+        self.keep = min(options.max_active, data.n_cand - 1)
+        start = data.targets.T @ data.inputs if W0 is None else W0
+        if W0 is not None:
+            self.consider(W0.copy())
+        # first working set: the smallest margins of every input under the start
+        rows, cols, mins, _ = data.scan(start, np.inf, max(1, min(self.keep, 16)), options.block_elements)
+        self.ws = _WorkingSet.empty(data).merged(rows, cols)
+        self.Wt = np.zeros((data.d, data.d))
+        self.status = None
+        self.interrupted = False
+        self.lam_start = None     # lam at the start of the current round of sweeps
+        self.extrapolated = 0     # accepted dual line searches
+        self.pass_seconds = self.sweep_seconds = 0.0   # last full pass; sweeps since
+
+    def out_of_time(self):
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
+    def consider(self, W):
+        """Verify ``W`` in float64 and keep it when its margin is the best so far."""
+        margin = self.data.normalised(W, self.data.exact_min_margin(W, self.o.block_elements))
+        if margin > self.best[0]:
+            self.best = (margin, W)
+        return margin
+
+    def gap(self):
+        margin = self.best[0]
+        if not margin > 0 or not np.isfinite(self.bound):
+            return None
+        return (self.bound - margin) / self.bound
+
+    def sweep(self):
+        """One sweep over the inputs of the working set, in a random order."""
+        ws = self.ws
+        order = np.flatnonzero(np.diff(ws.ptr) > 0)
+        self.rng.shuffle(order)
+        _k.dual_sweep(self.Wt, self.data.inputs, ws.vecs, ws.ptr, ws.lam, ws.vnorm2, order,
+                      self.o.chunk, self.o.inner, self.o.omega)
+        self.iterations += 1
+
+    def round_end(self):
+        """After a round of sweeps: rebuild W(lam) exactly (with the dual line search),
+        tighten the bound; returns W and the working set's own normalised margin (an
+        optimistic estimate: the working set is a subset of the constraints)."""
+        W = self.extrapolate()
+        self.Wt = np.ascontiguousarray(W.T)
+        total = float(self.ws.lam.sum())
+        if total > 0:
+            self.bound = min(self.bound, self.data.d * float(np.linalg.norm(W)) / total)
+        margins = np.empty(self.ws.size)
+        _k.set_margins(self.data.inputs @ W.T, self.ws.vecs, self.ws.ptr, margins)
+        return W, self.data.normalised(W, float(margins.min()) if margins.size else np.inf)
+
+    def full_pass(self, W):
+        """Scan all constraints under W: refresh the working set, estimate and certify the margin."""
+        data, o = self.data, self.o
+        t0 = time.perf_counter()
+        self.full_passes += 1
+        rows, cols, mins, truncated = data.scan(W, 1.0 + o.active_slack, self.keep, o.block_elements)
+        if truncated and self.keep < data.n_cand - 1:
+            self.keep = min(data.n_cand - 1, 2 * self.keep)
+        self.ws = self.ws.merged(rows, cols)
+        self.lam_start = self.ws.lam.copy()
+        estimate = data.normalised(W, float(mins.min()))
+        if data.problem == "dp":   # the scan is float64 already
+            if estimate > self.best[0]:
+                self.best = (estimate, W)
+        else:   # the float32 estimate may be off by ~1e-5 (relative): verify in float64
+            slack = _SEARCH_PRECISION * self.bound
+            if estimate > self.best[0] - slack and self.bound - estimate <= self.tol * self.bound + slack:
+                self.consider(W)
+        self.pass_seconds = time.perf_counter() - t0
+        self.sweep_seconds = 0.0
+        if self.callback is not None:
+            self.callback(self.progress(estimate))
+
+    def pass_due(self, ws_estimate):
+        """A full pass follows when the sweeps since the last one took as long as it did, when
+        the working set's own gap is below ``tol``, or when the budget is spent."""
+        return (self.sweep_seconds >= self.pass_seconds
+                or self.bound - ws_estimate <= self.tol * self.bound
+                or self.iterations >= self.max_iter or self.out_of_time())
+
+    def extrapolate(self):
+        """Exact dual line search along the change of ``lam`` since the last full pass.
+
+        ``D(lam + beta delta)`` is a concave quadratic in ``beta`` before clipping at
+        ``lam >= 0``; the clipped step is kept only when it raises ``D``.  Returns
+        ``W(lam)`` of the kept point.
+        """
+        ws = self.ws
+        W = ws.memory()
+        previous, self.lam_start = self.lam_start, ws.lam.copy()
+        if previous is None or not self.o.extrapolate:
+            return W
+        delta = np.where(ws.lam > 0, ws.lam - previous, 0.0)   # the free variables only
+        Wd = ws.memory(delta)
+        curv = float(np.vdot(Wd, Wd))
+        if curv <= 0:
+            return W
+        beta = (float(delta.sum()) - float(np.vdot(W, Wd))) / curv
+        base = _dual(ws.lam, W)
+        while beta > 1.0:
+            trial = np.maximum(ws.lam + beta * delta, 0.0)
+            Wtrial = ws.memory(trial)
+            if _dual(trial, Wtrial) > base:
+                ws.lam[:] = trial
+                self.lam_start = trial.copy()
+                self.extrapolated += 1
+                return Wtrial
+            beta *= 0.5
+        return W
+
+    def progress(self, estimate):
+        """Where the solve is (for a progress display)."""
+        return {"phase": "max_margin", "iterations": self.iterations, "full_passes": self.full_passes,
+                "margin": float(self.best[0]), "estimate": float(estimate), "bound": float(self.bound),
+                "gap": self.gap(), "seconds": time.perf_counter() - self.t_start}
+
+    def run(self):
+        try:
+            self.full_pass(self.ws.memory())
+            while self.status is None:
+                t0 = time.perf_counter()
+                for _ in range(self.o.sweeps_per_pass):
+                    self.sweep()
+                    if self.iterations >= self.max_iter or self.out_of_time():
+                        break
+                self.sweep_seconds += time.perf_counter() - t0
+                W, ws_estimate = self.round_end()
+                if self.pass_due(ws_estimate):
+                    self.full_pass(W)
+                    self.status = self.stop_status()
+        except KeyboardInterrupt:
+            if self.callback is None:
+                raise
+            self.interrupted = True
+            self.status = "interrupted"
+        return self.finish()
+
+    def stop_status(self):
+        gap = self.gap()
+        if gap is not None and gap <= self.tol:
+            return "converged"
+        if self.iterations >= self.max_iter:
+            return "max_iter"
+        if self.out_of_time():
+            return "time_limit"
+        return None
+
+    def finish(self):
+        margin, W = self.best
+        if self.status in ("max_iter", "time_limit") and self.data.problem == "op":
+            self.consider(self.ws.memory())   # the last dual iterate, verified
+            margin, W = self.best
+        status = self.status
+        if status != "converged" and not margin > 0:
+            status = "no_margin" if status != "interrupted" else status
+        gap = self.gap()
+        msg = (f"normalised margin {margin:.6g} (float64, all constraints), certified upper bound "
+               f"{self.bound:.6g}, relative gap " + ("none (no storing W)" if gap is None else f"{gap:.3g}")
+               + f" after {self.iterations} sweeps and {self.full_passes} full passes")
+        if status == "interrupted":
+            msg = "interrupted (Ctrl-C); best verified state: " + msg
+        elif status != "converged":
+            msg = f"{status}: " + msg
+        return MaxMarginResult(
+            W=W.copy(), margin=float(margin), margin_bound=float(self.bound), gap=gap,
+            iterations=int(self.iterations), full_passes=int(self.full_passes),
+            seconds=time.perf_counter() - self.t_start, working_set_size=self.ws.size,
+            support_size=int(np.count_nonzero(self.ws.lam)), status=status,
+            converged=status == "converged", message=msg)
+
+
+def _dual(lam, W):
+    """Dual objective ``sum_i lam_i - ||W(lam)||_F^2 / 2``."""
+    return float(lam.sum()) - 0.5 * float(np.vdot(W, W))
+
+
+def _warm_up():
+    """Compile (or load from numba's cache) the kernels once per process, on tiny instances."""
+    if _warm["done"]:
+        return
+    _warm["done"] = True
+    from validation.ensembles import make_instance
+
+    for problem in ("op", "dp"):
+        _Run(make_instance(4, 6, problem, seed=0), None, tol=0.5, max_iter=2, time_limit=None, seed=0,
+             callback=None, options=MaxMarginOptions()).run()
+
+
+def solve_max_margin(instance, W0=None, *, tol=0.02, max_iter=100000, time_limit=None, seed=None,
+                     callback=None, options=None) -> MaxMarginResult:
+    """Max-margin W of a full-rank instance, with a certified relative gap.
+
+    Parameters
+    ----------
+    instance : validation.Instance
+        OP or DP instance (``make_instance``), any number of distinct answers.
+    W0 : array_like, shape (d, d), optional
+        A memory that stores the instance (e.g. ``solve(instance, "optimal",
+        refine=False).W``): it seeds the first working set and is returned when the
+        budget ends before the dual iterate is better.  Default: the Hebbian W seeds the
+        working set.
+    tol : float, optional
+        Certified relative gap at which the solve stops (default 0.02), in (0, 1).
+    max_iter : int, optional
+        Most sweeps over the working set (default 100000).
+    time_limit : float or None, optional
+        Wall-time budget in seconds (default: none); checked between sweeps.  The first
+        call of a process compiles the numba kernels first, outside this budget.
+    seed : None, int, SeedSequence or Generator, optional
+        Order of the inputs in the sweeps (``None``: ``DEFAULT_SEED``).
+    callback : callable, optional
+        ``callback(state)`` after every full pass with a dict (``phase``,
+        ``iterations``, ``full_passes``, ``margin``, ``estimate``, ``bound``, ``gap``,
+        ``seconds``).  With a callback, Ctrl-C ends the solve with status
+        ``"interrupted"`` and the best verified state.
+    options : MaxMarginOptions or mapping, optional
+        Working-set and sweep settings (:class:`MaxMarginOptions`).
+
+    Returns
+    -------
+    MaxMarginResult
+        ``margin`` (verified, float64, all constraints), ``margin_bound`` (certified upper
+        bound on the optimum), ``gap``, ``status``.
+
+    Raises
+    ------
+    ValueError
+        For ``tol`` outside (0, 1), ``max_iter < 1``, a non-positive ``time_limit``, a
+        ``W0`` that is not a finite (d, d) array, a ``callback`` that is not callable,
+        bad options.
+
+    Notes
+    -----
+    Derivation, certificates and cost: ``notes/max_margin.md``.
+    """
+    tol = check_real(tol, "tol", low=0.0, high=1.0, low_open=True, high_open=True)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    if time_limit is not None:
+        time_limit = check_real(time_limit, "time_limit", low=0.0, low_open=True)
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable or None, got {callback!r}")
+    d = int(instance.d)
+    if W0 is not None:
+        W0 = np.array(W0, dtype=np.float64)
+        if W0.shape != (d, d) or not np.all(np.isfinite(W0)):
+            raise ValueError(f"W0 must be a finite ({d}, {d}) array, got shape {W0.shape}")
+    options = MaxMarginOptions.coerce(options)
+    _warm_up()
+    return _Run(instance, W0, tol=tol, max_iter=max_iter, time_limit=time_limit, seed=seed,
+                callback=callback, options=options).run()

@@ -26,7 +26,6 @@ stops when it is at most ``tol``.  See ``notes/max_margin.md``.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -58,8 +57,9 @@ class MaxMarginOptions(SolverOptions):
         ``1 + active_slack`` (default 0.5, >= 0); constraints with a positive dual
         variable always stay.
     max_active : int
-        Most constraints selected per input and full pass (default 64, >= 1; doubled
-        while it truncates violated constraints).
+        Most constraints selected per input and full pass (default 16, >= 1): the
+        smallest margins below the threshold.  Every constraint with a positive dual
+        variable stays, so the working set grows where it must.
     sweeps_per_pass : int
         Most sweeps over the working set between full passes (default 20, >= 1).  A
         full pass also follows as soon as the working set's largest violation is below
@@ -86,7 +86,7 @@ class MaxMarginOptions(SolverOptions):
     SOLVER: ClassVar[str] = "max_margin"
 
     active_slack: float = 0.5
-    max_active: int = 64
+    max_active: int = 16
     sweeps_per_pass: int = 20
     inner: int = 1
     omega: float = 1.5
@@ -209,22 +209,20 @@ class _Data:
         return max(1, min(self.p, int(block_elements) // max(self.n_cand, 1)))
 
     def scan(self, W, threshold, keep, block_elements):
-        """Full pass: selected (rows, cols) with margin < threshold (<= keep per input) and
-        per-input smallest margins (float32 for OP, float64 for DP)."""
+        """Full pass: selected (rows, cols) with margin < threshold (the ``keep`` smallest per
+        input) and per-input smallest margins (float32 for OP, float64 for DP)."""
         Y = self.inputs @ W.T
         step = self.step(block_elements)
         rows, cols, mins = [], [], np.empty(self.p)
-        truncated = False
         for start in range(0, self.p, step):
             stop = min(self.p, start + step)
             M = self.block_margins(Y, start, stop, exact=False)
             idx = np.empty((stop - start, keep), dtype=np.int64)
             cnt = np.empty(stop - start, dtype=np.int64)
             _k.select_rows(M, float(threshold), keep, idx, cnt, mins[start:stop])
-            truncated = truncated or bool(np.any((cnt == keep) & (np.sum(M < 1.0, axis=1) > keep)))
             rows.append(np.repeat(np.arange(start, stop), cnt))
             cols.append(idx[np.arange(keep)[None, :] < cnt[:, None]])
-        return np.concatenate(rows), np.concatenate(cols), mins, truncated
+        return np.concatenate(rows), np.concatenate(cols), mins
 
     def exact_min_margin(self, W, block_elements):
         """Smallest margin over all constraints, float64."""
@@ -324,7 +322,7 @@ class _Run:
         if W0 is not None:
             self.consider(W0.copy())
         # first working set: the smallest margins of every input under the start
-        rows, cols, mins, _ = data.scan(start, np.inf, max(1, min(self.keep, 16)), options.block_elements)
+        rows, cols, _ = data.scan(start, np.inf, self.keep, options.block_elements)
         self.ws = _WorkingSet.empty(data).merged(rows, cols)
         self.Wt = np.zeros((data.d, data.d))
         self.status = None
@@ -376,9 +374,7 @@ class _Run:
         data, o = self.data, self.o
         t0 = time.perf_counter()
         self.full_passes += 1
-        rows, cols, mins, truncated = data.scan(W, 1.0 + o.active_slack, self.keep, o.block_elements)
-        if truncated and self.keep < data.n_cand - 1:
-            self.keep = min(data.n_cand - 1, 2 * self.keep)
+        rows, cols, mins = data.scan(W, 1.0 + o.active_slack, self.keep, o.block_elements)
         self.ws = self.ws.merged(rows, cols)
         self.lam_start = self.ws.lam.copy()
         estimate = data.normalised(W, float(mins.min()))

@@ -425,8 +425,7 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
     ------
     ValueError
         For an unknown solver, kappa outside (0, 1], an instance that is not an
-        :class:`validation.Instance`, ``adam`` on an instance with ``outputs``, bad or
-        unknown options, an argument the solver
+        :class:`validation.Instance`, bad or unknown options, an argument the solver
         does not take, an LP too large to handle, or a solve whose working memory
         (:func:`solver_bytes`) is above the memory limit (checked before it starts).
     """
@@ -435,9 +434,6 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
     if not isinstance(instance, Instance):
         raise ValueError(f"instance must be a validation.Instance, got {type(instance).__name__}")
     solver = check_choice(solver, "solver", SOLVERS)
-    if solver == "adam" and instance.outputs is not None:
-        raise ValueError(f"solver 'adam' does not handle instances with outputs={instance.outputs} "
-                         f"distinct answers; use solver 'optimal', 'lp' or 'hebbian'")
     kappa = float(check_kappa(kappa))
     if "set" not in _threads:
         set_threads()

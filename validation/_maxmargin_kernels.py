@@ -8,8 +8,9 @@ regenerated in float64), its dual variable ``lam[i] >= 0`` and ``vnorm2[i] =
 its transpose ``Wt = W^T`` so that the images are ``Y = E @ Wt`` (``E`` the inputs,
 shape (p, d)).  See ``notes/max_margin.md``.
 
-No kernel uses ``fastmath``: the dual variables and ``W`` are float64 throughout, and
-the certificates are recomputed from them in float64 by the caller.
+Only the sweep kernels reassociate sums (``fastmath`` flags ``reassoc``, ``contract``):
+they choose search steps.  The dual variables are float64 throughout, and the
+certificates are recomputed from them in float64 by kernels without fastmath.
 """
 
 from __future__ import annotations
@@ -19,8 +20,13 @@ import numpy as np
 
 __all__ = ["dual_sweep", "select_rows", "combine", "set_margins", "vnorm"]
 
+# The sweeps may reassociate sums (so that dot products vectorise): they only choose the
+# search steps.  Every certified number (``combine``, ``set_margins``, the float64 scans
+# of the solver) is computed by kernels without fastmath.
+_SEARCH_MATH = {"reassoc", "contract"}
 
-@numba.njit(cache=True)
+
+@numba.njit(cache=True, fastmath=_SEARCH_MATH)
 def _input_block(y, vecs, lam, vnorm2, start, stop, gmm, inner, omega, dc):
     """Coordinate ascent on the dual variables of one input (``inner`` passes at most).
 
@@ -74,7 +80,7 @@ def vnorm(v):
     return s
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=_SEARCH_MATH)
 def dual_sweep(Wt, E, vecs, ptr, lam, vnorm2, order, chunk, inner, omega):
     """One sweep of block coordinate ascent over the inputs in ``order``.
 
@@ -82,9 +88,10 @@ def dual_sweep(Wt, E, vecs, ptr, lam, vnorm2, order, chunk, inner, omega):
     ``E[chunk] @ Wt``, the blocks are solved one after another (a block's change
     ``dc_mu`` reaches the later images of the chunk through the chunk's Gram matrix),
     and ``Wt += E[chunk]^T dC`` applies the chunk's changes (a second GEMM).  Exact
-    Gauss-Seidel: every block sees every earlier change.  ``Wt`` and ``lam`` are
-    updated in place; returns the largest projected-gradient violation
-    ``max |PG_i|`` met (``PG_i = 1 - m_i``, clipped at 0 where ``lam_i = 0``).
+    Gauss-Seidel: every block sees every earlier change.  The two GEMMs run in the type
+    of ``Wt`` (float32 or float64); images, Gram blocks, steps and ``lam`` are float64.
+    ``Wt`` and ``lam`` are updated in place; returns the largest projected-gradient
+    violation ``max |PG_i|`` met (``PG_i = 1 - m_i``, clipped at 0 where ``lam_i = 0``).
     """
     d = Wt.shape[0]
     n = order.shape[0]
@@ -96,8 +103,8 @@ def dual_sweep(Wt, E, vecs, ptr, lam, vnorm2, order, chunk, inner, omega):
         for k in range(b):
             Eb[k] = E[order[c0 + k]]
         EbT = Eb.T.copy()
-        Yb = np.dot(Eb, Wt)
         Gb = np.dot(Eb, EbT)
+        Yb = np.dot(Eb.astype(Wt.dtype), Wt).astype(np.float64)
         dC = np.zeros((b, d))
         changed = False
         for k in range(b):
@@ -116,7 +123,7 @@ def dual_sweep(Wt, E, vecs, ptr, lam, vnorm2, order, chunk, inner, omega):
                 for j in range(d):
                     Yb[m, j] += g * dC[k, j]
         if changed:
-            Wt += np.dot(EbT, dC)
+            Wt += np.dot(EbT.astype(Wt.dtype), dC.astype(Wt.dtype))
     return worst
 
 

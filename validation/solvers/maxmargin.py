@@ -43,6 +43,8 @@ from .options import SolverOptions
 __all__ = ["solve_max_margin", "MaxMarginResult", "MaxMarginOptions"]
 
 _warm: dict = {"done": False}   # the kernels of this process are compiled
+_PASS_RATIO = 3.0               # sweep time per full-pass time (at most a quarter in full passes)
+_FLOAT32_TOL = 1e-3             # tol from which the sweeps' GEMMs run in float32
 _SEARCH_PRECISION = 1e-4         # relative gap below which a float32 estimate is always verified
 
 
@@ -61,17 +63,19 @@ class MaxMarginOptions(SolverOptions):
         smallest margins below the threshold.  Every constraint with a positive dual
         variable stays, so the working set grows where it must.
     sweeps_per_pass : int
-        Most sweeps over the working set between full passes (default 20, >= 1).  A
-        full pass also follows as soon as the working set's largest violation is below
-        ``tol / 2``.
+        Sweeps over the working set per round (default 10, >= 1).  A round ends with
+        the exact ``W(lam)``, the bound and the dual line search; a full pass follows
+        when the sweeps since the last one took three times as long as it did, when the
+        working set's own gap is below ``tol``, or when the budget ends.
     inner : int
         Most coordinate passes per input block and sweep (default 1, >= 1).
     omega : float
         Relaxation of the coordinate steps, in (0, 2) (default 1.5: over-relaxation;
         1 is exact coordinate maximisation).
-    extrapolate : bool
-        At every full pass, an exact dual line search along the change of the free
-        dual variables since the last one (default True).
+    directions : int
+        Dimension of the dual line search at the end of every round (default 4, >= 0):
+        the change of the free dual variables during the round and the total steps of
+        the previous ``directions - 1`` rounds; 0 switches it off.
     chunk : int
         Inputs per GEMM in a sweep (default 64, >= 1).
     block_elements : int
@@ -87,10 +91,10 @@ class MaxMarginOptions(SolverOptions):
 
     active_slack: float = 0.5
     max_active: int = 16
-    sweeps_per_pass: int = 20
+    sweeps_per_pass: int = 10
     inner: int = 1
     omega: float = 1.5
-    extrapolate: bool = True
+    directions: int = 4
     chunk: int = 64
     block_elements: int = 1 << 22
 
@@ -99,6 +103,7 @@ class MaxMarginOptions(SolverOptions):
         self._set("omega", check_real(self.omega, "omega", low=0.0, high=2.0, low_open=True, high_open=True))
         for name in ("max_active", "sweeps_per_pass", "inner", "chunk", "block_elements"):
             self._set(name, check_int(getattr(self, name), name, low=1))
+        self._set("directions", check_int(self.directions, "directions", low=0))
 
 
 @dataclass(frozen=True, eq=False)
@@ -324,11 +329,14 @@ class _Run:
         # first working set: the smallest margins of every input under the start
         rows, cols, _ = data.scan(start, np.inf, self.keep, options.block_elements)
         self.ws = _WorkingSet.empty(data).merged(rows, cols)
-        self.Wt = np.zeros((data.d, data.d))
+        # the GEMMs of the sweeps: float32 unless tol asks for more than float32 images give
+        self.sweep_dtype = np.float32 if tol >= _FLOAT32_TOL else np.float64
+        self.Wt = np.zeros((data.d, data.d), dtype=self.sweep_dtype)
         self.status = None
         self.interrupted = False
         self.lam_start = None     # lam at the start of the current round of sweeps
         self.extrapolated = 0     # accepted dual line searches
+        self.history = []         # total steps of lam in the previous rounds (dual line search)
         self.pass_seconds = self.sweep_seconds = 0.0   # last full pass; sweeps since
 
     def out_of_time(self):
@@ -361,7 +369,7 @@ class _Run:
         tighten the bound; returns W and the working set's own normalised margin (an
         optimistic estimate: the working set is a subset of the constraints)."""
         W = self.extrapolate()
-        self.Wt = np.ascontiguousarray(W.T)
+        self.Wt = np.ascontiguousarray(W.T, dtype=self.sweep_dtype)
         total = float(self.ws.lam.sum())
         if total > 0:
             self.bound = min(self.bound, self.data.d * float(np.linalg.norm(W)) / total)
@@ -375,8 +383,11 @@ class _Run:
         t0 = time.perf_counter()
         self.full_passes += 1
         rows, cols, mins = data.scan(W, 1.0 + o.active_slack, self.keep, o.block_elements)
-        self.ws = self.ws.merged(rows, cols)
+        old, self.ws = self.ws, self.ws.merged(rows, cols)
         self.lam_start = self.ws.lam.copy()
+        live = np.flatnonzero(old.lam > 0)   # kept by the merge: carry the directions over
+        where = np.searchsorted(self.ws.keys, old.keys[live])
+        self.history = [_carried(h, live, where, self.ws.size) for h in self.history]
         estimate = data.normalised(W, float(mins.min()))
         if data.problem == "dp":   # the scan is float64 already
             if estimate > self.best[0]:
@@ -391,41 +402,48 @@ class _Run:
             self.callback(self.progress(estimate))
 
     def pass_due(self, ws_estimate):
-        """A full pass follows when the sweeps since the last one took as long as it did, when
+        """A full pass follows when the sweeps since the last one took ``_PASS_RATIO`` times as
+        long as it did, when
         the working set's own gap is below ``tol``, or when the budget is spent."""
-        return (self.sweep_seconds >= self.pass_seconds
+        return (self.sweep_seconds >= _PASS_RATIO * self.pass_seconds
                 or self.bound - ws_estimate <= self.tol * self.bound
                 or self.iterations >= self.max_iter or self.out_of_time())
 
     def extrapolate(self):
-        """Exact dual line search along the change of ``lam`` since the last full pass.
+        """Exact dual line search over the recent changes of ``lam`` (a small subspace).
 
-        ``D(lam + beta delta)`` is a concave quadratic in ``beta`` before clipping at
-        ``lam >= 0``; the clipped step is kept only when it raises ``D``.  Returns
+        The directions are the change of the free dual variables during this round and
+        the total steps of the previous rounds (``directions`` in all).  ``D`` is a
+        concave quadratic on their span before clipping at ``lam >= 0``; its maximiser
+        is tried, clipped, and halved until ``D`` rises (at most 6 times).  Returns
         ``W(lam)`` of the kept point.
         """
         ws = self.ws
         W = ws.memory()
         previous, self.lam_start = self.lam_start, ws.lam.copy()
-        if previous is None or not self.o.extrapolate:
+        if previous is None or self.o.directions == 0:
             return W
-        delta = np.where(ws.lam > 0, ws.lam - previous, 0.0)   # the free variables only
-        Wd = ws.memory(delta)
-        curv = float(np.vdot(Wd, Wd))
-        if curv <= 0:
-            return W
-        beta = (float(delta.sum()) - float(np.vdot(W, Wd))) / curv
+        free = ws.lam > 0
+        dirs = [np.where(free, ws.lam - previous, 0.0)] + [np.where(free, h, 0.0) for h in self.history]
+        Ws = [ws.memory(x) for x in dirs]
+        H = np.array([[np.vdot(a, b) for b in Ws] for a in Ws])
+        g = np.array([float(x.sum()) - float(np.vdot(W, Wx)) for x, Wx in zip(dirs, Ws)])
+        beta = np.linalg.lstsq(H, g, rcond=1e-10)[0] if np.all(np.isfinite(H)) else np.zeros(len(dirs))
+        step = sum(b * x for b, x in zip(beta, dirs))
         base = _dual(ws.lam, W)
-        while beta > 1.0:
-            trial = np.maximum(ws.lam + beta * delta, 0.0)
+        kept = W
+        for _ in range(7):
+            trial = np.maximum(ws.lam + step, 0.0)
             Wtrial = ws.memory(trial)
             if _dual(trial, Wtrial) > base:
                 ws.lam[:] = trial
                 self.lam_start = trial.copy()
                 self.extrapolated += 1
-                return Wtrial
-            beta *= 0.5
-        return W
+                kept = Wtrial
+                break
+            step *= 0.5
+        self.history = [ws.lam - previous] + self.history[:self.o.directions - 1]
+        return kept
 
     def progress(self, estimate):
         """Where the solve is (for a progress display)."""
@@ -486,6 +504,13 @@ class _Run:
             seconds=time.perf_counter() - self.t_start, working_set_size=self.ws.size,
             support_size=int(np.count_nonzero(self.ws.lam)), status=status,
             converged=status == "converged", message=msg)
+
+
+def _carried(values, live, where, size):
+    """Values on the entries ``live`` of the old working set, moved to positions ``where``."""
+    out = np.zeros(size)
+    out[where] = values[live]
+    return out
 
 
 def _dual(lam, W):

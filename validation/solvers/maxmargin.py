@@ -38,6 +38,7 @@ from replica.common.seeds import as_generator
 from validation import _maxmargin_kernels as _k
 from validation import _rng
 
+from .optimal import _exact_min_margins, _Problem
 from .options import SolverOptions
 
 __all__ = ["solve_max_margin", "MaxMarginResult", "MaxMarginOptions"]
@@ -169,55 +170,21 @@ class MaxMarginResult(Result):
 # ----------------------------------------------------------------------------------
 
 
-class _Data:
-    """Arrays of one instance (no ``d p^2`` storage): inputs, targets, candidate table."""
+class _Data(_Problem):
+    """Arrays of one instance (no ``d p^2`` storage), as the ``optimal`` solver holds them
+    (``block_margins``: float32 OP search scores or float64; DP regenerated in float64),
+    and the full passes of the max-margin solve."""
 
     def __init__(self, instance):
-        self.d, self.p = int(instance.d), int(instance.p)
-        self.problem = str(instance.problem)
-        if self.problem not in ("op", "dp"):
-            raise ValueError(f"instance.problem must be 'op' or 'dp', got {self.problem!r}")
-        self.inputs = np.ascontiguousarray(instance.inputs, dtype=np.float64)
-        self.targets = np.ascontiguousarray(instance.targets, dtype=np.float64)
-        if self.inputs.shape != (self.p, self.d) or self.targets.shape != (self.p, self.d):
-            raise ValueError(f"instance arrays must have shape (p, d) = ({self.p}, {self.d})")
-        self.n_cand = int(instance.n_candidates)
-        self.target_index = np.ascontiguousarray(instance.target_index, dtype=np.int64)
-        self.table = np.ascontiguousarray(instance.table, dtype=np.float64)
-        self.table32 = self.table.astype(np.float32)
+        super().__init__(instance)
         self.key = np.uint64(instance.dp_key)
         self.code = int(instance.ensemble_code)
-
-    def block_margins(self, Y, start, stop, exact):
-        """Margins (stop - start, n_cand) of inputs ``start..stop-1``; targets are +inf.
-
-        OP: float32 scores (``exact=False``, the search) or float64; DP: float64 on
-        regenerated candidates (``validation._rng.dp_block_margins``).
-        """
-        n = stop - start
-        rows = np.arange(n)
-        cols = self.target_index[start:stop]
-        if self.problem == "op":
-            if exact:
-                S = Y[start:stop] @ self.table.T
-            else:
-                S = Y[start:stop].astype(np.float32) @ self.table32.T
-            M = S[rows, cols][:, None] - S
-        else:
-            M = np.empty((n, self.n_cand))
-            _rng.dp_block_margins(self.key, self.code, np.ascontiguousarray(Y[start:stop]), self.targets,
-                                  np.arange(start, stop, dtype=np.int64), self.n_cand, M)
-        M[rows, cols] = np.inf
-        return M
-
-    def step(self, block_elements):
-        return max(1, min(self.p, int(block_elements) // max(self.n_cand, 1)))
 
     def scan(self, W, threshold, keep, block_elements):
         """Full pass: selected (rows, cols) with margin < threshold (the ``keep`` smallest per
         input) and per-input smallest margins (float32 for OP, float64 for DP)."""
         Y = self.inputs @ W.T
-        step = self.step(block_elements)
+        step = self.rows_per_block(block_elements)
         rows, cols, mins = [], [], np.empty(self.p)
         for start in range(0, self.p, step):
             stop = min(self.p, start + step)
@@ -231,13 +198,7 @@ class _Data:
 
     def exact_min_margin(self, W, block_elements):
         """Smallest margin over all constraints, float64."""
-        Y = self.inputs @ W.T
-        step = self.step(block_elements)
-        low = np.inf
-        for start in range(0, self.p, step):
-            stop = min(self.p, start + step)
-            low = min(low, float(self.block_margins(Y, start, stop, exact=True).min()))
-        return low
+        return float(_exact_min_margins(self, W, block_elements).min())
 
     def normalised(self, W, low):
         norm = float(np.linalg.norm(W))

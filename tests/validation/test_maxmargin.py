@@ -146,3 +146,24 @@ def test_options_coerce():
     assert MaxMarginOptions.coerce({"omega": 1.2}).omega == 1.2
     with pytest.raises(ValueError, match="max_active"):
         MaxMarginOptions(max_active=0)
+
+
+def test_interrupt_returns_the_best_verified_state():
+    instance = make_instance(8, 20, "op", seed=3)
+    calls = []
+
+    def stop_on_second(state):
+        calls.append(state)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    r = solve_max_margin(instance, tol=1e-6, callback=stop_on_second)
+    assert r.status == "interrupted" and not r.converged
+    assert r.message.startswith("interrupted")
+    json.dumps(r.to_dict(), allow_nan=False)
+
+
+def test_seed_reproduces_the_result():
+    instance = make_instance(6, 12, "dp", seed=4)
+    a, b = (solve_max_margin(instance, tol=0.05, seed=7) for _ in range(2))
+    assert np.array_equal(a.W, b.W) and a.iterations == b.iterations

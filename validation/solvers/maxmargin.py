@@ -26,6 +26,7 @@ stops when it is at most ``tol``.  See ``notes/max_margin.md``.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -44,7 +45,9 @@ from .options import SolverOptions
 __all__ = ["solve_max_margin", "MaxMarginResult", "MaxMarginOptions"]
 
 _warm: dict = {"done": False}   # the kernels of this process are compiled
-_PASS_RATIO = 3.0               # sweep time per full-pass time (at most a quarter in full passes)
+_PASS_RATIO = 3.0               # sweep cost per full-pass cost (at most a quarter in full passes)
+_OP_PASS_COST = 2.0             # cost of an OP full pass per score flop, in sweep flops (measured)
+_DP_PASS_COST = 50.0            # the same for DP: candidate regeneration (measured)
 _FLOAT32_TOL = 1e-3             # tol from which the sweeps' GEMMs run in float32
 _SEARCH_PRECISION = 1e-4         # relative gap below which a float32 estimate is always verified
 
@@ -298,7 +301,7 @@ class _Run:
         self.lam_start = None     # lam at the start of the current round of sweeps
         self.extrapolated = 0     # accepted dual line searches
         self.history = []         # total steps of lam in the previous rounds (dual line search)
-        self.pass_seconds = self.sweep_seconds = 0.0   # last full pass; sweeps since
+        self.rounds_since_pass = self.rounds_between = 0   # rounds of sweeps since the last full pass
 
     def out_of_time(self):
         return self.deadline is not None and time.perf_counter() > self.deadline
@@ -341,7 +344,6 @@ class _Run:
     def full_pass(self, W):
         """Scan all constraints under W: refresh the working set, estimate and certify the margin."""
         data, o = self.data, self.o
-        t0 = time.perf_counter()
         self.full_passes += 1
         rows, cols, mins = data.scan(W, 1.0 + o.active_slack, self.keep, o.block_elements)
         old, self.ws = self.ws, self.ws.merged(rows, cols)
@@ -357,16 +359,31 @@ class _Run:
             slack = _SEARCH_PRECISION * self.bound
             if estimate > self.best[0] - slack and self.bound - estimate <= self.tol * self.bound + slack:
                 self.consider(W)
-        self.pass_seconds = time.perf_counter() - t0
-        self.sweep_seconds = 0.0
+        self.rounds_since_pass = 0
+        self.rounds_between = self.pass_rounds()
         if self.callback is not None:
             self.callback(self.progress(estimate))
 
+    def pass_rounds(self):
+        """Rounds between full passes from a cost model (deterministic, so that ``seed``
+        reproduces a solve): the sweeps between two passes cost ``_PASS_RATIO`` times a pass.
+
+        A sweep costs ``4 p d^2`` (its GEMMs) ``+ 6 d n_ws`` flops, an OP pass
+        ``_OP_PASS_COST p n_cand d``, a DP pass ``_DP_PASS_COST p n_cand d`` (candidate
+        regeneration); the constants are measured ratios at d = 64
+        (``notes/max_margin.md``).
+        """
+        data = self.data
+        sweep = 4.0 * data.p * data.d ** 2 + 6.0 * data.d * self.ws.size
+        scale = _OP_PASS_COST if data.problem == "op" else _DP_PASS_COST
+        full = scale * data.p * data.n_cand * data.d
+        return max(1, math.ceil(_PASS_RATIO * full / (self.o.sweeps_per_pass * sweep)))
+
     def pass_due(self, ws_estimate):
-        """A full pass follows when the sweeps since the last one took ``_PASS_RATIO`` times as
-        long as it did, when
-        the working set's own gap is below ``tol``, or when the budget is spent."""
-        return (self.sweep_seconds >= _PASS_RATIO * self.pass_seconds
+        """A full pass follows after ``pass_rounds`` rounds, when the working set's own gap
+        is below ``tol``, or when the budget is spent."""
+        self.rounds_since_pass += 1
+        return (self.rounds_since_pass >= self.rounds_between
                 or self.bound - ws_estimate <= self.tol * self.bound
                 or self.iterations >= self.max_iter or self.out_of_time())
 
@@ -416,12 +433,10 @@ class _Run:
         try:
             self.full_pass(self.ws.memory())
             while self.status is None:
-                t0 = time.perf_counter()
                 for _ in range(self.o.sweeps_per_pass):
                     self.sweep()
                     if self.iterations >= self.max_iter or self.out_of_time():
                         break
-                self.sweep_seconds += time.perf_counter() - t0
                 W, ws_estimate = self.round_end()
                 if self.pass_due(ws_estimate):
                     self.full_pass(W)

@@ -27,48 +27,41 @@ _SEARCH_MATH = {"reassoc", "contract"}
 
 
 @numba.njit(cache=True, fastmath=_SEARCH_MATH)
-def _input_block(y, vecs, lam, vnorm2, start, stop, gmm, inner, omega, dc):
-    """Coordinate ascent on the dual variables of one input (``inner`` passes at most).
+def _input_block(y, vecs, lam, vnorm2, start, stop, gmm, omega, dc):
+    """One coordinate pass over the dual variables of one input.
 
     Constraint ``i`` has the vector ``vecs[i] = t_mu - u_rho``; ``gmm ||vecs[i]||^2``
     (``gmm = ||e_mu||^2``, ``vnorm2[i] = ||vecs[i]||^2``) is the diagonal of the dual
-    Hessian; the step is
-    ``omega`` times the exact coordinate maximiser (``omega = 1``: Gauss-Seidel;
-    ``1 < omega < 2``: over-relaxation), clipped at ``lam_i >= 0``.  ``y`` (the image
-    ``W e_mu``) and ``dc`` (the change of ``c_mu``) are updated in place.  Returns the
-    largest projected-gradient violation met in the first pass.
+    Hessian; the step is ``omega`` times the exact coordinate maximiser (``omega = 1``:
+    Gauss-Seidel; ``1 < omega < 2``: over-relaxation), clipped at ``lam_i >= 0``.  ``y``
+    (the image ``W e_mu``) and ``dc`` (the change of ``c_mu``) are updated in place.
+    Returns the largest projected-gradient violation met.
     """
     d = y.shape[0]
-    first = 0.0
-    for rep in range(inner):
-        worst = 0.0
-        for i in range(start, stop):
-            v = vecs[i]
-            m = 0.0
-            for j in range(d):
-                m += v[j] * y[j]
-            g = 1.0 - m
-            old = lam[i]
-            if old == 0.0 and g <= 0.0:
-                continue
-            if abs(g) > worst:
-                worst = abs(g)
-            new = old + omega * g / (gmm * vnorm2[i])
-            if new < 0.0:
-                new = 0.0
-            delta = new - old
-            if delta == 0.0:
-                continue
-            lam[i] = new
-            step = delta * gmm
-            for j in range(d):
-                y[j] += step * v[j]
-                dc[j] += delta * v[j]
-        if rep == 0:
-            first = worst
-        if worst <= 0.1 * first:
-            break
-    return first
+    worst = 0.0
+    for i in range(start, stop):
+        v = vecs[i]
+        m = 0.0
+        for j in range(d):
+            m += v[j] * y[j]
+        g = 1.0 - m
+        old = lam[i]
+        if old == 0.0 and g <= 0.0:
+            continue
+        if abs(g) > worst:
+            worst = abs(g)
+        new = old + omega * g / (gmm * vnorm2[i])
+        if new < 0.0:
+            new = 0.0
+        delta = new - old
+        if delta == 0.0:
+            continue
+        lam[i] = new
+        step = delta * gmm
+        for j in range(d):
+            y[j] += step * v[j]
+            dc[j] += delta * v[j]
+    return worst
 
 
 @numba.njit(cache=True)
@@ -81,7 +74,7 @@ def vnorm(v):
 
 
 @numba.njit(cache=True, fastmath=_SEARCH_MATH)
-def dual_sweep(Wt, E, vecs, ptr, lam, vnorm2, order, chunk, inner, omega):
+def dual_sweep(Wt, E, vecs, ptr, lam, vnorm2, order, chunk, omega):
     """One sweep of block coordinate ascent over the inputs in ``order``.
 
     Inputs are taken ``chunk`` at a time: their images come from one GEMM
@@ -112,7 +105,7 @@ def dual_sweep(Wt, E, vecs, ptr, lam, vnorm2, order, chunk, inner, omega):
             start, stop = ptr[mu], ptr[mu + 1]
             if stop == start:
                 continue
-            v = _input_block(Yb[k], vecs, lam, vnorm2, start, stop, Gb[k, k], inner, omega, dC[k])
+            v = _input_block(Yb[k], vecs, lam, vnorm2, start, stop, Gb[k, k], omega, dC[k])
             if v > worst:
                 worst = v
             if vnorm(dC[k]) == 0.0:

@@ -133,7 +133,7 @@ def test_tiny_time_limit_returns_the_warm_start():
     (dict(tol=0.0), "tol"), (dict(tol=1.0), "tol"), (dict(max_iter=0), "max_iter"),
     (dict(time_limit=-1.0), "time_limit"), (dict(W0=np.zeros((3, 3))), "W0"),
     (dict(W0=np.full((4, 4), np.nan)), "W0"), (dict(callback=3), "callback"),
-    (dict(options={"omega": 2.0}), "omega"), (dict(options={"chunk": 0}), "chunk"),
+    (dict(options={"omega": 2.0}), "omega"), (dict(options={"sweeps_per_pass": 0}), "sweeps_per_pass"),
     (dict(options={"nonsense": 1}), "nonsense"),
 ])
 def test_bad_input(kwargs, name):

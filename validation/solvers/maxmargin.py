@@ -48,6 +48,8 @@ _warm: dict = {"done": False}   # the kernels of this process are compiled
 _PASS_RATIO = 3.0               # sweep cost per full-pass cost (at most a quarter in full passes)
 _OP_PASS_COST = 2.0             # cost of an OP full pass per score flop, in sweep flops (measured)
 _DP_PASS_COST = 50.0            # the same for DP: candidate regeneration (measured)
+_CHUNK = 64                     # inputs per GEMM in a sweep
+_BLOCK_ELEMENTS = 1 << 22       # scores per block in full passes
 _FLOAT32_TOL = 1e-3             # tol from which the sweeps' GEMMs run in float32
 _SEARCH_PRECISION = 1e-4         # relative gap below which a float32 estimate is always verified
 
@@ -69,10 +71,8 @@ class MaxMarginOptions(SolverOptions):
     sweeps_per_pass : int
         Sweeps over the working set per round (default 10, >= 1).  A round ends with
         the exact ``W(lam)``, the bound and the dual line search; a full pass follows
-        when the sweeps since the last one took three times as long as it did, when the
-        working set's own gap is below ``tol``, or when the budget ends.
-    inner : int
-        Most coordinate passes per input block and sweep (default 1, >= 1).
+        when the sweeps since the last one cost three times as much as a pass (a cost
+        model), when the working set's own gap is below ``tol``, or when the budget ends.
     omega : float
         Relaxation of the coordinate steps, in (0, 2) (default 1.5: over-relaxation;
         1 is exact coordinate maximisation).
@@ -80,15 +80,16 @@ class MaxMarginOptions(SolverOptions):
         Dimension of the dual line search at the end of every round (default 4, >= 0):
         the change of the free dual variables during the round and the total steps of
         the previous ``directions - 1`` rounds; 0 switches it off.
-    chunk : int
-        Inputs per GEMM in a sweep (default 64, >= 1).
-    block_elements : int
-        Scores per block in full passes (default 2**22, >= 1).
 
     Raises
     ------
     ValueError
-        For a value out of range (named in the message).
+        For a value out of range, naming the option.
+
+    Notes
+    -----
+    Fixed: one coordinate pass per input block and sweep (more passes cost more than
+    they save), 64 inputs per GEMM in a sweep, ``2**22`` scores per block in full passes.
     """
 
     SOLVER: ClassVar[str] = "max_margin"
@@ -96,16 +97,13 @@ class MaxMarginOptions(SolverOptions):
     active_slack: float = 0.5
     max_active: int = 16
     sweeps_per_pass: int = 10
-    inner: int = 1
     omega: float = 1.5
     directions: int = 4
-    chunk: int = 64
-    block_elements: int = 1 << 22
 
     def __post_init__(self):
         self._set("active_slack", check_real(self.active_slack, "active_slack", low=0.0))
         self._set("omega", check_real(self.omega, "omega", low=0.0, high=2.0, low_open=True, high_open=True))
-        for name in ("max_active", "sweeps_per_pass", "inner", "chunk", "block_elements"):
+        for name in ("max_active", "sweeps_per_pass"):
             self._set(name, check_int(getattr(self, name), name, low=1))
         self._set("directions", check_int(self.directions, "directions", low=0))
 
@@ -291,7 +289,7 @@ class _Run:
         if W0 is not None:
             self.consider(W0.copy())
         # first working set: the smallest margins of every input under the start
-        rows, cols, _ = data.scan(start, np.inf, self.keep, options.block_elements)
+        rows, cols, _ = data.scan(start, np.inf, self.keep, _BLOCK_ELEMENTS)
         self.ws = _WorkingSet.empty(data).merged(rows, cols)
         # the GEMMs of the sweeps: float32 unless tol asks for more than float32 images give
         self.sweep_dtype = np.float32 if tol >= _FLOAT32_TOL else np.float64
@@ -308,7 +306,7 @@ class _Run:
 
     def consider(self, W):
         """Verify ``W`` in float64 and keep it when its margin is the best so far."""
-        margin = self.data.normalised(W, self.data.exact_min_margin(W, self.o.block_elements))
+        margin = self.data.normalised(W, self.data.exact_min_margin(W, _BLOCK_ELEMENTS))
         if margin > self.best[0]:
             self.best = (margin, W)
         return margin
@@ -325,7 +323,7 @@ class _Run:
         order = np.flatnonzero(np.diff(ws.ptr) > 0)
         self.rng.shuffle(order)
         _k.dual_sweep(self.Wt, self.data.inputs, ws.vecs, ws.ptr, ws.lam, ws.vnorm2, order,
-                      self.o.chunk, self.o.inner, self.o.omega)
+                      _CHUNK, self.o.omega)
         self.iterations += 1
 
     def round_end(self):
@@ -345,7 +343,7 @@ class _Run:
         """Scan all constraints under W: refresh the working set, estimate and certify the margin."""
         data, o = self.data, self.o
         self.full_passes += 1
-        rows, cols, mins = data.scan(W, 1.0 + o.active_slack, self.keep, o.block_elements)
+        rows, cols, mins = data.scan(W, 1.0 + o.active_slack, self.keep, _BLOCK_ELEMENTS)
         old, self.ws = self.ws, self.ws.merged(rows, cols)
         self.lam_start = self.ws.lam.copy()
         live = np.flatnonzero(old.lam > 0)   # kept by the merge: carry the directions over

@@ -321,13 +321,38 @@ def test_unknown_option_lists_the_valid_ones():
 
 
 def test_deprecated_refine_iterations_alias():
-    inst = make_instance(12, 30, seed=7)
+    # refine_max_iter budgets the rank-m ridge path (full rank uses the max-margin solver)
+    inst = make_instance(12, 20, seed=7)
     with pytest.warns(DeprecationWarning, match="refine_max_iter"):
-        old = solve(inst, "optimal", options={"refine_iterations": 40})
-    new = solve(inst, "optimal", options={"refine_max_iter": 40})
+        old = solve(inst, "optimal", kappa=0.5, options={"refine_iterations": 40})
+    new = solve(inst, "optimal", kappa=0.5, options={"refine_max_iter": 40})
+    assert old.status == "stored" and old.info["refined"]
     # the budget is checked at full passes, every ``refresh`` iterations
     assert old.info["refine_iterations"] == new.info["refine_iterations"] < 40 + OptimalOptions().refresh
     np.testing.assert_array_equal(old.W, new.W)
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_full_rank_refinement_is_certified(problem):
+    # refine=True at full rank runs the certified max-margin solver from the stored W: the
+    # reported gap is (margin_bound - margin) / margin_bound with the float64 margin of the
+    # returned W, at most refine_tol, and the margin is at least the decision's
+    inst = make_instance(12, 30, problem, seed=3)
+    plain = solve(inst, "optimal", refine=False)
+    refined = solve(inst, "optimal", options={"refine_tol": 0.01})
+    assert plain.status == refined.status == "stored" and refined.stored
+    assert refined.info["refine_status"] == "converged" and refined.info["refine_converged"]
+    bound = refined.info["margin_bound"]
+    assert refined.info["refine_gap"] == pytest.approx((bound - refined.margin) / bound, rel=1e-12)
+    assert refined.info["refine_gap"] <= 0.01
+    assert refined.margin >= plain.margin
+    # the margin is that of the returned W, recomputed independently
+    S = inst.scores(refined.W)
+    cols, rows = np.arange(inst.p), inst.target_index
+    comp = S.copy()
+    comp[rows, cols] = -np.inf
+    gap_scores = S[rows, cols] - comp.max(axis=0)
+    assert inst.d * gap_scores.min() / np.linalg.norm(refined.W) == pytest.approx(refined.margin, rel=1e-9)
 
 
 @pytest.mark.parametrize("kappa", [0.0, -0.5, 1.5, float("nan")])

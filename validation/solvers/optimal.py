@@ -24,12 +24,14 @@ quadratic along a line).  Two certificates decide the instance:
 
 If the budget ends first, the status is ``undecided``.
 
-After ``stored`` the solver optionally (``refine=True``, the default) follows the
-ridge path ``lam -> 0`` (the L2-SVM continuation), whose limit is the max-margin
-``W`` (minimum ``||W||_F`` with all margins >= 1).  The same bound gives a
-certified optimality gap: the reported ``margin`` is within
-``margin_bound - margin`` of the optimum; refinement stops when the relative gap
-is below ``refine_tol`` (``OptimalOptions``).
+After ``stored`` the solver optionally (``refine=True``, the default) refines ``W``
+towards the max-margin ``W`` (minimum ``||W||_F`` with all margins >= 1).  At full
+rank this is the certified max-margin solver
+(:func:`validation.solvers.maxmargin.solve_max_margin`, ``notes/max_margin.md``): dual
+block coordinate ascent that stops once the certified relative gap
+``(margin_bound - margin) / margin_bound`` is at most ``refine_tol``
+(``OptimalOptions``, default 0.02).  At rank m it follows the ridge path
+``lam -> 0`` (the L2-SVM continuation) with the bound above, which need not close.
 
 Rank ``m = max(1, round(kappa d))`` (``kappa < 1``)
 ----------------------------------------------------
@@ -99,7 +101,7 @@ def _warm_up() -> None:
 
     Called before the clock of the first solve starts, so that JIT compilation never
     counts against a ``time_limit``.  Covers OP and DP, full rank and factors, the
-    sparse working set and the refinement.
+    sparse working set, the ridge-path refinement and the certified max-margin solver.
     """
     if _warm["done"]:
         return
@@ -113,6 +115,9 @@ def _warm_up() -> None:
             for kappa in (1.0, 0.5):
                 _Run(instance, kappa, tol=1e-3, max_iter=50, time_limit=None, refine=True,
                      options=OptimalOptions(max_active=2)).run()
+        from .maxmargin import _warm_up as warm_max_margin
+
+        warm_max_margin()
     finally:
         _monitor["callback"] = callback
 
@@ -126,6 +131,7 @@ class _Problem:
     """Arrays of one instance in the form the kernels want (no d p^2 storage)."""
 
     def __init__(self, instance, blocked=None):
+        self.instance = instance
         self.d = int(instance.d)
         self.p = int(instance.p)
         self.problem = str(instance.problem)
@@ -512,6 +518,7 @@ class _Run:
         self.accepted_passes = 0
         self.loss = np.inf        # full squared hinge at the last full pass (progress only)
         self.interrupted = False
+        self.refine_status = None  # status of the certified max-margin refinement (full rank)
 
     def threshold(self, sigma):
         return 1.0 + self.o.active_slack * sigma
@@ -609,7 +616,10 @@ class _Run:
                 self.stopped = True
                 return "stop"
             self.phase = "refine"
-            # scale so that the smallest margin is 1, then follow lam -> 0
+            if not self.params.factored and self.prob.blocked is None:
+                self.certified_max_margin()
+                return "stop"
+            # rank m: scale so that the smallest margin is 1, then follow lam -> 0
             gamma, x_best = self.best
             factor = self.d / (gamma * max(_norm(self.params.W(x_best)), 1e-300))
             self.x = x_best * (math.sqrt(factor) if self.params.factored else factor)
@@ -625,8 +635,34 @@ class _Run:
             return "stop"
         return None
 
+    def certified_max_margin(self):
+        """Full-rank refinement: the certified max-margin solver from the stored W (``notes/max_margin.md``)."""
+        from .maxmargin import solve_max_margin
+
+        remaining = None if self.deadline is None else self.deadline - time.perf_counter()
+        if remaining is not None and remaining <= 0:
+            self.message_extra = "; no time left for the max-margin refinement"
+            return
+        callback = _monitor["callback"]
+        relay = None if callback is None else (lambda state: callback(
+            {**self.progress(), "phase": "max margin", "bound": state["bound"], "margin": state["margin"],
+             "iterations": self.iterations + state["iterations"],
+             "full_passes": self.full_passes + state["full_passes"]}))
+        W0 = self.params.W(self.best[1])
+        mm = solve_max_margin(self.prob.instance, W0, tol=self.o.refine_tol, time_limit=remaining, callback=relay)
+        self.full_passes += mm.full_passes
+        self.refine_iterations = mm.iterations
+        self.refine_status = mm.status
+        if mm.margin_bound is not None and np.isfinite(mm.margin_bound):
+            self.bound = min(self.bound, float(mm.margin_bound))
+        if mm.W is not None and mm.margin is not None and mm.margin > self.best[0]:
+            self.best = (float(mm.margin), np.asarray(mm.W, dtype=np.float64).ravel().copy())
+        self.interrupted = mm.status == "interrupted"
+        if mm.status not in ("converged", "interrupted"):
+            self.message_extra = f"; max-margin refinement ended: {mm.status}"
+
     def refine(self):
-        """Refinement phase: stop at the certified gap, or shrink the ridge after a stage."""
+        """Refinement phase (rank m): stop at the certified gap, or shrink the ridge after a stage."""
         bound = self.bound
         gap = (bound - self.best[0]) / bound if np.isfinite(bound) and bound > 0 else np.inf
         if gap <= self.o.refine_tol:
@@ -762,7 +798,8 @@ class _Run:
                   "working_set_size": int(self.ws.size), "max_active": int(self.max_active),
                   "rejected_rounds": int(self.rejected),
                   "refined": self.phase == "refine",
-                  "refine_gap": refine_gap, "refine_converged": refine_converged},
+                  "refine_gap": refine_gap, "refine_converged": refine_converged,
+                  "refine_status": self.refine_status},
         )
 
     def _message(self, status, margin):
@@ -801,8 +838,10 @@ def solve_optimal(instance, kappa=1.0, *, tol=1e-3, max_iter=20000, time_limit=N
         solve of a process compiles the numba kernels first (a tiny warm-up solve),
         outside this budget.
     refine : bool, optional
-        After ``stored``, follow the ridge path to the max-margin ``W`` (default True);
-        its settings are ``refine_tol`` and ``refine_max_iter`` in ``options``.
+        After ``stored``, refine towards the max-margin ``W`` (default True): at full rank
+        the certified max-margin solver (``notes/max_margin.md``; it stops at the
+        certified relative gap ``refine_tol``), at rank m the ridge path; settings
+        ``refine_tol`` and ``refine_max_iter`` in ``options``.
     options : OptimalOptions or mapping, optional
         The other settings (:class:`validation.solvers.OptimalOptions`: warm start,
         working-set and L-BFGS parameters, and the search modes ``give_up=True`` and

@@ -117,10 +117,12 @@ class OptimalOptions(SolverOptions):
         Certified relative gap ``(margin_bound - margin) / margin_bound`` at which the
         max-margin refinement stops (default 0.02), in (0, 1].
     refine_max_iter : int
-        L-BFGS iterations of the refinement (default 3000, >= 0; 0 skips it).
-        ``refine_iterations`` is a deprecated alias.
+        0 skips the refinement; otherwise (``>= 1``, default 3000) the L-BFGS iterations
+        of the rank-m ridge-path refinement.  At full rank the refinement is the
+        certified max-margin solver (:func:`validation.solvers.maxmargin.solve_max_margin`,
+        bounded by the solve's time limit).  ``refine_iterations`` is a deprecated alias.
     stage_tol : float
-        A ridge stage ends when ``||grad|| <= stage_tol * 2 lam ||W||`` (default 1e-2).
+        Rank m: a ridge stage ends when ``||grad|| <= stage_tol * 2 lam ||W||`` (default 1e-2).
     initial : ndarray (d, d), (Q, R) pair or None
         Warm start (default: the Hebbian W, or its truncated SVD for kappa < 1).
     active_slack : float

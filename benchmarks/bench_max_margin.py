@@ -151,8 +151,9 @@ def main(argv=None):
         "# Certified max-margin solver: measured cost",
         "",
         f"Written by `{command.strip()}` (`benchmarks/bench_max_margin.py`), one process, "
-        f"numba threads {threads['numba']}, BLAS threads {threads['blas']}, on a machine shared "
-        f"with other jobs; wall time of the measurements {wall:.0f} s.  Instances "
+        f"numba threads {threads['numba']}, BLAS threads {threads['blas']}; wall time of the "
+        f"measurements {wall:.0f} s (times depend on the machine; the ratios are taken within "
+        f"this run).  Instances "
         f"`make_instance(d, p, problem, seed=seed)` at `p = round({args.fraction:g} p_c(d))`.",
         "",
         "Columns: `decision_s` = `solve(instance, \"optimal\", refine=False)`; `mm_s` = "

@@ -274,7 +274,7 @@ def plot_accuracy(curves, theory, path):
     best accuracy.
     """
     panels = [("hebbian", "Hebbian memory: measured against hebbian_accuracy"),
-              ("optimal", "Optimal solver: returned W (open = lower bound)"),
+              ("optimal", "Optimal memory: measured W (open = lower bound)"),
               ("adam", "Adam on cross-entropy (unit-norm): returned W")]
     present = [(k, t) for k, t in panels if any(_panel_of(c["solver"]) == k for c in curves)]
     fig, axes = plt.subplots(1, len(present), figsize=(5.2 * len(present), 4.3), sharey=True, squeeze=False)

@@ -738,8 +738,10 @@ def _accuracy_text(config, rows) -> str:
     lines = [f"- Hebbian, d = {r['d']}, p = {r['p']} (alpha = {_fmt(r['alpha'])}): measured accuracy "
              f"{_fmt(r['accuracy'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}], theory {_fmt(r['theory'])} "
              f"(z = {_fmt(r['z'], 1)})" for r in heb]
+    give_up = _optimal_accuracy_options(config).get("give_up", False)
+    what = "give-up search" if give_up else "returned W"
     above = [r for r in rows if r["solver"] == config.optimal_solver and r["bound"] == "lower_bound"]
-    lines += [f"- {r['solver']} returned W, d = {r['d']}, p = {r['p']} (alpha = {_fmt(r['alpha'])}): "
+    lines += [f"- {r['solver']} {what}, d = {r['d']}, p = {r['p']} (alpha = {_fmt(r['alpha'])}): "
               f"measured {_fmt(r['accuracy'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] (lower bound), "
               f"replica-symmetric best accuracy {_fmt(r['theory'])} "
               f"({_reldiff(r['accuracy'], r['theory'])})" for r in above]
@@ -747,7 +749,6 @@ def _accuracy_text(config, rows) -> str:
         lines.append(f"- {config.optimal_solver}: every trial stored all inputs at every measured load "
                      "(accuracy 1, exact)")
     lines += _adam_lines(config, rows)
-    give_up = _optimal_accuracy_options(config).get("give_up", False)
     how = ("in its give-up mode (inputs whose constraints cost most are given up and the rest re-solved) "
            "it recalls a subset it verifies in float64, a lower bound on the best accuracy" if give_up else
            "it returns the squared-hinge minimiser, which does not maximise the number of recalled inputs: "

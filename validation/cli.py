@@ -11,7 +11,8 @@ or what ``NUMBA_NUM_THREADS`` / ``OMP_NUM_THREADS`` say: see
 Ctrl-C: the first SIGINT stops the command (sweep workers are terminated and joined,
 finished trials stay in the store), prints ``validation: interrupted`` and exits with
 status 130; cleanup that takes longer than :data:`INTERRUPT_GRACE` seconds, or a second
-SIGINT, ends the process at once with the same line and status.
+SIGINT, ends the process at once with the same line and status (a second SIGINT may
+also end it by the signal itself, which a shell reports as 130 as well).
 """
 
 from __future__ import annotations

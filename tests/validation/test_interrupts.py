@@ -69,9 +69,14 @@ def _interrupt(store, workers, delay, signals=1):
         assert "interrupted" not in err, err
         return None, err
     if alive:
-        assert proc.returncode == 130, (proc.returncode, err)
+        # One SIGINT: exit status 130.  With a second SIGINT the process may also end by
+        # the signal itself after printing its line (returncode -2; a shell shows 130 for
+        # both): seen once in CI, with a cold numba cache, and not reproduced since.
+        allowed = (130,) if signals == 1 else (130, -signal.SIGINT)
+        assert proc.returncode in allowed, (proc.returncode, err)
         assert err.strip().splitlines()[-1] == "validation: interrupted", err
-    return (proc.returncode if alive else None), err
+        return 130, err
+    return None, err
 
 
 def _check_resumed(store, before):

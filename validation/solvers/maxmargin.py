@@ -176,11 +176,6 @@ class _Data(_Problem):
     (``block_margins``: float32 OP search scores or float64; DP regenerated in float64),
     and the full passes of the max-margin solve."""
 
-    def __init__(self, instance):
-        super().__init__(instance)
-        self.key = np.uint64(instance.dp_key)
-        self.code = int(instance.ensemble_code)
-
     def scan(self, W, threshold, keep, block_elements):
         """Full pass: selected (rows, cols) with margin < threshold (the ``keep`` smallest per
         input) and per-input smallest margins (float32 for OP, float64 for DP)."""
@@ -295,9 +290,7 @@ class _Run:
         self.sweep_dtype = np.float32 if tol >= _FLOAT32_TOL else np.float64
         self.Wt = np.zeros((data.d, data.d), dtype=self.sweep_dtype)
         self.status = None
-        self.interrupted = False
         self.lam_start = None     # lam at the start of the current round of sweeps
-        self.extrapolated = 0     # accepted dual line searches
         self.history = []         # total steps of lam in the previous rounds (dual line search)
         self.rounds_since_pass = self.rounds_between = 0   # rounds of sweeps since the last full pass
 
@@ -414,7 +407,6 @@ class _Run:
             if _dual(trial, Wtrial) > base:
                 ws.lam[:] = trial
                 self.lam_start = trial.copy()
-                self.extrapolated += 1
                 kept = Wtrial
                 break
             step *= 0.5
@@ -442,7 +434,6 @@ class _Run:
         except KeyboardInterrupt:
             if self.callback is None:
                 raise
-            self.interrupted = True
             self.status = "interrupted"
         return self.finish()
 

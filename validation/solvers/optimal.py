@@ -30,7 +30,8 @@ rank this is the certified max-margin solver
 (:func:`validation.solvers.maxmargin.solve_max_margin`, ``notes/max_margin.md``): dual
 block coordinate ascent that stops once the certified relative gap
 ``(margin_bound - margin) / margin_bound`` is at most ``refine_tol``
-(``OptimalOptions``, default 0.02).  At rank m it follows the ridge path
+(``OptimalOptions``, default 0.02).  At rank m, and in the rounds of the search modes
+(constraints left out, :mod:`validation.solvers.modes`), it follows the ridge path
 ``lam -> 0`` (the L2-SVM continuation) with the bound above, which need not close.
 
 Rank ``m = max(1, round(kappa d))`` (``kappa < 1``)

@@ -12,11 +12,15 @@ Ctrl-C: the first SIGINT stops the command (sweep workers are terminated and joi
 finished trials stay in the store), prints ``validation: interrupted`` and exits with
 status 130; cleanup that takes longer than :data:`INTERRUPT_GRACE` seconds, or a second
 SIGINT, ends the process at once with the same line and status (a second SIGINT may
-also end it by the signal itself, which a shell reports as 130 as well).
+also end it by the signal itself, which a shell reports as 130 as well).  A first SIGINT
+that lands inside a callback that cannot pass the exception on (numba's compiler calls
+Python through ctypes while it loads its cache) is raised again a moment later, once
+the callback has returned, instead of being printed as "Exception ignored" and lost.
 """
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import importlib
 import os
@@ -98,13 +102,52 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
+REDELIVER_DELAY = 0.05
+"""Seconds after which a swallowed first SIGINT is raised again."""
+
+_redeliver = threading.Event()
+
+
 def _on_interrupt(signum, frame):
     """First SIGINT: a second one exits at once, a clean-up past the grace time too."""
-    signal.signal(signal.SIGINT, _exit_now)
+    signal.signal(signal.SIGINT, _after_interrupt)
     timer = threading.Timer(INTERRUPT_GRACE, _exit_now)
     timer.daemon = True
     timer.start()
     raise KeyboardInterrupt
+
+
+def _after_interrupt(signum, frame):
+    """SIGINT after the first: the first raised again (see below), or a second one (exit)."""
+    if _redeliver.is_set():
+        _redeliver.clear()
+        raise KeyboardInterrupt
+    _exit_now()
+
+
+def _signal_main_thread() -> None:
+    """Send SIGINT to the main thread (a real signal, so that a blocking call there returns)."""
+    if hasattr(signal, "pthread_kill"):
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+    else:  # pragma: no cover - no pthreads
+        _thread.interrupt_main(signal.SIGINT)
+
+
+def _on_unraisable(unraisable) -> None:
+    """The first SIGINT's KeyboardInterrupt was swallowed by a callback: raise it again soon."""
+    if issubclass(unraisable.exc_type, KeyboardInterrupt) and signal.getsignal(signal.SIGINT) is _after_interrupt:
+        _redeliver.set()
+        timer = threading.Timer(REDELIVER_DELAY, _signal_main_thread)
+        timer.daemon = True
+        timer.start()
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+def install_interrupt_handling() -> None:
+    """Install the SIGINT handling of the module docstring (main thread only)."""
+    sys.unraisablehook = _on_unraisable
+    signal.signal(signal.SIGINT, _on_interrupt)
 
 
 def main(argv=None) -> int:
@@ -124,7 +167,7 @@ def main(argv=None) -> int:
     handle = argv is None and threading.current_thread() is threading.main_thread()
     if not handle:
         return run_guarded(lambda: args.func(args), PROG)
-    signal.signal(signal.SIGINT, _on_interrupt)
+    install_interrupt_handling()
     try:
         status = run_guarded(lambda: args.func(args), PROG)
         # From here on SIGINT is ignored: while the interpreter shuts down Python resets

@@ -130,3 +130,39 @@ def test_repeated_interrupts_at_random_times(tmp_path, reference):
                     for k in range(4)]
         interrupted += _cycle(tmp_path, f"store{cycle}", schedule, reference)
     assert interrupted >= 16  # the others ended before their signal (all checked the same way)
+
+
+_SWALLOWED = r"""
+import ctypes, ctypes.util, os, signal, sys, time
+from validation.cli import install_interrupt_handling
+install_interrupt_handling()
+libc = ctypes.CDLL(ctypes.util.find_library("c"))
+CMP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+sent = []
+def cmp(a, b):  # a SIGINT that arrives while C code runs a Python callback
+    if not sent:
+        sent.append(time.perf_counter())
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):  # the handler runs here and its exception cannot leave
+            pass
+    return 0
+values = (ctypes.c_int * 8)(*range(8))
+try:
+    libc.qsort(values, 8, ctypes.sizeof(ctypes.c_int), CMP(cmp))
+    print("sorted", flush=True)
+    time.sleep(5)
+    print("not interrupted", flush=True)
+except KeyboardInterrupt:
+    print(f"interrupted after {time.perf_counter() - sent[0]:.3f} s", flush=True)
+"""
+
+
+def test_interrupt_swallowed_by_a_callback_is_raised_again():
+    # numba's compiler calls Python from C (ctypes) while it loads its cache; a first
+    # SIGINT that lands there must neither print "Exception ignored" nor be lost
+    proc = subprocess.run([sys.executable, "-c", _SWALLOWED], capture_output=True, text=True, timeout=30)
+    assert "Exception ignored" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stdout.split("\n")
+    assert lines[0] == "sorted", proc.stdout
+    assert lines[1].startswith("interrupted after "), proc.stdout
+    assert float(lines[1].split()[2]) < 1.0, proc.stdout

@@ -55,6 +55,14 @@ inputs or pairs with ``prange`` and respect ``NUMBA_NUM_THREADS`` /
     The margins ``(targets[mus[i]] - u^(mus[i])_rho) . images[i]`` of a block of
     inputs against all their candidates (the ``optimal`` solver's full pass).
     Parallel.
+``dp_block_scan(key, ensemble_code, images, targets, mus, n_candidates, out, norms)``
+    ``dp_block_margins`` (the same margins, bit for bit: the same loop) plus
+    ``norms[i] = max_rho ||u^(mus[i])_rho||``, for the screened full pass of the
+    ``optimal`` solver.  Parallel.
+``dp_listed_margins(key, ensemble_code, images, targets, mus, cols, out)``
+    The margins of a block of inputs against listed candidates only:
+    ``out[i, k] = (targets[mus[i]] - u^(mus[i])_(cols[i, k])) . images[i]`` (the
+    screened inputs of a screened full pass).  Parallel.
 
 ``dp_pairs(key, ensemble_code, mus, rhos, d, dtype=float64)`` (Python)
     ``dp_fill_pairs`` into a new (n, d) array.
@@ -82,6 +90,8 @@ __all__ = [
     "dp_scores_into",
     "dp_combinations_into",
     "dp_block_margins",
+    "dp_block_scan",
+    "dp_listed_margins",
     "dp_pairs",
 ]
 
@@ -269,6 +279,57 @@ def dp_block_margins(key, ensemble_code, images, targets, mus, n_candidates, out
             for j in range(d):
                 s += buf[j] * images[i, j]
             out[i, rho] = t - s
+
+
+@numba.njit(cache=True, parallel=True, fastmath=True)
+def dp_block_scan(key, ensemble_code, images, targets, mus, n_candidates, out, norms):
+    """:func:`dp_block_margins` plus the largest candidate norm of every input of the block.
+
+    ``out`` as in :func:`dp_block_margins` (the same margin loop); ``norms[i] =
+    max_rho ||u^(mus[i])_rho||`` over all ``n_candidates`` candidates (the target
+    included), for the screening bound of ``notes/optimal_solver.md`` (section 6).
+    """
+    n, d = images.shape
+    for i in numba.prange(n):
+        buf = np.empty(d)
+        mu = mus[i]
+        t = 0.0
+        for j in range(d):
+            t += targets[mu, j] * images[i, j]
+        largest = 0.0
+        for rho in range(n_candidates):
+            _fill_candidate(key, ensemble_code, mu, rho, buf)
+            s = 0.0
+            for j in range(d):
+                s += buf[j] * images[i, j]
+            out[i, rho] = t - s
+            q = 0.0
+            for j in range(d):
+                q += buf[j] * buf[j]
+            largest = max(largest, q)
+        norms[i] = math.sqrt(largest)
+
+
+@numba.njit(cache=True, parallel=True, fastmath=True)
+def dp_listed_margins(key, ensemble_code, images, targets, mus, cols, out):
+    """DP margins of a block of inputs against listed candidates, in float64.
+
+    ``out[i, k] = (targets[mus[i]] - u^(mus[i])_(cols[i, k])) . images[i]`` for the
+    (n, L) int64 array ``cols`` (the same margin loop as :func:`dp_block_margins`).
+    """
+    n, d = images.shape
+    for i in numba.prange(n):
+        buf = np.empty(d)
+        mu = mus[i]
+        t = 0.0
+        for j in range(d):
+            t += targets[mu, j] * images[i, j]
+        for k in range(cols.shape[1]):
+            _fill_candidate(key, ensemble_code, mu, cols[i, k], buf)
+            s = 0.0
+            for j in range(d):
+                s += buf[j] * images[i, j]
+            out[i, k] = t - s
 
 
 def dp_pairs(key, ensemble_code: int, mus, rhos, d: int, dtype=np.float64) -> np.ndarray:

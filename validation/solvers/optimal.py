@@ -74,6 +74,12 @@ from .options import OptimalOptions
 __all__ = ["solve_optimal", "OptimalOptions", "monitored"]
 
 _monitor: dict = {"callback": None}   # set by monitored()
+_SCREEN_DP = True                     # screened DP full passes (tests switch it off to compare)
+
+
+def _tracked_count(n_cand):
+    """Competitors tracked per input by the DP screen: 256, or an eighth of the candidates."""
+    return max(256, n_cand // 8)
 _warm: dict = {"done": False}         # the kernels of this process are compiled
 
 
@@ -191,6 +197,31 @@ class _Problem:
         return M
 
 
+    def scan_margins(self, Y_rows, inputs):
+        """DP: margins (n, n_cand) of ``inputs`` at images ``Y_rows`` (float64, as
+        :meth:`block_margins`) and each input's largest candidate norm."""
+        M = np.empty((inputs.size, self.n_cand))
+        norms = np.empty(inputs.size)
+        _rng.dp_block_scan(self.key, self.code, np.ascontiguousarray(Y_rows), self.targets,
+                           inputs.astype(np.int64), self.n_cand, M, norms)
+        self._mask(M, inputs, np.arange(self.n_cand)[None, :])
+        return M, norms
+
+    def listed_margins(self, Y_rows, inputs, cols):
+        """DP: margins (n, L) of ``inputs`` against their listed competitors ``cols`` (n, L)."""
+        M = np.empty(cols.shape)
+        _rng.dp_listed_margins(self.key, self.code, np.ascontiguousarray(Y_rows), self.targets,
+                               inputs.astype(np.int64), np.ascontiguousarray(cols, dtype=np.int64), M)
+        self._mask(M, inputs, cols)
+        return M
+
+    def _mask(self, M, inputs, cols):
+        """+inf where the column is the input's target or a left-out constraint."""
+        M[cols == self.target_index[inputs][:, None]] = np.inf
+        if self.blocked is not None:
+            M[self.blocked[inputs[:, None], cols]] = np.inf
+
+
 class _WorkingSet:
     """Constraints (mu, rho) grouped by input: ptr (p+1), rows, cols, DP vectors."""
 
@@ -270,59 +301,191 @@ class _PassResult:
 
     def __init__(self, ws, min_margin, loss, violated):
         self.ws = ws                  # _WorkingSet
-        self.min_margin = min_margin  # smallest margin (float32 search precision for OP)
+        self.min_margin = min_margin  # smallest margin (float32 search precision for OP; under
+        #                               screening only its sign is exact: min of the scored ones)
         self.loss = loss              # full squared hinge sum_i (1 - m_i)_+^2
         self.violated = violated      # per input: number of margins below 1 (int64, p)
 
 
-def _full_pass(prob, W, threshold, max_active, block_elements):
-    """Scan all constraints: new working set, smallest margin, full loss, violations per input."""
+def _select_rows(M, threshold, keep, limit):
+    """Per row of the margins ``M``: the (at most ``keep``) smallest below ``threshold``.
+
+    ``limit`` is the number of real competitors of a row (a row of ``M`` may hold one
+    masked column more); returns the row and column indices into ``M``.
+    """
+    if keep < limit:
+        part = np.argpartition(M, keep - 1, axis=1)[:, :keep]
+        vals = np.take_along_axis(M, part, axis=1)
+        r, c = np.nonzero(vals < threshold)
+        return r, part[r, c]
+    return np.nonzero(M < threshold)
+
+
+class _Tally:
+    """Accumulates a full pass block by block: working-set entries, smallest margin, loss, violations."""
+
+    def __init__(self, prob):
+        self.prob = prob
+        self.rows, self.cols = [], []
+        self.min_margin = np.inf
+        self.loss = 0.0
+        self.violated = np.empty(prob.p, dtype=np.int64)
+
+    def add(self, inputs, M, r, cols):
+        """Margins ``M`` of ``inputs`` (rows of M); selected entries ``(inputs[r], cols)``."""
+        self.min_margin = min(self.min_margin, float(M.min()))
+        below = M < 1.0
+        self.violated[inputs] = below.sum(axis=1)
+        self.loss += float(np.square(1.0 - M[below]).sum())
+        self.rows.append(inputs[r])
+        self.cols.append(cols)
+
+    def result(self, canonical=False):
+        rows = np.concatenate(self.rows) if self.rows else np.empty(0, np.int64)
+        cols = np.concatenate(self.cols) if self.cols else np.empty(0, np.int64)
+        if canonical:  # order by (input, competitor): independent of which inputs were screened
+            order = np.argsort(rows * self.prob.n_cand + cols, kind="stable")
+            rows, cols = rows[order], cols[order]
+        return _PassResult(_WorkingSet(self.prob, rows, cols), self.min_margin, self.loss, self.violated)
+
+
+def _op_block(prob, Y32, start, stop, threshold, keep, tally):
+    """OP block: float32 score GEMM and the selection kernel (no margin matrix)."""
+    n = stop - start
+    S = Y32[start:stop] @ prob.table32.T
+    if prob.blocked is not None:  # a left-out competitor never beats the target
+        S[prob.blocked[start:stop]] = -np.inf
+    idx = np.empty((n, max(keep, 1)), dtype=np.int64)
+    cnt = np.empty(n, dtype=np.int64)
+    mins = np.empty(n)
+    losses = np.empty(n)
+    _k.select_block_targets(S, prob.target_index[start:stop], threshold, keep, idx, cnt, mins, losses,
+                            tally.violated[start:stop])
+    tally.min_margin = min(tally.min_margin, float(mins.min()))
+    tally.loss += float(losses.sum())
+    tally.rows.append(np.repeat(np.arange(start, stop), cnt))
+    tally.cols.append(idx[np.arange(idx.shape[1])[None, :] < cnt[:, None]])
+
+
+def _full_pass(prob, W, threshold, max_active, block_elements, screen=None):
+    """Scan all constraints: new working set, smallest margin, full loss, violations per input.
+
+    ``screen`` (a :class:`_Screen`, DP only) skips the candidates that provably cannot
+    enter the working set (``notes/optimal_solver.md``, section 6); the working set,
+    loss and violation counts are the same as without it, in (input, competitor) order.
+    """
     Y = prob.images(W)
     step = prob.rows_per_block(block_elements)
     keep = min(prob.n_cand - 1, int(max_active))
-    rows_list, cols_list = [], []
-    min_margin = np.inf
-    loss = 0.0
-    violated = np.empty(prob.p, dtype=np.int64)
-    if prob.problem == "op":
-        Y32 = Y.astype(np.float32)
-        idx = np.empty((step, max(keep, 1)), dtype=np.int64)
-        cnt = np.empty(step, dtype=np.int64)
-        mins = np.empty(step)
-        losses = np.empty(step)
+    tally = _Tally(prob)
+    Y32 = Y.astype(np.float32) if prob.problem == "op" else None
     for start in range(0, prob.p, step):
         stop = min(prob.p, start + step)
         if prob.problem == "op":
-            n = stop - start
-            S = Y32[start:stop] @ prob.table32.T
-            if prob.blocked is not None:  # a left-out competitor never beats the target
-                S[prob.blocked[start:stop]] = -np.inf
-            _k.select_block_targets(S, prob.target_index[start:stop], threshold, keep, idx[:n], cnt[:n],
-                                    mins[:n], losses[:n], violated[start:stop])
-            min_margin = min(min_margin, float(mins[:n].min()))
-            loss += float(losses[:n].sum())
-            r = np.repeat(np.arange(n), cnt[:n])
-            cols = idx[:n][np.arange(idx.shape[1])[None, :] < cnt[:n, None]]
-            rows_list.append(r + start)
-            cols_list.append(cols)
-            continue
-        M = prob.block_margins(Y, start, stop, exact=False)
-        min_margin = min(min_margin, float(M.min()))
-        below = M < 1.0
-        violated[start:stop] = below.sum(axis=1)
-        loss += float(np.square(1.0 - M[below]).sum())
-        if keep < prob.n_cand - 1:
-            part = np.argpartition(M, keep - 1, axis=1)[:, :keep]
-            vals = np.take_along_axis(M, part, axis=1)
-            r, c = np.nonzero(vals < threshold)
-            cols = part[r, c]
+            _op_block(prob, Y32, start, stop, threshold, keep, tally)
+        elif screen is not None:
+            screen.block(Y, np.arange(start, stop), threshold, keep, tally)
         else:
-            r, cols = np.nonzero(M < threshold)
-        rows_list.append(r + start)
-        cols_list.append(cols)
-    rows = np.concatenate(rows_list) if rows_list else np.empty(0, np.int64)
-    cols = np.concatenate(cols_list) if cols_list else np.empty(0, np.int64)
-    return _PassResult(_WorkingSet(prob, rows, cols), min_margin, loss, violated)
+            M = prob.block_margins(Y, start, stop, exact=False)
+            r, cols = _select_rows(M, threshold, keep, prob.n_cand - 1)
+            tally.add(np.arange(start, stop), M, r, cols)
+    return tally.result(canonical=screen is not None)
+
+
+class _Screen:
+    """Screening of DP full passes from per-input references (``notes/optimal_solver.md``, section 6).
+
+    When input ``mu`` is scanned in full at images ``Y0 = W0 e_mu``, the screen keeps
+    ``Y0``, ``t_mu . Y0``, the ``tracked`` competitors with the smallest margins
+    (``cand[mu]``), the smallest margin ``floor[mu]`` of all the others and the largest
+    candidate norm ``unorm[mu]``.  At new images ``Y = (1 + a) Y0 + r`` (``r`` orthogonal
+    to ``Y0``), every other competitor ``rho`` has margin
+    ``m(rho) = (1 + a) m0(rho) + t.Y - (1 + a) t.Y0 - u_rho . r``, so for ``1 + a > 0``
+    ``m(rho) >= (1 + a) floor + t.Y - (1 + a) t.Y0 - unorm ||r||`` (Cauchy-Schwarz).
+    When that bound is at least the working-set threshold (which is >= 1), no other
+    competitor can enter the working set, be violated or add to the loss, and only the
+    tracked ones are regenerated and scored; the others inputs are scanned in full (and
+    get new references).
+    """
+
+    def __init__(self, prob, tracked=None):
+        p, d = prob.p, prob.d
+        self.prob = prob
+        self.tracked = min(prob.n_cand - 1, int(tracked or _tracked_count(prob.n_cand)))
+        self.images = np.zeros((p, d))
+        self.target_scores = np.zeros(p)
+        self.cand = np.zeros((p, self.tracked), dtype=np.int64)
+        self.floor = np.full(p, -np.inf)  # -inf: no reference yet
+        self.unorm = np.zeros(p)
+        self.scanned = 0   # inputs scanned in full, over all passes
+        self.screened = 0  # inputs whose untracked competitors were skipped
+
+    def lower_bounds(self, Y, inputs):
+        """Lower bound on the margin of every untracked competitor of ``inputs`` at images ``Y``."""
+        prob = self.prob
+        Y0 = self.images[inputs]
+        t0 = self.target_scores[inputs]
+        n0 = np.einsum("ij,ij->i", Y0, Y0)
+        dY = Y - Y0
+        a = np.einsum("ij,ij->i", dY, Y0) / np.where(n0 > 0, n0, 1.0)
+        r_norm = np.linalg.norm(dY - a[:, None] * Y0, axis=1)
+        scale = 1.0 + a
+        tY = np.einsum("ij,ij->i", prob.targets[inputs], Y)
+        unorm = self.unorm[inputs]
+        bound = scale * self.floor[inputs] + (tY - scale * t0) - unorm * r_norm
+        # float64 rounding of the stored and new margins, far below any working-set gap
+        rounding = 1e-9 * (1.0 + np.abs(tY) + np.abs(scale * t0)
+                           + unorm * (np.linalg.norm(Y, axis=1) + np.abs(scale) * np.sqrt(n0)))
+        return np.where((scale > 0) & (n0 > 0), bound - rounding, -np.inf)
+
+    def record(self, inputs, Y, M, norms):
+        """New references of ``inputs`` from their full margins ``M`` at images ``Y``."""
+        L = self.tracked
+        part = np.argpartition(M, L, axis=1)
+        self.cand[inputs] = part[:, :L]
+        self.floor[inputs] = np.take_along_axis(M, part[:, L:L + 1], axis=1)[:, 0]
+        self.images[inputs] = Y
+        self.target_scores[inputs] = np.einsum("ij,ij->i", self.prob.targets[inputs], Y)
+        self.unorm[inputs] = norms
+
+    def block(self, Y, inputs, threshold, keep, tally):
+        """One block of a screened full pass (``inputs`` contiguous), added to ``tally``.
+
+        Input ``mu`` is screened when the bound ``lb`` on its untracked margins is >= 1
+        (none violated) and either >= ``threshold`` (none enters the working set) or
+        above its ``keep``-th smallest tracked margin (none is among the kept ones).
+        """
+        prob = self.prob
+        lb = self.lower_bounds(Y[inputs], inputs)
+        skip = lb >= threshold
+        maybe = inputs[(lb >= 1.0) & ~skip]
+        M_maybe = None
+        if maybe.size and keep < self.tracked:  # the keep-th tracked margin decides
+            M_maybe = prob.listed_margins(Y[maybe], maybe, self.cand[maybe])
+            kth = np.partition(M_maybe, keep - 1, axis=1)[:, keep - 1]
+            ok = lb[maybe - inputs[0]] > kth
+            skip[maybe[ok] - inputs[0]] = True
+            self._add_listed(maybe[ok], M_maybe[ok], threshold, keep, tally)
+        full = inputs[~skip]
+        if full.size:
+            M, norms = prob.scan_margins(Y[full], full)
+            self.record(full, Y[full], M, norms)
+            r, cols = _select_rows(M, threshold, keep, prob.n_cand - 1)
+            tally.add(full, M, r, cols)
+            self.scanned += full.size
+        short = inputs[lb >= threshold]
+        if short.size:
+            self._add_listed(short, prob.listed_margins(Y[short], short, self.cand[short]), threshold, keep,
+                             tally)
+
+    def _add_listed(self, inputs, M, threshold, keep, tally):
+        """Screened ``inputs`` with tracked margins ``M``: select among the tracked competitors."""
+        if not inputs.size:
+            return
+        cand = self.cand[inputs]
+        r, c = _select_rows(M, threshold, keep, self.tracked)
+        tally.add(inputs, M, r, cand[r, c])
+        self.screened += inputs.size
 
 
 def _exact_min_margins(prob, W, block_elements):
@@ -490,11 +653,12 @@ class _Run:
         self.d, self.p = prob.d, prob.p
         self.params = _Params(self.d, max(1, int(round(kappa * self.d))))
         self.deadline = None if time_limit is None else self.t_start + time_limit
+        self.screen = _Screen(prob) if _SCREEN_DP and prob.problem == "dp" else None
         x = _initial_point(prob, self.params, options.initial)
         # scale the start so that the loss is minimal along the ray (exact line search from 0)
         W = self.params.W(x)
         threshold = np.inf if self.p <= 64 else self.threshold(_sigma(W, self.d))
-        self.ws = _full_pass(prob, W, threshold, options.max_active, options.block_elements).ws
+        self.ws = _full_pass(prob, W, threshold, options.max_active, options.block_elements, self.screen).ws
         m_ws = self.ws.margins(prob.images(W))
         scale, _ = _line_search(np.zeros_like(m_ws), m_ws, None, 0.0, (0, 0, 0, 0, 0))
         if scale > 0:
@@ -510,6 +674,7 @@ class _Run:
         self.iterations = self.refine_iterations = self.full_passes = 0
         self.bound = np.inf       # smallest certified upper bound on the normalised margin
         self.best = None          # (normalised margin, x) of the best float64-verified storing point
+        self.best_margins = None  # (x, float64 per-input smallest margins) of that point
         self.ridge = self.ridge_floor = 0.0
         self.restricted_done = self.stage_converged = False
         self.stalls = 0
@@ -557,7 +722,8 @@ class _Run:
 
     def _pass(self, W, sigma):
         self.full_passes += 1
-        return _full_pass(self.prob, W, self.threshold(sigma), self.max_active, self.o.block_elements)
+        return _full_pass(self.prob, W, self.threshold(sigma), self.max_active, self.o.block_elements,
+                          self.screen)
 
     def _truncating(self, fp):
         return self.max_active < self.prob.n_cand - 1 and np.any(fp.violated > self.max_active)
@@ -605,6 +771,7 @@ class _Run:
                 gamma = d * float(exact.min()) / max(_norm(W), 1e-300)
                 if self.best is None or gamma > self.best[0]:
                     self.best = (gamma, self.x.copy())
+                    self.best_margins = (self.best[1], exact)  # reused by finish()
         r = np.maximum(1.0 - self.m_ws, 0.0)
         if r.sum() > 0:
             self.bound = min(self.bound, d * _norm(self.ws.combine(r, exact=True)) / float(r.sum()))
@@ -769,7 +936,10 @@ class _Run:
         params, d = self.params, self.d
         x = self.best[1] if self.best is not None and self.status == "stored" else self.x
         W = params.W(x)
-        exact = _exact_min_margins(self.prob, W, self.o.block_elements)
+        if self.best_margins is not None and self.best_margins[0] is x:
+            exact = self.best_margins[1]  # verified at this very point by refresh()
+        else:
+            exact = _exact_min_margins(self.prob, W, self.o.block_elements)
         norm = float(_norm(W))
         margin = d * float(exact.min()) / norm if norm > 0 else -np.inf
         recalled = exact > 0

@@ -51,18 +51,16 @@ inputs or pairs with ``prange`` and respect ``NUMBA_NUM_THREADS`` /
     Gradients of any score-based loss then follow from ``out.T @ inputs``
     (``sum_{rho,mu} c[rho,mu] u^(mu)_rho e_mu^T``).  Parallel.  The size ``d`` is
     ``out.shape[1]`` and ``p`` is ``coefficients.shape[0]``.
-``dp_block_margins(key, ensemble_code, images, targets, mus, n_candidates, out)``
-    The margins ``(targets[mus[i]] - u^(mus[i])_rho) . images[i]`` of a block of
-    inputs against all their candidates (the ``optimal`` solver's full pass).
+``dp_listed_margins(key, ensemble_code, images, targets, mus, cols, out, norms)``
+    The margins of a block of inputs against listed candidates:
+    ``out[i, k] = (targets[mus[i]] - u^(mus[i])_(cols[i, k])) . images[i]``, and
+    ``norms[i]`` the largest norm among them (skipped for a length-0 ``norms``).
     Parallel.
-``dp_block_scan(key, ensemble_code, images, targets, mus, n_candidates, out, norms)``
-    ``dp_block_margins`` (the same margins, bit for bit: the same loop) plus
-    ``norms[i] = max_rho ||u^(mus[i])_rho||``, for the screened full pass of the
-    ``optimal`` solver.  Parallel.
-``dp_listed_margins(key, ensemble_code, images, targets, mus, cols, out)``
-    The margins of a block of inputs against listed candidates only:
-    ``out[i, k] = (targets[mus[i]] - u^(mus[i])_(cols[i, k])) . images[i]`` (the
-    screened inputs of a screened full pass).  Parallel.
+``dp_block_margins(key, ensemble_code, images, targets, mus, n_candidates, out)`` (Python)
+    ``dp_listed_margins`` against all ``n_candidates`` candidates of every input (the
+    ``optimal`` solver's full pass).
+``dp_block_scan(key, ensemble_code, images, targets, mus, n_candidates, out, norms)`` (Python)
+    The same with the largest candidate norm of every input (the screened full pass).
 
 ``dp_pairs(key, ensemble_code, mus, rhos, d, dtype=float64)`` (Python)
     ``dp_fill_pairs`` into a new (n, d) array.
@@ -258,7 +256,6 @@ def dp_combinations_into(key, ensemble_code, coefficients, out):
                 out[mu, k] += c * buf[k]
 
 
-@numba.njit(cache=True, parallel=True, fastmath=True)
 def dp_block_margins(key, ensemble_code, images, targets, mus, n_candidates, out):
     """DP margins of a block of inputs against all their candidates, in float64.
 
@@ -266,30 +263,30 @@ def dp_block_margins(key, ensemble_code, images, targets, mus, n_candidates, out
     ``rho < n_candidates`` (the target column, ``rho = mus[i]`` or ``f(mus[i])`` with ``K``
     answers, comes out as 0 up to rounding and is masked by the caller).
     """
-    n, d = images.shape
-    for i in numba.prange(n):
-        buf = np.empty(d)
-        mu = mus[i]
-        t = 0.0
-        for j in range(d):
-            t += targets[mu, j] * images[i, j]
-        for rho in range(n_candidates):
-            _fill_candidate(key, ensemble_code, mu, rho, buf)
-            s = 0.0
-            for j in range(d):
-                s += buf[j] * images[i, j]
-            out[i, rho] = t - s
+    dp_block_scan(key, ensemble_code, images, targets, mus, n_candidates, out, np.empty(0))
 
 
-@numba.njit(cache=True, parallel=True, fastmath=True)
 def dp_block_scan(key, ensemble_code, images, targets, mus, n_candidates, out, norms):
     """:func:`dp_block_margins` plus the largest candidate norm of every input of the block.
 
-    ``out`` as in :func:`dp_block_margins` (the same margin loop); ``norms[i] =
-    max_rho ||u^(mus[i])_rho||`` over all ``n_candidates`` candidates (the target
-    included), for the screening bound of ``notes/optimal_solver.md`` (section 6).
+    ``norms[i] = max_rho ||u^(mus[i])_rho||`` over all ``n_candidates`` candidates (the
+    target included), for the screening bound of ``notes/optimal_solver.md`` (section 6);
+    a length-0 ``norms`` skips them.
+    """
+    cols = np.broadcast_to(np.arange(n_candidates, dtype=np.int64), (len(mus), n_candidates))
+    dp_listed_margins(key, ensemble_code, images, targets, mus, cols, out, norms)
+
+
+@numba.njit(cache=True, parallel=True, fastmath=True)
+def dp_listed_margins(key, ensemble_code, images, targets, mus, cols, out, norms):
+    """DP margins of a block of inputs against listed candidates, in float64.
+
+    ``out[i, k] = (targets[mus[i]] - u^(mus[i])_(cols[i, k])) . images[i]`` for the
+    (n, L) int64 array ``cols``, and ``norms[i]`` the largest norm of the listed
+    candidates of row ``i`` (skipped when ``norms`` has length 0).
     """
     n, d = images.shape
+    with_norms = norms.shape[0] > 0
     for i in numba.prange(n):
         buf = np.empty(d)
         mu = mus[i]
@@ -297,39 +294,19 @@ def dp_block_scan(key, ensemble_code, images, targets, mus, n_candidates, out, n
         for j in range(d):
             t += targets[mu, j] * images[i, j]
         largest = 0.0
-        for rho in range(n_candidates):
-            _fill_candidate(key, ensemble_code, mu, rho, buf)
-            s = 0.0
-            for j in range(d):
-                s += buf[j] * images[i, j]
-            out[i, rho] = t - s
-            q = 0.0
-            for j in range(d):
-                q += buf[j] * buf[j]
-            largest = max(largest, q)
-        norms[i] = math.sqrt(largest)
-
-
-@numba.njit(cache=True, parallel=True, fastmath=True)
-def dp_listed_margins(key, ensemble_code, images, targets, mus, cols, out):
-    """DP margins of a block of inputs against listed candidates, in float64.
-
-    ``out[i, k] = (targets[mus[i]] - u^(mus[i])_(cols[i, k])) . images[i]`` for the
-    (n, L) int64 array ``cols`` (the same margin loop as :func:`dp_block_margins`).
-    """
-    n, d = images.shape
-    for i in numba.prange(n):
-        buf = np.empty(d)
-        mu = mus[i]
-        t = 0.0
-        for j in range(d):
-            t += targets[mu, j] * images[i, j]
         for k in range(cols.shape[1]):
             _fill_candidate(key, ensemble_code, mu, cols[i, k], buf)
             s = 0.0
             for j in range(d):
                 s += buf[j] * images[i, j]
             out[i, k] = t - s
+            if with_norms:
+                q = 0.0
+                for j in range(d):
+                    q += buf[j] * buf[j]
+                largest = max(largest, q)
+        if with_norms:
+            norms[i] = math.sqrt(largest)
 
 
 def dp_pairs(key, ensemble_code: int, mus, rhos, d: int, dtype=np.float64) -> np.ndarray:

@@ -211,7 +211,8 @@ class _Problem:
         """DP: margins (n, L) of ``inputs`` against their listed competitors ``cols`` (n, L)."""
         M = np.empty(cols.shape)
         _rng.dp_listed_margins(self.key, self.code, np.ascontiguousarray(Y_rows), self.targets,
-                               inputs.astype(np.int64), np.ascontiguousarray(cols, dtype=np.int64), M)
+                               inputs.astype(np.int64), np.ascontiguousarray(cols, dtype=np.int64), M,
+                               np.empty(0))
         self._mask(M, inputs, cols)
         return M
 

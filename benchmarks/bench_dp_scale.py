@@ -30,7 +30,7 @@ import platform
 import sys
 import time
 
-from bench_max_margin import gemm_seconds  # noqa: E402  (the same GEMM timer, script directory)
+from bench_max_margin import fmt, gemm_seconds  # the same GEMM timer and cells (script directory)
 
 COLUMNS = ("d", "p", "problem", "screen", "status", "seconds", "gemm_s", "gemm_eq", "iterations",
            "passes", "screened", "speedup")
@@ -80,14 +80,6 @@ def rows_for(d, fraction, seed, screen_off):
         if on["status"] != off["status"]:
             raise SystemExit(f"decisions differ at d = {d}, p = {p}: {on['status']} / {off['status']}")
     return rows
-
-
-def fmt(value):
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    return str(value)
 
 
 def main(argv=None):

@@ -6,13 +6,18 @@
   ``options={"give_up": True}`` or ``{"top_k": k}`` a search for the most recalled
   inputs or for top-k storage (:mod:`validation.solvers.modes`, status ``not_found``
   when it ends without a storing W: a lower bound, not a certificate).
+  At kappa < 1 (rank ``m < d``) ``optimal`` is a restart search
+  (:mod:`validation.solvers.rank_search`, ``restarts`` starts, status ``not_found``
+  when none stores: a lower bound).
+* ``svp`` -- projected gradient onto the rank-m matrices (singular value projection,
+  :mod:`validation.solvers.svp`, ``notes/rank_search.md``).
 * ``lp`` -- exact feasibility by linear programming (HiGHS), small d, full rank.
 * ``adam`` -- Adam on the softmax cross-entropy (baseline with a step budget).
 
 The solver functions share argument names: ``solver(instance, kappa=1.0, *, tol,
 max_iter, time_limit, seed, refine, options)``, each taking only those it uses (see
 :data:`SHARED_ARGUMENTS`); the settings specific to one solver are a frozen options
-dataclass (:class:`OptimalOptions`, :class:`LPOptions`, :class:`AdamOptions`), which
+dataclass (:class:`OptimalOptions`, :class:`SVPOptions`, :class:`LPOptions`, :class:`AdamOptions`), which
 :func:`solve` builds from a mapping.
 
 Every solver returns a :class:`Solution` (a :class:`replica.common.results.Result`)
@@ -35,13 +40,13 @@ import numpy as np
 from replica.common.checks import check_choice, check_int, check_kappa, check_memory
 from replica.common.results import Result
 
-from .options import AdamOptions, LPOptions, OptimalOptions, SolverOptions
+from .options import AdamOptions, LPOptions, OptimalOptions, SolverOptions, SVPOptions
 
 __all__ = ["Solution", "solve", "solve_arguments", "SHARED_ARGUMENTS", "SOLVERS", "STATUSES", "rank_for",
            "assess", "check_problem", "solver_bytes", "set_threads", "thread_count",
-           "OptimalOptions", "LPOptions", "AdamOptions", "SolverOptions"]
+           "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "SolverOptions"]
 
-SOLVERS = ("hebbian", "optimal", "lp", "adam")
+SOLVERS = ("hebbian", "optimal", "lp", "adam", "svp")
 STATUSES = ("stored", "not_stored", "undecided", "not_found")
 
 _DISPATCH = {
@@ -49,10 +54,12 @@ _DISPATCH = {
     "optimal": ("validation.solvers.optimal", "solve_optimal"),
     "lp": ("validation.solvers.lp", "solve_lp"),
     "adam": ("validation.solvers.adam", "solve_adam"),
+    "svp": ("validation.solvers.svp", "solve_svp"),
 }
 
 # the options class of each solver (None: the solver has no specific settings)
-_OPTIONS = {"hebbian": None, "optimal": OptimalOptions, "lp": LPOptions, "adam": AdamOptions}
+_OPTIONS = {"hebbian": None, "optimal": OptimalOptions, "lp": LPOptions, "adam": AdamOptions,
+            "svp": SVPOptions}
 
 # ---------------------------------------------------------------------------------
 # threads: one numba / BLAS thread per process unless the user says otherwise
@@ -151,6 +158,11 @@ def solver_bytes(d: int, p: int, problem: str = "op", solver: str = "optimal", k
         return 8.0 * 4.0 * d * d + scores + 16.0 * float(lp_nonzeros(int(d), int(p)))
     if solver == "adam":
         return 8.0 * 6.0 * d * d + scores + 8.0 * 2.0 * p * d
+    if solver == "svp":
+        o = SVPOptions.coerce(options)
+        active = p * min(p - 1.0, float(o.max_active))
+        working = active * (24.0 + (4.0 * d if problem == "dp" else 0.0))
+        return 8.0 * 8.0 * d * d + 8.0 * 6.0 * p * d + 12.0 * min(float(o.block_elements), p * p) + working
     return 8.0 * 4.0 * d * d + scores
 
 
@@ -240,14 +252,17 @@ class Solution(Result):
     status : {"stored", "not_stored", "undecided", "not_found"}
         ``stored``: the returned W recalls every input (with ``top_k``: puts every
         target in the top k), verified in float64.  ``not_stored``: a statement
-        about the whole class of W (rank m) for ``optimal`` and ``lp`` (a certificate),
-        about the rule's own W for ``hebbian``; ``adam`` never says it.
-        ``undecided``: neither.  ``not_found``: only the search modes of ``optimal``
-        (``give_up``, ``top_k``; :mod:`validation.solvers.modes`) -- the search ended
+        about the whole class of W (rank m) for ``optimal``, ``svp`` and ``lp`` (a
+        certificate), about the rule's own W for ``hebbian``; ``adam`` never says it.
+        ``undecided``: neither (for a search: a budget cut it short).  ``not_found``:
+        only the searches of ``optimal`` -- the rank-m restart search
+        (:mod:`validation.solvers.rank_search`) and the search modes (``give_up``,
+        ``top_k``; :mod:`validation.solvers.modes`) -- the search ran to its end
         without a storing W, a *lower-bound* verdict (the W recalls
         ``recall_fraction`` of the inputs, ``info["lower_bound"]`` is True), never a
         certificate; capacity estimates count it as not stored and report it apart.
-        See ``message``, ``notes/simulation.md`` and ``notes/top_k.md``.
+        See ``message``, ``notes/simulation.md``, ``notes/rank_search.md`` and
+        ``notes/top_k.md``.
     message : str
         What happened, in words.
     info : dict
@@ -342,7 +357,7 @@ def assess(instance, W=None, *, images=None):
     return (bool(recalled.all()), float(recalled.mean()), normalised_margin(margins, mat), recalled)
 
 
-SHARED_ARGUMENTS = ("tol", "max_iter", "time_limit", "seed", "refine")
+SHARED_ARGUMENTS = ("tol", "max_iter", "time_limit", "seed", "refine", "restarts")
 """Arguments that every solver understands under the same name (see :func:`solve`)."""
 
 # deprecated spellings of shared arguments that stored sweep settings may still hold
@@ -386,7 +401,7 @@ def solve_arguments(settings) -> dict:
 
 
 def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, time_limit=None,
-          seed=None, refine=None, options=None) -> Solution:
+          seed=None, refine=None, options=None, restarts=None) -> Solution:
     """Solve a memory problem: find W that recalls every input, or decide it cannot.
 
     Parameters
@@ -409,13 +424,22 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
         Wall-time budget in seconds; the status is ``undecided`` when it runs out.
     seed : None, int, SeedSequence or Generator, optional
         For solvers with random initialisation (``adam`` at ``kappa < 1``; ``None``
-        there is the instance's seed); the deterministic solvers ignore it.
+        there is the instance's seed; the random starts of the ``optimal`` rank search,
+        ``None`` there is ``DEFAULT_SEED``); the deterministic solvers ignore it.
     refine : bool, optional
         ``optimal`` only: after ``stored``, continue towards the max-margin W.
     options : mapping or options dataclass, optional
         Solver-specific settings: :class:`OptimalOptions`, :class:`LPOptions`,
-        :class:`AdamOptions` (``hebbian`` has none).  A mapping is turned into the
-        solver's class; an unknown name raises ``ValueError`` listing the valid ones.
+        :class:`AdamOptions`, :class:`SVPOptions` (``hebbian`` has none).  A mapping is
+        turned into the solver's class; an unknown name raises ``ValueError`` listing the
+        valid ones.
+    restarts : int, optional
+        ``optimal`` at rank ``m < d`` (without ``give_up`` / ``top_k``): the most starts
+        of the restart search (:func:`validation.solvers.rank_search.solve_rank_search`,
+        ``notes/rank_search.md``); ``None`` (default) is the production setting
+        :data:`validation.solvers.rank_search.DEFAULT_RESTARTS` (8 starts, ending at the
+        first that stores).  At full rank (one convex solve decides) and in the search
+        modes it is checked and ignored.  Other solvers do not take it.
 
     Returns
     -------
@@ -426,7 +450,7 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
     ValueError
         For an unknown solver, kappa outside (0, 1], an instance that is not an
         :class:`validation.Instance`, bad or unknown options, an argument the solver
-        does not take, an LP too large to handle, or a solve whose working memory
+        does not take, ``restarts`` not an integer >= 1, an LP too large to handle, or a solve whose working memory
         (:func:`solver_bytes`) is above the memory limit (checked before it starts).
     """
     from validation.ensembles import Instance
@@ -437,10 +461,17 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
     kappa = float(check_kappa(kappa))
     if "set" not in _threads:
         set_threads()
-    function = _solver_function(solver)
-    kwargs = _shared_keywords(solver, function, tol=tol, max_iter=max_iter, time_limit=time_limit,
-                              seed=seed, refine=refine)
+    from .rank_search import check_restarts, uses_rank_search
+
+    restarts = check_restarts(restarts)
+    if restarts is not None and solver != "optimal":
+        raise ValueError(f"solver {solver!r} does not take restarts; got restarts={restarts!r}")
     parsed = _parse_options(solver, options)
+    function = _solver_function(solver)
+    if solver == "optimal" and uses_rank_search(instance.d, kappa, OptimalOptions.coerce(parsed)):
+        from .rank_search import solve_rank_search as function
+    kwargs = _shared_keywords(solver, function, tol=tol, max_iter=max_iter, time_limit=time_limit,
+                              seed=seed, refine=refine, restarts=restarts)
     if parsed is not None:
         kwargs["options"] = parsed
     check_memory(solver_bytes(instance.d, instance.p, instance.problem, solver, kappa, parsed),
@@ -491,7 +522,7 @@ def _shared_keywords(solver, function, **shared):
         if value is None:
             continue
         if name not in takes:
-            if name == "seed":  # harmless for deterministic solvers
+            if name in ("seed", "restarts"):  # harmless: deterministic solvers, full rank, search modes
                 continue
             raise ValueError(f"solver {solver!r} does not take {name}; got {name}={value!r}")
         out[name] = value

@@ -8,7 +8,8 @@ built:
 
 * :class:`OptimalOptions` -- ``solver="optimal"`` (``notes/optimal_solver.md``);
 * :class:`LPOptions` -- ``solver="lp"`` (``notes/simulation.md``, the LP solver);
-* :class:`AdamOptions` -- ``solver="adam"`` (``notes/simulation.md``, Adam).
+* :class:`AdamOptions` -- ``solver="adam"`` (``notes/simulation.md``, Adam);
+* :class:`SVPOptions` -- ``solver="svp"`` (``notes/rank_search.md``).
 
 ``solve(..., options={...})`` builds the class from the mapping with
 :meth:`SolverOptions.from_mapping`: an unknown name raises ``ValueError`` that names it
@@ -26,12 +27,12 @@ import numpy as np
 
 from replica.common.checks import check_choice, check_int, check_real
 
-__all__ = ["SolverOptions", "OptimalOptions", "LPOptions", "AdamOptions", "MAX_NONZEROS"]
+__all__ = ["SolverOptions", "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "MAX_NONZEROS"]
 
 MAX_NONZEROS = 2_000_000
 """Default largest LP constraint matrix (nonzeros) that ``solver="lp"`` accepts."""
 
-_SHARED = ("tol", "max_iter", "time_limit", "seed", "refine")
+_SHARED = ("tol", "max_iter", "time_limit", "seed", "refine", "restarts")
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,14 @@ class OptimalOptions(SolverOptions):
         of candidates of the instance (checked by the solver).
     max_rounds : int
         Most re-solves of the give-up and top-k modes (default 100, >= 1).
+    start_max_iter : int
+        Rank search (kappa < 1): L-BFGS iterations of one start (default 500, >= 1);
+        a start that uses them up has run its planned course (the factor iteration
+        creeps on an unstorable instance instead of stopping).
+    polish_max_iter : int
+        Rank search (kappa < 1, :mod:`validation.solvers.rank_search`): steps of singular
+        value projection (:func:`validation.solvers.svp.solve_svp`) from a start whose
+        factor L-BFGS ends at a stationary point without storing (default 100; 0: none).
 
     Raises
     ------
@@ -175,10 +184,14 @@ class OptimalOptions(SolverOptions):
     give_up_fraction: float = 0.05
     top_k: int = 1
     max_rounds: int = 100
+    start_max_iter: int = 500
+    polish_max_iter: int = 100
 
     def __post_init__(self):
         self._set("refine_tol", check_real(self.refine_tol, "refine_tol", low=0.0, high=1.0, low_open=True))
         self._set("refine_max_iter", check_int(self.refine_max_iter, "refine_max_iter", low=0))
+        self._set("polish_max_iter", check_int(self.polish_max_iter, "polish_max_iter", low=0))
+        self._set("start_max_iter", check_int(self.start_max_iter, "start_max_iter", low=1))
         self._set("stage_tol", check_real(self.stage_tol, "stage_tol", low=0.0, high=1.0, low_open=True))
         self._set("active_slack", check_real(self.active_slack, "active_slack", low=0.0))
         for name in ("max_active", "refresh", "memory", "block_elements", "top_k", "max_rounds"):
@@ -306,3 +319,42 @@ class AdamOptions(SolverOptions):
                                               low_open=True))
         self._set("weight_decay", check_real(self.weight_decay, "weight_decay", low=0.0))
 
+
+
+@dataclass(frozen=True)
+class SVPOptions(SolverOptions):
+    """Settings of the ``svp`` solver (projected gradient on the rank-m matrices, ``notes/rank_search.md``).
+
+    Attributes
+    ----------
+    initial : ndarray (d, d), (Q, R) pair or None
+        Start, projected onto rank m (default: the Hebbian W).
+    max_active : int
+        Most competitors per input in the working set that carries the gradient
+        (default 64, >= 1); the loss that accepts a step is always the full one.
+    block_elements : int
+        Scores per block in full passes (default 2**23).
+    max_backtracks : int
+        Halvings of the step before the iteration is declared stationary (default 30).
+    stall_tol : float
+        A step that lowers the loss by less than this relative amount ends the
+        iteration as stationary (default 1e-6, >= 0).
+
+    Raises
+    ------
+    ValueError
+        For a value out of range (named in the message).
+    """
+
+    SOLVER: ClassVar[str] = "svp"
+
+    initial: Any = field(default=None, compare=False)
+    max_active: int = 64
+    block_elements: int = 1 << 23
+    max_backtracks: int = 30
+    stall_tol: float = 1e-6
+
+    def __post_init__(self):
+        for name in ("max_active", "block_elements", "max_backtracks"):
+            self._set(name, check_int(getattr(self, name), name, low=1))
+        self._set("stall_tol", check_real(self.stall_tol, "stall_tol", low=0.0))

@@ -1,0 +1,252 @@
+"""The rank-m search behind ``solve(instance, "optimal", kappa=k, restarts=R)`` (``k < 1``).
+
+The rank-m problem ``W = Q R^T`` is not convex, so one local search can end at a
+stationary point of the factor problem without storing a storable instance.  The search:
+
+1. **Full-rank decision** (:func:`validation.solvers.optimal.solve_optimal` at
+   ``kappa = 1``, no refinement).  ``not_stored`` there is a certificate for rank m too
+   (every rank-m W is a W): the search ends ``not_stored``.
+2. **Starts**, in this order, until one stores: 0 the top-m SVD of the full-rank W
+   (or the user's ``options.initial``), 1 the truncated Hebbian W, ``>= 2`` random
+   Gaussian factors from the solve's ``seed`` (start ``k`` draws from
+   ``SeedSequence(seed, spawn_key=(k,))``, so a seed reproduces the search bit for bit).
+3. **Per start**: factor L-BFGS (:class:`validation.solvers.optimal._Run` through
+   ``solve_optimal(..., options={"initial": (Q, R)})``); when it ends at a stationary
+   point without storing, ``polish_max_iter`` steps of singular value projection
+   (:func:`validation.solvers.svp.solve_svp`) from its W, and, if they store, the factor
+   solve once more from there (so that the refinement and the result are those of
+   ``optimal``).
+
+Statuses (``notes/rank_search.md``): ``stored`` (float64 recall), ``not_stored`` (the
+full-rank certificate), ``not_found`` (every planned start ended without storing: a
+LOWER-BOUND verdict, never a certificate), ``undecided`` (the time limit or an
+iteration budget cut the search before its planned starts ended).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+import time
+
+import numpy as np
+
+from replica.common.seeds import resolve_seed
+
+__all__ = ["solve_rank_search", "check_restarts", "DEFAULT_RESTARTS", "uses_rank_search"]
+
+DEFAULT_RESTARTS = 8
+"""Starts of the production setting (``restarts=None``); the search stops at the first
+that stores, so a storable instance usually costs one or two (``notes/rank_search.md``)."""
+
+
+def check_restarts(restarts):
+    """``restarts`` checked: None or an integer >= 1 (bool and floats rejected).
+
+    Raises
+    ------
+    ValueError
+        Naming the value and the valid range.
+    """
+    if restarts is None:
+        return None
+    if isinstance(restarts, bool) or not isinstance(restarts, (numbers.Integral, np.integer)):
+        raise ValueError(f"restarts must be None or an integer >= 1, got {restarts!r}")
+    if int(restarts) < 1:
+        raise ValueError(f"restarts must be None or an integer >= 1, got {int(restarts)}")
+    return int(restarts)
+
+
+def uses_rank_search(d, kappa, options) -> bool:
+    """True when ``solve(..., "optimal")`` runs the restart search: rank below d, no search mode."""
+    rank = max(1, int(round(float(kappa) * int(d))))
+    return rank < int(d) and not options.give_up and options.top_k == 1
+
+
+class _Search:
+    """State of one rank-m search: :meth:`full_rank`, :meth:`start_factors`, :meth:`run_start`, :meth:`result`."""
+
+    def __init__(self, instance, kappa, *, tol, max_iter, time_limit, seed, refine, restarts, options):
+        self.t_start = time.perf_counter()
+        self.instance, self.kappa, self.o = instance, kappa, options
+        self.d = int(instance.d)
+        self.rank = max(1, int(round(kappa * self.d)))
+        self.tol, self.max_iter, self.used = tol, max_iter, 0
+        self.refine = refine
+        self.restarts = DEFAULT_RESTARTS if restarts is None else restarts
+        self.seed = resolve_seed(seed)
+        self.deadline = None if time_limit is None else self.t_start + time_limit
+        self.starts = []          # per-start outcomes (info["starts"])
+        self.full = None          # the full-rank decision
+        self.best = None          # best Solution so far (most inputs recalled)
+        self.cut = None           # why the search was cut short ("time_limit", "max_iter")
+
+    def remaining(self):
+        return None if self.deadline is None else self.deadline - time.perf_counter()
+
+    def _solve(self, kappa, initial, refine, max_iter):
+        from .optimal import solve_optimal
+
+        options = dataclasses.replace(self.o, initial=initial)
+        sol = solve_optimal(self.instance, kappa, tol=self.tol, max_iter=max_iter, time_limit=self.remaining(),
+                            refine=refine, options=options)
+        self.used += int(sol.iterations)
+        return sol
+
+    def full_rank(self):
+        """The full-rank decision; its W gives start 0."""
+        self.full = self._solve(1.0, None, False, self.max_iter)
+        return self.full
+
+    def start_factors(self, k):
+        """(kind, (Q, R)) of start ``k``."""
+        from .svp import project_rank
+
+        if k == 0:
+            if self.o.initial is not None:
+                return "initial", self.o.initial
+            return "full_rank_svd", project_rank(self.full.W, self.rank)[1]
+        if k == 1:
+            W0 = self.instance.targets.T @ self.instance.inputs
+            return "hebbian", project_rank(W0, self.rank)[1]
+        rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(k,)))
+        shape = (self.d, self.rank)
+        return "random", (rng.standard_normal(shape) / np.sqrt(self.d), rng.standard_normal(shape) / np.sqrt(self.d))
+
+    def run_start(self, k):
+        """One start: factor L-BFGS, then SVP polish where it ends unstored; returns its Solution."""
+        t0 = time.perf_counter()
+        kind, initial = self.start_factors(k)
+        budget = min(self.o.start_max_iter, self.max_iter - self.used)
+        sol = self._solve(self.kappa, initial, self.refine, max(budget, 1))
+        outcome = self._outcome(sol, budget)
+        polished = None
+        if outcome in ("stationary", "budget") and self.o.polish_max_iter > 0:
+            polished = self._polish(sol)
+            if polished is not None and polished.stored:
+                sol = self._solve(self.kappa, polished.factors, self.refine, self.o.start_max_iter)
+                outcome = self._outcome(sol, budget)
+        self.starts.append({"start": k, "kind": kind, "outcome": outcome, "iterations": int(sol.iterations),
+                            "recall_fraction": float(sol.recall_fraction),
+                            "polish": None if polished is None else polished.status,
+                            "seconds": time.perf_counter() - t0})
+        if self.best is None or sol.stored or sol.recall_fraction > self.best.recall_fraction:
+            self.best = sol
+        return sol
+
+    def _polish(self, sol):
+        from .svp import solve_svp
+
+        left = self.remaining()
+        if left is not None and left <= 0:
+            return None
+        return solve_svp(self.instance, self.kappa, tol=self.tol, max_iter=self.o.polish_max_iter,
+                         time_limit=left, options={"initial": sol.factors, "max_active": self.o.max_active,
+                                                   "block_elements": self.o.block_elements})
+
+    def _outcome(self, sol, budget):
+        """stored, stationary, budget (the start's planned iterations), or the cut: time_limit / max_iter."""
+        if sol.stored:
+            return "stored"
+        if sol.converged:
+            return "stationary"
+        left = self.remaining()
+        if left is not None and left <= 0:
+            self.cut = "time_limit"
+        elif budget < self.o.start_max_iter:
+            self.cut = self.cut or "max_iter"
+        else:
+            return "budget"
+        return self.cut
+
+    def run(self):
+        full = self.full_rank()
+        if full.status == "not_stored":
+            return self.result("not_stored")
+        for k in range(self.restarts):
+            left = self.remaining()
+            if left is not None and left <= 0:
+                self.cut = "time_limit"
+            elif self.used >= self.max_iter:
+                self.cut = self.cut or "max_iter"
+            if self.cut:
+                break
+            if self.run_start(k).stored:
+                return self.result("stored")
+        return self.result("undecided" if self.cut else "not_found")
+
+    def result(self, status):
+        """The search's :class:`validation.Solution` (W of the storing start, or of the best start)."""
+        from .svp import project_rank
+
+        sol = self.best
+        if sol is None:  # not_stored or cut in the full-rank decision: its W truncated to rank m
+            W, factors = project_rank(self.full.W, self.rank)
+            from . import assess
+
+            stored, fraction, margin, _ = assess(self.instance, W)
+            sol = dataclasses.replace(self.full, W=W, factors=factors, stored=stored,
+                                      recall_fraction=fraction, margin=margin, rank=self.rank)
+        stored_start = next((s["start"] for s in self.starts if s["outcome"] == "stored"), None)
+        info = {**sol.info, "restarts": self.restarts, "seed": self.seed, "starts_tried": len(self.starts),
+                "stored_start": stored_start, "starts": self.starts,
+                "full_rank_status": self.full.status, "full_rank_seconds": float(self.full.seconds),
+                "lower_bound": status == "not_found", "cut": self.cut}
+        iterations = int(self.full.iterations) + sum(s["iterations"] for s in self.starts)
+        return dataclasses.replace(
+            sol, kappa=self.kappa, status=status, converged=status != "undecided",
+            iterations=iterations, seconds=time.perf_counter() - self.t_start,
+            message=self._message(status, sol), info=info)
+
+    def _message(self, status, sol):
+        tried = f"{len(self.starts)} of {self.restarts} planned start(s)"
+        if status == "stored":
+            last = self.starts[-1]
+            return f"rank search: start {last['start']} ({last['kind']}) of {tried}; {sol.message}"
+        if status == "not_stored":
+            return f"not stored at rank {self.rank}: the full-rank certificate holds for every W; {self.full.message}"
+        if status == "not_found":
+            return (f"not_found: {tried} ended at stationary points without storing (best recall "
+                    f"{sol.recall_fraction:.4g}); a LOWER-BOUND verdict of a non-convex search, not a "
+                    f"certificate that no rank-{self.rank} W stores the instance")
+        why = "the time limit" if self.cut == "time_limit" else "the iteration budget (max_iter)"
+        return (f"undecided: {why} cut the rank-{self.rank} search after {tried} (best recall "
+                f"{sol.recall_fraction:.4g})")
+
+
+def solve_rank_search(instance, kappa, *, tol=1e-3, max_iter=20000, time_limit=None, seed=None, refine=True,
+                      restarts=None, options=None):
+    """Rank-m storability by a restart search (``notes/rank_search.md``).
+
+    Parameters
+    ----------
+    instance : validation.Instance
+    kappa : float
+        Rank fraction with ``m = max(1, round(kappa d)) < d``.
+    tol, max_iter, refine, options
+        As :func:`validation.solvers.optimal.solve_optimal`, for the full-rank decision
+        and every start (``max_iter`` per start); ``options.polish_max_iter`` sets the
+        SVP polish.
+    time_limit : float, optional
+        Wall time of the whole search.
+    seed : None, int, SeedSequence or Generator, optional
+        Stream of the random starts (``None``: ``DEFAULT_SEED``).
+    restarts : int, optional
+        Most starts (``None``: :data:`DEFAULT_RESTARTS`).
+
+    Returns
+    -------
+    validation.Solution
+        ``status`` in ``stored``, ``not_stored``, ``not_found``, ``undecided`` (module
+        docstring).  ``info`` adds ``restarts``, ``seed``, ``starts_tried``,
+        ``stored_start`` (index or None), ``starts`` (per start: ``start``, ``kind``,
+        ``outcome`` in stored / stationary / max_iter / time_limit, ``iterations``,
+        ``recall_fraction``, ``polish`` status, ``seconds``), ``full_rank_status``,
+        ``full_rank_seconds``, ``lower_bound`` (True for ``not_found``) and ``cut``.
+    """
+    from .options import OptimalOptions
+
+    options = OptimalOptions.coerce(options)
+    restarts = check_restarts(restarts)
+    return _Search(instance, float(kappa), tol=tol, max_iter=max_iter, time_limit=time_limit, seed=seed,
+                   refine=bool(refine), restarts=restarts, options=options).run()

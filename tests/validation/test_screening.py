@@ -35,6 +35,11 @@ def _check_pass(prob, screen, W, threshold, keep):
     np.testing.assert_array_equal(screened.violated, plain.violated)
     assert screened.loss == pytest.approx(plain.loss, rel=1e-12, abs=1e-12)
     assert (screened.min_margin > 0) == (plain.min_margin > 0)
+    # the float64 minima of the scanned inputs, completed by scanning the screened ones,
+    # are those of a scan of every constraint
+    exact = opt._exact_min_margins(prob, W, 1 << 14)
+    np.testing.assert_array_equal(opt._exact_min_margins(prob, W, 1 << 14, known=screened.input_min), exact)
+    np.testing.assert_array_equal(plain.input_min, exact)
 
 
 def test_screened_pass_equals_plain_pass_along_a_path():

@@ -298,14 +298,15 @@ class _WorkingSet:
 class _PassResult:
     """What a full pass returns: the new working set and statistics of all constraints."""
 
-    __slots__ = ("ws", "min_margin", "loss", "violated")
+    __slots__ = ("ws", "min_margin", "loss", "violated", "input_min")
 
-    def __init__(self, ws, min_margin, loss, violated):
+    def __init__(self, ws, min_margin, loss, violated, input_min=None):
         self.ws = ws                  # _WorkingSet
         self.min_margin = min_margin  # smallest margin (float32 search precision for OP; under
         #                               screening only its sign is exact: min of the scored ones)
         self.loss = loss              # full squared hinge sum_i (1 - m_i)_+^2
         self.violated = violated      # per input: number of margins below 1 (int64, p)
+        self.input_min = input_min    # DP: per-input float64 smallest margin, NaN if not scanned
 
 
 def _select_rows(M, threshold, keep, limit):
@@ -331,10 +332,17 @@ class _Tally:
         self.min_margin = np.inf
         self.loss = 0.0
         self.violated = np.empty(prob.p, dtype=np.int64)
+        self.input_min = np.full(prob.p, np.nan) if prob.problem == "dp" else None
 
-    def add(self, inputs, M, r, cols):
-        """Margins ``M`` of ``inputs`` (rows of M); selected entries ``(inputs[r], cols)``."""
+    def add(self, inputs, M, r, cols, scanned=True):
+        """Margins ``M`` of ``inputs`` (rows of M); selected entries ``(inputs[r], cols)``.
+
+        ``scanned``: ``M`` holds every candidate (DP: its row minima are the float64
+        smallest margins of the inputs, as :func:`_exact_min_margins` computes them).
+        """
         self.min_margin = min(self.min_margin, float(M.min()))
+        if scanned and self.input_min is not None:
+            self.input_min[inputs] = M.min(axis=1)
         below = M < 1.0
         self.violated[inputs] = below.sum(axis=1)
         self.loss += float(np.square(1.0 - M[below]).sum())
@@ -347,7 +355,8 @@ class _Tally:
         if canonical:  # order by (input, competitor): independent of which inputs were screened
             order = np.argsort(rows * self.prob.n_cand + cols, kind="stable")
             rows, cols = rows[order], cols[order]
-        return _PassResult(_WorkingSet(self.prob, rows, cols), self.min_margin, self.loss, self.violated)
+        return _PassResult(_WorkingSet(self.prob, rows, cols), self.min_margin, self.loss, self.violated,
+                           self.input_min)
 
 
 def _op_block(prob, Y32, start, stop, threshold, keep, tally):
@@ -485,14 +494,26 @@ class _Screen:
             return
         cand = self.cand[inputs]
         r, c = _select_rows(M, threshold, keep, self.tracked)
-        tally.add(inputs, M, r, cand[r, c])
+        tally.add(inputs, M, r, cand[r, c], scanned=False)
         self.screened += inputs.size
 
 
-def _exact_min_margins(prob, W, block_elements):
-    """float64 per-input smallest margin min_{rho != mu} (t_mu - u_rho) . W e_mu."""
+def _exact_min_margins(prob, W, block_elements, known=None):
+    """float64 per-input smallest margin min_{rho != mu} (t_mu - u_rho) . W e_mu.
+
+    ``known`` (DP, from a full pass at this very ``W``: ``_PassResult.input_min``) holds
+    the minima already computed by the same float64 kernel (NaN where the pass screened
+    the input); only the other inputs are scanned.
+    """
     Y = prob.images(W)
     step = prob.rows_per_block(block_elements)
+    if known is not None:
+        out = known.copy()
+        todo = np.flatnonzero(np.isnan(known))
+        for start in range(0, todo.size, step):
+            rows = todo[start:start + step]
+            out[rows] = prob.scan_margins(Y[rows], rows)[0].min(axis=1)
+        return out
     out = np.empty(prob.p)
     for start in range(0, prob.p, step):
         stop = min(prob.p, start + step)
@@ -676,6 +697,7 @@ class _Run:
         self.bound = np.inf       # smallest certified upper bound on the normalised margin
         self.best = None          # (normalised margin, x) of the best float64-verified storing point
         self.best_margins = None  # (x, float64 per-input smallest margins) of that point
+        self.pass_point = (None, None)  # (x, DP per-input minima) of the last full pass
         self.ridge = self.ridge_floor = 0.0
         self.restricted_done = self.stage_converged = False
         self.stalls = 0
@@ -766,8 +788,9 @@ class _Run:
             self.accepted_passes += 1
             self.lowest_loss = min(self.lowest_loss, fp.loss)
         self.restricted_done = False
+        self.pass_point = (self.x, fp.input_min)  # finish() reuses the minima at this point
         if fp.min_margin > 0:
-            exact = _exact_min_margins(prob, W, self.o.block_elements)
+            exact = _exact_min_margins(prob, W, self.o.block_elements, known=fp.input_min)
             if exact.min() > 0:
                 gamma = d * float(exact.min()) / max(_norm(W), 1e-300)
                 if self.best is None or gamma > self.best[0]:
@@ -940,7 +963,8 @@ class _Run:
         if self.best_margins is not None and self.best_margins[0] is x:
             exact = self.best_margins[1]  # verified at this very point by refresh()
         else:
-            exact = _exact_min_margins(self.prob, W, self.o.block_elements)
+            known = self.pass_point[1] if self.pass_point[0] is x else None
+            exact = _exact_min_margins(self.prob, W, self.o.block_elements, known=known)
         norm = float(_norm(W))
         margin = d * float(exact.min()) / norm if norm > 0 else -np.inf
         recalled = exact > 0

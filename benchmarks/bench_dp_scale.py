@@ -10,7 +10,8 @@ solver (``refine=False``, default options, ``tol = 1e-3``, ``max_iter = 20000``)
   agree;
 * OP once (screening applies to DP full passes only);
 * one float32 score GEMM of the same shape, ``(p x d) @ (d x p)``, best of 7, so that
-  every time is also given in GEMM-equivalents (solve time / GEMM time).
+  every time is also given in GEMM-equivalents (solve CPU time / GEMM time; with one
+  thread the CPU time is the solve time on an idle core).
 
 It also reports the share of per-input scans that the screen skipped (``screened``:
 inputs whose untracked candidates were not regenerated, over all full passes).  The
@@ -32,28 +33,28 @@ import time
 
 from bench_max_margin import fmt, gemm_seconds  # the same GEMM timer and cells (script directory)
 
-COLUMNS = ("d", "p", "problem", "screen", "status", "seconds", "gemm_s", "gemm_eq", "iterations",
+COLUMNS = ("d", "p", "problem", "screen", "status", "seconds", "cpu_s", "gemm_s", "gemm_eq", "iterations",
            "passes", "screened", "speedup")
 
 
 def decide(instance, screen):
-    """One timed decision; returns (solution, seconds, screened share or None)."""
+    """One timed decision; returns (solution, wall seconds, CPU seconds, screened share or None)."""
     from validation.solvers import optimal as opt
     from validation.solvers.options import OptimalOptions
 
     opt._SCREEN_DP = screen
     try:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         run = opt._Run(instance, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False,
                        options=OptimalOptions())
         solution = run.run()
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     finally:
         opt._SCREEN_DP = True
     share = None
     if run.screen is not None:
         share = run.screen.screened / max(run.screen.screened + run.screen.scanned, 1)
-    return solution, seconds, share
+    return solution, seconds, cpu, share
 
 
 def rows_for(d, fraction, seed, screen_off):
@@ -67,16 +68,17 @@ def rows_for(d, fraction, seed, screen_off):
     cases = [("dp", True)] + ([("dp", False)] if screen_off else []) + [("op", None)]
     for problem, screen in cases:
         instance = make_instance(d, p, problem, seed=seed)
-        sol, seconds, share = decide(instance, True if screen is None else screen)
+        sol, seconds, cpu, share = decide(instance, True if screen is None else screen)
         rows.append({"d": d, "p": p, "problem": problem,
                      "screen": "n/a" if screen is None else ("on" if screen else "off"),
-                     "status": sol.status, "seconds": seconds, "gemm_s": gemm, "gemm_eq": seconds / gemm,
+                     "status": sol.status, "seconds": seconds, "cpu_s": cpu, "gemm_s": gemm,
+                     "gemm_eq": cpu / gemm,
                      "iterations": sol.iterations, "passes": sol.info["full_passes"],
                      "screened": share})
         print(rows[-1], flush=True)
     if screen_off:
         on, off = rows[0], rows[1]
-        on["speedup"] = off["seconds"] / on["seconds"]
+        on["speedup"] = off["cpu_s"] / on["cpu_s"]
         if on["status"] != off["status"]:
             raise SystemExit(f"decisions differ at d = {d}, p = {p}: {on['status']} / {off['status']}")
     return rows
@@ -112,9 +114,11 @@ def main(argv=None):
              f"Written by `benchmarks/bench_dp_scale.py` (`python {' '.join(sys.argv)}`), "
              f"one process pinned to CPU {cpu}, threads {threads}, {platform.processor() or platform.machine()}; "
              f"instance seed {args.seed} (one instance per row: `make_instance(d, p, problem, seed)`), "
-             f"wall time {wall:.0f} s.  Decisions of `optimal` with `refine=False`; `gemm_eq` = "
-             f"seconds / one float32 (p x d) @ (d x p) GEMM in the same run; `screened` = share of "
-             f"per-input scans skipped by the DP screen; `speedup` = plain / screened seconds.", "",
+             f"wall time {wall:.0f} s.  Decisions of `optimal` with `refine=False`; `seconds` is wall "
+             f"time, `cpu_s` the process CPU time (one thread: the time on an idle core; the machine "
+             f"was shared with other jobs, so wall times include waiting); `gemm_eq` = cpu_s / one "
+             f"float32 (p x d) @ (d x p) GEMM (best of 7) in the same run; `screened` = share of "
+             f"per-input scans skipped by the DP screen; `speedup` = plain / screened cpu_s.", "",
              "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(fmt(row.get(c)) for c in COLUMNS) + " |" for row in rows]
     with open(args.out, "w") as fh:

@@ -46,6 +46,9 @@ def register(subparsers) -> None:
                         help="optimal only: stored = every target in the top K (default 1); K >= 2 is a search "
                              "whose not_found verdicts count as not stored, so p_c is a lower bound; theory "
                              "replica.capacity(top_k=K)")
+    from ._cmd_solve import add_restarts_option
+
+    add_restarts_option(parser)
     parser.add_argument("--out", default=None,
                         help="folder of a result store: trials are saved there and reused on a rerun")
 
@@ -65,7 +68,14 @@ def _criterion_argument(text: str) -> str:
 
 def _summary(est) -> str:
     """The lines above the grid table: measured and theory p_c, status and message."""
+    from .solvers import rank_for
+
     outputs = "" if est.outputs is None else f" outputs={est.outputs}"
+    if est.solver == "optimal" and rank_for(est.d, est.kappa) < est.d:
+        from .solvers.rank_search import DEFAULT_RESTARTS
+
+        restarts = est.solver_options.get("restarts")
+        outputs += f" restarts={restarts if restarts is not None else f'{DEFAULT_RESTARTS} (default)'}"
     return (f"d={est.d} problem={est.problem}{outputs} solver={est.solver} kappa={est.kappa:g} "
             f"ensemble={est.ensemble} trials/point={est.trials} seed={est.seed} design={est.design}\n"
             f"measured  p_c = {est.p_c:.2f}  95% [{est.p_c_low:.2f}, {est.p_c_high:.2f}]  "
@@ -82,7 +92,12 @@ def run(args) -> int:
     from .cli import executor_from_args
     from .store import STORE_SUFFIXES, ResultStore
 
+    from ._cmd_solve import restarts_setting
+
     options = mode_options(args.solver, top_k=args.top_k)
+    restarts = restarts_setting(args.solver, args.restarts)
+    if restarts:
+        options = {**(options or {}), **restarts}
     if args.out:
         check_output_folder(args.out, file_suffixes=STORE_SUFFIXES)
     store = ResultStore(args.out) if args.out else None
@@ -102,7 +117,7 @@ def run(args) -> int:
     rows = [c.to_dict() for c in est.curve]
     if args.format == "table":
         sys.stdout.write(_summary(est))
-    columns = _COLUMNS + (["not_found"] if options else [])
+    columns = _COLUMNS + (["not_found"] if options or est.not_found or est.kappa < 1 else [])
     render(rows, columns, args.format, digits=4, stream=sys.stdout)
     if args.format == "csv":
         sys.stdout.write("\n")

@@ -48,7 +48,34 @@ def register(subparsers) -> None:
     mode.add_argument("--top-k", type=int, default=1, metavar="K",
                       help="optimal only: store every fact in the top K (default 1; K >= 2 is a search, "
                            "status not_found when it finds no W)")
+    add_restarts_option(parser)
     add_progress_option(parser)
+
+
+def add_restarts_option(parser) -> None:
+    """``--restarts R``: most starts of the rank-m search of ``optimal`` (``notes/rank_search.md``)."""
+    parser.add_argument("--restarts", type=int, default=None, metavar="R",
+                        help="optimal at kappa < 1: most starts of the rank-m search (integer >= 1; default: "
+                             "the production setting, 32 starts ending at the first that stores); a search "
+                             "that ends without storing is not_found, a LOWER-BOUND verdict")
+
+
+def restarts_setting(solver: str, restarts) -> dict:
+    """``{"restarts": R}`` for the solve settings (empty when not given), checked.
+
+    Raises
+    ------
+    ValueError
+        If ``restarts`` is not an integer >= 1 or is given with a solver other than ``optimal``.
+    """
+    from .solvers.rank_search import check_restarts
+
+    if restarts is None:
+        return {}
+    restarts = check_restarts(restarts)
+    if solver != "optimal":
+        raise ValueError(f"--restarts is a setting of solver 'optimal' (rank-m search), got --solver {solver}")
+    return {"restarts": restarts}
 
 
 class _Progress:
@@ -90,12 +117,13 @@ def run(args) -> int:
     check_int(args.p, "p", low=2)
     kappa = float(check_kappa(args.kappa))
     options = mode_options(args.solver, args.give_up, args.top_k)
+    restarts = restarts_setting(args.solver, args.restarts)
     check_problem(args.d, args.p, args.problem, args.solver, kappa, options)
     instance = make_instance(args.d, args.p, args.problem, args.ensemble, args.seed, outputs=args.outputs)
     progress = _Progress(args.progress or sys.stderr.isatty())
     try:
         with monitored(progress):
-            solution = solve(instance, solver=args.solver, kappa=kappa, options=options)
+            solution = solve(instance, solver=args.solver, kappa=kappa, options=options, **restarts)
     finally:
         progress.close()
     _write(instance, solution, args.format)

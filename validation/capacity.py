@@ -43,7 +43,7 @@ from replica.common.results import Result
 from replica.common.seeds import resolve_seed
 
 from .ensembles import ENSEMBLES, PROBLEMS
-from .solvers import SOLVERS
+from .solvers import SOLVERS, rank_for
 from .sweep import Task, run_tasks, task_seed
 
 __all__ = ["CurvePoint", "CapacityEstimate", "CapacityDesign", "SweepSettings", "LogisticFit",
@@ -668,6 +668,11 @@ def _measurement(d, problem, solver, kappa, ensemble, seed, sweep, extra):
     if solver == "optimal" and task_function is None:
         # storability is all that is measured: skip the max-margin refinement after "stored"
         options.setdefault("refine", False)
+        if rank_for(d, kappa) < d and not options.get("give_up") and int(options.get("top_k", 1)) == 1:
+            # the rank-m search: record the number of starts used with every trial
+            from .solvers.rank_search import DEFAULT_RESTARTS, check_restarts
+
+            options["restarts"] = check_restarts(options.get("restarts", DEFAULT_RESTARTS))
     if extra.get("outputs") is not None:
         options["outputs"] = check_int(extra["outputs"], "outputs", low=2)
     template = Task(task_function or _STORAGE_TRIAL, sweep.experiment, problem, solver,

@@ -437,7 +437,7 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
         ``optimal`` at rank ``m < d`` (without ``give_up`` / ``top_k``): the most starts
         of the restart search (:func:`validation.solvers.rank_search.solve_rank_search`,
         ``notes/rank_search.md``); ``None`` (default) is the production setting
-        :data:`validation.solvers.rank_search.DEFAULT_RESTARTS` (8 starts, ending at the
+        :data:`validation.solvers.rank_search.DEFAULT_RESTARTS` (32 starts, ending at the
         first that stores).  At full rank (one convex solve decides) and in the search
         modes it is checked and ignored.  Other solvers do not take it.
 

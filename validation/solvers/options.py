@@ -154,13 +154,11 @@ class OptimalOptions(SolverOptions):
     max_rounds : int
         Most re-solves of the give-up and top-k modes (default 100, >= 1).
     start_max_iter : int
-        Rank search (kappa < 1): L-BFGS iterations of one start (default 500, >= 1);
+        Rank search (kappa < 1, :mod:`validation.solvers.rank_search`): L-BFGS
+        iterations of one start (default 500, >= 1; storing starts used at most 436 at
+        d = 8, ``notes/rank_search.md``);
         a start that uses them up has run its planned course (the factor iteration
         creeps on an unstorable instance instead of stopping).
-    polish_max_iter : int
-        Rank search (kappa < 1, :mod:`validation.solvers.rank_search`): steps of singular
-        value projection (:func:`validation.solvers.svp.solve_svp`) from a start whose
-        factor L-BFGS ends at a stationary point without storing (default 100; 0: none).
 
     Raises
     ------
@@ -185,12 +183,10 @@ class OptimalOptions(SolverOptions):
     top_k: int = 1
     max_rounds: int = 100
     start_max_iter: int = 500
-    polish_max_iter: int = 100
 
     def __post_init__(self):
         self._set("refine_tol", check_real(self.refine_tol, "refine_tol", low=0.0, high=1.0, low_open=True))
         self._set("refine_max_iter", check_int(self.refine_max_iter, "refine_max_iter", low=0))
-        self._set("polish_max_iter", check_int(self.polish_max_iter, "polish_max_iter", low=0))
         self._set("start_max_iter", check_int(self.start_max_iter, "start_max_iter", low=1))
         self._set("stage_tol", check_real(self.stage_tol, "stage_tol", low=0.0, high=1.0, low_open=True))
         self._set("active_slack", check_real(self.active_slack, "active_slack", low=0.0))

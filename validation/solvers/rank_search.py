@@ -11,11 +11,11 @@ stationary point of the factor problem without storing a storable instance.  The
    Gaussian factors from the solve's ``seed`` (start ``k`` draws from
    ``SeedSequence(seed, spawn_key=(k,))``, so a seed reproduces the search bit for bit).
 3. **Per start**: factor L-BFGS (:class:`validation.solvers.optimal._Run` through
-   ``solve_optimal(..., options={"initial": (Q, R)})``); when it ends at a stationary
-   point without storing, ``polish_max_iter`` steps of singular value projection
-   (:func:`validation.solvers.svp.solve_svp`) from its W, and, if they store, the factor
-   solve once more from there (so that the refinement and the result are those of
-   ``optimal``).
+   ``solve_optimal(..., options={"initial": (Q, R)})``) for at most
+   ``options.start_max_iter`` iterations.  (Singular value projection,
+   :mod:`validation.solvers.svp`, from the point where a start ends was measured as a
+   polish and never stored an instance that the start had not: it is not part of the
+   search, ``notes/rank_search.md``.)
 
 Statuses (``notes/rank_search.md``): ``stored`` (float64 recall), ``not_stored`` (the
 full-rank certificate), ``not_found`` (every planned start ended without storing: a
@@ -35,9 +35,11 @@ from replica.common.seeds import resolve_seed
 
 __all__ = ["solve_rank_search", "check_restarts", "DEFAULT_RESTARTS", "uses_rank_search"]
 
-DEFAULT_RESTARTS = 8
+DEFAULT_RESTARTS = 32
 """Starts of the production setting (``restarts=None``); the search stops at the first
-that stores, so a storable instance usually costs one or two (``notes/rank_search.md``)."""
+that stores, so a storable instance usually costs one start, and an unstorable one all
+32 (``notes/rank_search.md``: 16 starts missed 1 of 96 instances that 64 starts stored at
+d = 8, 10; 32 missed none)."""
 
 
 def check_restarts(restarts):
@@ -114,35 +116,18 @@ class _Search:
         return "random", (rng.standard_normal(shape) / np.sqrt(self.d), rng.standard_normal(shape) / np.sqrt(self.d))
 
     def run_start(self, k):
-        """One start: factor L-BFGS, then SVP polish where it ends unstored; returns its Solution."""
+        """One start: factor L-BFGS within the start's budget; returns its Solution."""
         t0 = time.perf_counter()
         kind, initial = self.start_factors(k)
         budget = min(self.o.start_max_iter, self.max_iter - self.used)
         sol = self._solve(self.kappa, initial, self.refine, max(budget, 1))
         outcome = self._outcome(sol, budget)
-        polished = None
-        if outcome in ("stationary", "budget") and self.o.polish_max_iter > 0:
-            polished = self._polish(sol)
-            if polished is not None and polished.stored:
-                sol = self._solve(self.kappa, polished.factors, self.refine, self.o.start_max_iter)
-                outcome = self._outcome(sol, budget)
         self.starts.append({"start": k, "kind": kind, "outcome": outcome, "iterations": int(sol.iterations),
                             "recall_fraction": float(sol.recall_fraction),
-                            "polish": None if polished is None else polished.status,
                             "seconds": time.perf_counter() - t0})
         if self.best is None or sol.stored or sol.recall_fraction > self.best.recall_fraction:
             self.best = sol
         return sol
-
-    def _polish(self, sol):
-        from .svp import solve_svp
-
-        left = self.remaining()
-        if left is not None and left <= 0:
-            return None
-        return solve_svp(self.instance, self.kappa, tol=self.tol, max_iter=self.o.polish_max_iter,
-                         time_limit=left, options={"initial": sol.factors, "max_active": self.o.max_active,
-                                                   "block_elements": self.o.block_elements})
 
     def _outcome(self, sol, budget):
         """stored, stationary, budget (the start's planned iterations), or the cut: time_limit / max_iter."""
@@ -206,15 +191,15 @@ class _Search:
         if status == "not_stored":
             return f"not stored at rank {self.rank}: the full-rank certificate holds for every W; {self.full.message}"
         if status == "not_found":
-            return (f"not_found: {tried} ended at stationary points without storing (best recall "
-                    f"{sol.recall_fraction:.4g}); a LOWER-BOUND verdict of a non-convex search, not a "
-                    f"certificate that no rank-{self.rank} W stores the instance")
+            return (f"not_found: {tried} ended (stationary point or the start's iteration budget) without "
+                    f"storing (best recall {sol.recall_fraction:.4g}); a LOWER-BOUND verdict of a non-convex "
+                    f"search, not a certificate that no rank-{self.rank} W stores the instance")
         why = "the time limit" if self.cut == "time_limit" else "the iteration budget (max_iter)"
         return (f"undecided: {why} cut the rank-{self.rank} search after {tried} (best recall "
                 f"{sol.recall_fraction:.4g})")
 
 
-def solve_rank_search(instance, kappa, *, tol=1e-3, max_iter=20000, time_limit=None, seed=None, refine=True,
+def solve_rank_search(instance, kappa, *, tol=1e-3, max_iter=None, time_limit=None, seed=None, refine=True,
                       restarts=None, options=None):
     """Rank-m storability by a restart search (``notes/rank_search.md``).
 
@@ -223,10 +208,13 @@ def solve_rank_search(instance, kappa, *, tol=1e-3, max_iter=20000, time_limit=N
     instance : validation.Instance
     kappa : float
         Rank fraction with ``m = max(1, round(kappa d)) < d``.
-    tol, max_iter, refine, options
+    tol, refine, options
         As :func:`validation.solvers.optimal.solve_optimal`, for the full-rank decision
-        and every start (``max_iter`` per start); ``options.polish_max_iter`` sets the
-        SVP polish.
+        and every start; ``options.start_max_iter`` is the L-BFGS budget of one start.
+    max_iter : int, optional
+        L-BFGS iterations of the whole search (full-rank decision and starts); when it
+        runs out before the planned starts end the status is ``undecided``.  ``None``
+        (default): 20000 for the full-rank decision plus ``start_max_iter`` per start.
     time_limit : float, optional
         Wall time of the whole search.
     seed : None, int, SeedSequence or Generator, optional
@@ -237,16 +225,30 @@ def solve_rank_search(instance, kappa, *, tol=1e-3, max_iter=20000, time_limit=N
     Returns
     -------
     validation.Solution
-        ``status`` in ``stored``, ``not_stored``, ``not_found``, ``undecided`` (module
+        ``solver="optimal"``; ``status`` in ``stored``, ``not_stored``, ``not_found``, ``undecided`` (module
         docstring).  ``info`` adds ``restarts``, ``seed``, ``starts_tried``,
         ``stored_start`` (index or None), ``starts`` (per start: ``start``, ``kind``,
-        ``outcome`` in stored / stationary / max_iter / time_limit, ``iterations``,
-        ``recall_fraction``, ``polish`` status, ``seconds``), ``full_rank_status``,
-        ``full_rank_seconds``, ``lower_bound`` (True for ``not_found``) and ``cut``.
-    """
-    from .options import OptimalOptions
+        ``outcome`` in stored / stationary / budget (the start's planned iterations
+        ran out) / max_iter / time_limit (the search was cut), ``iterations``,
+        ``recall_fraction``, ``seconds``), ``full_rank_status``,
+        ``full_rank_seconds``, ``lower_bound`` (True for ``not_found``) and ``cut``
+        (None, ``"time_limit"`` or ``"max_iter"``).
 
+    Raises
+    ------
+    ValueError
+        For kappa outside (0, 1], a rank ``round(kappa d)`` that rounds to 0, or
+        ``restarts`` not None or an integer >= 1.
+    """
+    from .optimal import _warm_up
+    from .options import OptimalOptions
+    from .svp import check_rank
+
+    kappa = check_rank(instance.d, kappa)
     options = OptimalOptions.coerce(options)
     restarts = check_restarts(restarts)
+    if max_iter is None:
+        max_iter = 20000 + (DEFAULT_RESTARTS if restarts is None else restarts) * options.start_max_iter
+    _warm_up()  # compilation is not part of the time limit
     return _Search(instance, float(kappa), tol=tol, max_iter=max_iter, time_limit=time_limit, seed=seed,
                    refine=bool(refine), restarts=restarts, options=options).run()

@@ -28,7 +28,22 @@ from replica.common.checks import check_int, check_kappa, check_real
 
 from .options import SVPOptions
 
-__all__ = ["solve_svp", "SVPOptions", "project_rank"]
+__all__ = ["solve_svp", "SVPOptions", "project_rank", "check_rank"]
+
+
+def check_rank(d, kappa):
+    """``kappa`` checked for a rank-constrained solve at dimension ``d``; returns it as a float.
+
+    Raises
+    ------
+    ValueError
+        For kappa outside (0, 1] or NaN, or a rank ``round(kappa d)`` that rounds to 0.
+    """
+    kappa = float(check_kappa(kappa, "kappa"))
+    if round(kappa * int(d)) < 1:
+        raise ValueError(f"kappa * d = {kappa * int(d):.4g} rounds to rank 0; kappa must be at least "
+                         f"{0.5 / int(d):.4g} at d = {int(d)} (rank round(kappa d) >= 1)")
+    return kappa
 
 
 def project_rank(W, rank):
@@ -126,13 +141,17 @@ class _SVP:
             return True
         return False
 
+    def gradient(self):
+        """Working-set margins at W and the gradient ``-2 sum_i (1 - m_i)_+ a_i`` of the squared hinge."""
+        m0 = self.fp.ws.margins(self.prob.images(self.W))
+        return m0, -2.0 * self.fp.ws.combine(np.maximum(1.0 - m0, 0.0))
+
     def step(self):
         """One projected-gradient step with backtracking; False when no step lowers the loss."""
         from .optimal import _line_search
 
         prob, ws, W = self.prob, self.fp.ws, self.W
-        m0 = ws.margins(prob.images(W))
-        G = -2.0 * ws.combine(np.maximum(1.0 - m0, 0.0))
+        m0, G = self.gradient()
         gnorm = float(np.linalg.norm(G))
         if gnorm == 0.0 or not np.isfinite(gnorm):
             return False
@@ -227,7 +246,7 @@ def solve_svp(instance, kappa=1.0, *, tol=1e-3, max_iter=2000, time_limit=None, 
     Raises
     ------
     ValueError
-        For kappa outside (0, 1], bad ``tol``, ``max_iter``, ``time_limit`` or options,
+        For kappa outside (0, 1] or a rank that rounds to 0, bad ``tol``, ``max_iter``, ``time_limit`` or options,
         or an initial point of the wrong shape.
 
     Notes
@@ -236,7 +255,7 @@ def solve_svp(instance, kappa=1.0, *, tol=1e-3, max_iter=2000, time_limit=None, 
     """
     from .optimal import _warm_up
 
-    kappa = float(check_kappa(kappa, "kappa"))
+    kappa = check_rank(instance.d, kappa)
     tol = check_real(tol, "tol", low=0.0, low_open=True)
     max_iter = check_int(max_iter, "max_iter", low=1)
     if time_limit is not None:

@@ -53,7 +53,11 @@ L-BFGS iterates on the working set (numba kernels, ``validation._optimal_kernels
 and a full pass over all ``p (p - 1)`` constraints (blocked float32 GEMM for OP,
 regenerated candidates for DP; the ``p x p`` (``p x K``) score matrix is never held) refreshes
 the working set every ``refresh`` iterations, and whenever the working set is
-recalled or its problem has converged.  Decisions are taken only on full passes
+recalled or its problem has converged.  DP full passes are *screened* (:class:`_Screen`):
+an input whose untracked candidates provably keep margins above the working-set
+threshold (a Cauchy-Schwarz bound from its last full scan) has only its tracked
+candidates regenerated; the pass's working set, loss and violation counts are those of
+a plain pass.  Decisions are taken only on full passes
 and checked in float64.  See ``notes/optimal_solver.md``.
 """
 

@@ -428,7 +428,7 @@ class _Screen:
         self.tracked = min(prob.n_cand - 1, int(tracked or _tracked_count(prob.n_cand)))
         self.images = np.zeros((p, d))
         self.target_scores = np.zeros(p)
-        self.cand = np.zeros((p, self.tracked), dtype=np.int64)
+        self.cand = np.zeros((p, self.tracked), dtype=np.int32)  # memory p L 4 bytes
         self.floor = np.full(p, -np.inf)  # -inf: no reference yet
         self.unorm = np.zeros(p)
         self.scanned = 0   # inputs scanned in full, over all passes

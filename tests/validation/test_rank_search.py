@@ -1,0 +1,149 @@
+"""The rank-m restart search of ``solve(..., "optimal", kappa < 1, restarts=R)`` (``notes/rank_search.md``)."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import replica
+from validation import make_instance, solve
+from validation.solvers.rank_search import DEFAULT_RESTARTS
+
+
+def _check_contract(sol):
+    assert json.dumps(sol.to_dict(), allow_nan=False)
+    assert sol.status in type(sol).STATUSES
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_stores_an_easy_instance_at_its_first_start(problem):
+    # p = 10 at d = 12, rank 6: far below replica.capacity(12, kappa=0.5) (about 38)
+    sol = solve(make_instance(12, 10, problem, seed=1), "optimal", kappa=0.5)
+    assert sol.status == "stored" and sol.stored and sol.converged
+    assert sol.info["stored_start"] == 0 and sol.info["starts_tried"] == 1
+    assert sol.info["starts"][0]["kind"] == "full_rank_svd"
+    assert sol.info["restarts"] == DEFAULT_RESTARTS
+    assert np.linalg.matrix_rank(sol.matrix()) <= 6
+    _check_contract(sol)
+
+
+def test_full_rank_not_stored_propagates():
+    # p = 40 at d = 6: far above the full-rank p_c (about 20), the certificate holds for rank 3
+    sol = solve(make_instance(6, 40, "op", seed=0), "optimal", kappa=0.5, refine=False)
+    assert sol.status == "not_stored" and sol.converged and sol.info["starts_tried"] == 0
+    assert sol.info["full_rank_status"] == "not_stored" and sol.rank == 3
+    _check_contract(sol)
+
+
+def test_not_found_is_a_lower_bound_with_every_start_run():
+    # d = 8, rank 2, p = 20: above replica.capacity(8, kappa=0.25) (about 16) but below the
+    # full-rank p_c, so no certificate: every planned start runs and ends without storing
+    sol = solve(make_instance(8, 20, "op", seed=0), "optimal", kappa=0.25, restarts=3, refine=False)
+    assert sol.status == "not_found" and sol.converged and sol.info["lower_bound"]
+    assert sol.info["starts_tried"] == 3 and sol.info["cut"] is None
+    assert [s["kind"] for s in sol.info["starts"]] == ["full_rank_svd", "hebbian", "random"]
+    assert "LOWER-BOUND" in sol.message
+    _check_contract(sol)
+
+
+def test_time_limit_is_undecided_never_not_found():
+    sol = solve(make_instance(8, 20, "op", seed=0), "optimal", kappa=0.25, restarts=64, refine=False,
+                time_limit=0.05)
+    assert sol.status == "undecided" and not sol.converged
+    assert sol.info["cut"] == "time_limit" and "time limit" in sol.message
+    assert sol.info["starts_tried"] < 64
+    _check_contract(sol)
+
+
+def test_iteration_budget_is_undecided():
+    sol = solve(make_instance(8, 20, "op", seed=0), "optimal", kappa=0.25, restarts=8, refine=False,
+                max_iter=700)
+    assert sol.status == "undecided" and sol.info["cut"] == "max_iter"
+
+
+def test_same_seed_same_answer_bit_for_bit():
+    inst = make_instance(8, 20, "dp", seed=2)
+    a, b = (solve(inst, "optimal", kappa=0.25, restarts=4, refine=False, seed=7) for _ in range(2))
+    c = solve(inst, "optimal", kappa=0.25, restarts=4, refine=False, seed=8)
+    assert a.status == b.status and np.array_equal(a.W, b.W)
+    assert [s["iterations"] for s in a.info["starts"]] == [s["iterations"] for s in b.info["starts"]]
+    assert a.info["seed"] == 7 and c.info["seed"] == 8
+    assert solve(inst, "optimal", kappa=0.25, restarts=2, refine=False).info["seed"] == 20261130
+
+
+@pytest.mark.parametrize("restarts", [0, -1, True, 2.5, "3"])
+def test_bad_restarts(restarts):
+    with pytest.raises(ValueError, match="restarts"):
+        solve(make_instance(8, 10, seed=0), "optimal", kappa=0.5, restarts=restarts)
+
+
+@pytest.mark.parametrize("kappa", [0.0, 1.5, float("nan"), 0.05])
+def test_bad_kappa(kappa):
+    with pytest.raises(ValueError, match="kappa"):
+        solve(make_instance(8, 10, seed=0), "optimal", kappa=kappa, restarts=2)
+
+
+def test_restarts_ignored_at_full_rank_and_refused_by_other_solvers():
+    inst = make_instance(8, 10, seed=0)
+    assert solve(inst, "optimal", kappa=1.0, restarts=5).status == "stored"
+    with pytest.raises(ValueError, match="restarts"):
+        solve(inst, "hebbian", kappa=0.5, restarts=2)
+
+
+@pytest.mark.parametrize("command, value", [("solve --d 8 --p 10", "0"), ("capacity --d 8 --trials 1 --rounds 0", "x")])
+def test_cli_bad_restarts_exits_2_with_one_line(command, value):
+    args = [sys.executable, "-m", "validation", *command.split(), "--kappa", "0.5", "--restarts", value]
+    run = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    assert len(run.stderr.strip().splitlines()) == 1 and "restarts" in run.stderr
+
+
+def test_cli_solve_reports_the_search():
+    args = [sys.executable, "-m", "validation", "solve", "--d", "8", "--p", "20", "--kappa", "0.25",
+            "--restarts", "2", "--format", "json"]
+    run = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    row = json.loads(run.stdout)
+    assert row["status"] == "not_found" and row["info"]["restarts"] == 2
+
+
+def _agreement(cells, seeds):
+    """(instances, agreements of the default, agreements of restarts=1) against 64 restarts.
+
+    The starts of a search do not depend on ``restarts`` (start k draws from the solve's
+    seed and k), and a search stops at its first storing start: so the 64-restart search
+    is run only where the default did not store, and ``restarts=1`` agrees exactly
+    where the first storing start of the 64-restart search is start 0 (or none stores).
+    """
+    n = agree_default = agree_one = 0
+    for d, kappa, problem, p in cells:
+        for seed in seeds:
+            inst = make_instance(d, p, problem, seed=seed)
+            default = solve(inst, "optimal", kappa=kappa, refine=False)
+            assert default.status != "undecided", default.message
+            ref = default if default.stored else solve(inst, "optimal", kappa=kappa, refine=False, restarts=64)
+            n += 1
+            agree_default += default.stored == ref.stored
+            agree_one += (ref.info["stored_start"] in (0, None))
+    return n, agree_default, agree_one
+
+
+@pytest.mark.slow
+def test_production_default_agrees_with_64_restarts():
+    """Issue: the production setting agrees with a 64-restart search on >= 98 % of small instances.
+
+    d = 6 and 8, kappa = 0.5 and 0.25 (rank >= 2), OP and DP, loads 0.9, 1.0, 1.1 x
+    replica.capacity(d, kappa): 24 cells x 4 seeds = 96 instances.  Measured when the
+    test was written: the default agreed on 96/96, restarts=1 on 86/96 (notes/rank_search.md).
+    """
+    cells = []
+    for d in (6, 8):
+        for kappa in (0.5, 0.25):
+            pc = float(replica.capacity(d, kappa=kappa))
+            cells += [(d, kappa, problem, max(2, round(f * pc))) for problem in ("op", "dp") for f in (0.9, 1.0, 1.1)]
+    n, agree_default, agree_one = _agreement(cells, range(4))
+    print(f"agreement with 64 restarts: default {agree_default}/{n}, restarts=1 {agree_one}/{n}")
+    assert agree_default >= 0.98 * n
+    assert agree_one < agree_default  # the check can tell a weak setting apart

@@ -515,7 +515,7 @@ def storage_trial(task: Task) -> dict:
         ``instance_seed`` and the solver's diagnostics (margin, iterations, ...).  A
         ``not_found`` verdict (search modes of ``optimal``) is recorded as status
         ``not_stored`` with ``verdict = "not_found"``, which :class:`TrialCounts` counts
-        apart.
+        apart; so is the ``not_found`` of the rank-m restart search of ``optimal``.
 
     Notes
     -----
@@ -663,7 +663,7 @@ def _measurement(d, problem, solver, kappa, ensemble, seed, sweep, extra):
     seed = resolve_seed(seed)
     lenient = extra.get("undecided_as_not_stored")
     if lenient is None:
-        lenient = solver == "adam" or (solver == "optimal" and kappa < 1.0)
+        lenient = solver in ("adam", "svp")
     options = dict(extra.get("solver_options") or {})
     if solver == "optimal" and task_function is None:
         # storability is all that is measured: skip the max-margin refinement after "stored"
@@ -973,9 +973,16 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
             stored in the fit.  The estimate is then the threshold for *finding* a
             storing memory within the budget, a lower bound on the storability
             threshold, and the message says so.  Default: True for the solvers that
-            cannot certify non-storability (``adam``, and ``optimal`` at rank
-            kappa d < d, a non-convex problem), False otherwise (undecided trials are
-            then excluded from the fit).
+            end without a decision on their own (``adam``, ``svp``), False otherwise
+            (undecided trials are then excluded from the fit and reported).  For
+            ``optimal`` at rank kappa d < d the restart search
+            (``notes/rank_search.md``) says ``not_found`` when every planned start
+            ended without storing -- counted as not stored, p_c a LOWER BOUND -- and
+            ``undecided`` only when a budget cut it short.
+        ``solver_options["restarts"]`` (int)
+            ``optimal`` at rank kappa d < d: starts of the restart search (default
+            ``validation.solvers.rank_search.DEFAULT_RESTARTS``, recorded with every
+            trial and in ``solver_options`` of the estimate).
         ``criterion`` (str)
             ``"all"`` (default: stored = every input recalled) or ``"accuracy:A"``
             (stored = the returned W recalls at least the fraction ``A`` of the

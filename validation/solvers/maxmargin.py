@@ -174,7 +174,24 @@ class MaxMarginResult(Result):
 class _Data(_Problem):
     """Arrays of one instance (no ``d p^2`` storage), as the ``optimal`` solver holds them
     (``block_margins``: float32 OP search scores or float64; DP regenerated in float64),
-    and the full passes of the max-margin solve."""
+    and the full passes of the max-margin solve.
+
+    A solve restricted to a linear subspace of memories (``validation.solvers.rank_margin``)
+    sets ``vector_basis`` (an orthonormal ``Q``: the constraint vectors are replaced by
+    ``Q Q^T (t_mu - u_rho)``, memories ``Q X^T``) or ``sweep_inputs`` (the inputs
+    ``E R R^T``: memories ``Y R^T``); the full passes always score with ``W`` itself,
+    which lies in the subspace, so their margins are the projected ones
+    (``notes/max_margin.md``, section 9)."""
+
+    def __init__(self, instance):
+        super().__init__(instance)
+        self.sweep_inputs = self.inputs   # inputs of the sweeps and of W(lam)
+        self.vector_basis = None          # Q: constraint vectors projected onto span(Q)
+
+    def project(self, vecs):
+        """Constraint vectors as the sweeps use them (projected onto ``span(Q)`` when set)."""
+        Q = self.vector_basis
+        return vecs if Q is None else (vecs @ Q) @ Q.T
 
     def scan(self, W, threshold, keep, block_elements):
         """Full pass: selected (rows, cols) with margin < threshold (the ``keep`` smallest per
@@ -245,7 +262,7 @@ class _WorkingSet:
                 competitors = data.table[rhos]
             else:
                 competitors = _rng.dp_pairs(data.key, data.code, mus, rhos, data.d)
-            vecs[miss] = data.targets[mus] - competitors
+            vecs[miss] = data.project(data.targets[mus] - competitors)
         return _WorkingSet(data, keys, lam, vecs)
 
     def memory(self, lam=None):
@@ -253,7 +270,7 @@ class _WorkingSet:
         data = self.data
         C = np.empty((data.p, data.d))
         _k.combine(self.vecs, self.lam if lam is None else lam, self.ptr, C)
-        return C.T @ data.inputs
+        return C.T @ data.sweep_inputs
 
 
 # ----------------------------------------------------------------------------------
@@ -274,7 +291,8 @@ class _Run:
         self.t_start = time.perf_counter()
         self.deadline = None if time_limit is None else self.t_start + time_limit
         self.tol, self.max_iter, self.o, self.callback = tol, max_iter, options, callback
-        self.data = data = _Data(instance)
+        # an instance, or its _Data (a subspace solve sets the projections on it)
+        self.data = data = instance if isinstance(instance, _Data) else _Data(instance)
         self.rng = as_generator(seed)
         self.iterations = self.full_passes = 0
         self.bound = np.inf
@@ -315,7 +333,7 @@ class _Run:
         ws = self.ws
         order = np.flatnonzero(np.diff(ws.ptr) > 0)
         self.rng.shuffle(order)
-        _k.dual_sweep(self.Wt, self.data.inputs, ws.vecs, ws.ptr, ws.lam, ws.vnorm2, order,
+        _k.dual_sweep(self.Wt, self.data.sweep_inputs, ws.vecs, ws.ptr, ws.lam, ws.vnorm2, order,
                       _CHUNK, self.o.omega)
         self.iterations += 1
 

@@ -240,9 +240,9 @@ class Solution(Result):
     converged : bool
         The solver ended on its own stopping criterion, so ``status`` is its final
         answer: True for every ``stored`` and ``not_stored`` decision and for the
-        closed-form ``hebbian``; for ``undecided`` it is True only when the method has
-        nothing left to do (``optimal`` at kappa < 1: a stationary point of the factor
-        problem that does not store), and False when a budget (``max_iter``,
+        closed-form ``hebbian``, and for ``not_found`` (the search ran to its end); for
+        ``undecided`` it is True only when the method has nothing left to do (``svp``: no
+        projected step lowers the loss), and False when a budget (``max_iter``,
         ``time_limit``) or a numerical failure cut the solve short, so that a larger
         budget might decide it.  The max-margin refinement of ``optimal`` reports its
         own convergence in ``info["refine_converged"]``.

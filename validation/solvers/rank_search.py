@@ -68,15 +68,16 @@ def uses_rank_search(d, kappa, options) -> bool:
 class _Search:
     """State of one rank-m search: :meth:`full_rank`, :meth:`start_factors`, :meth:`run_start`, :meth:`result`."""
 
-    def __init__(self, instance, kappa, *, tol, max_iter, time_limit, seed, refine, restarts, options):
+    def __init__(self, instance, kappa, options, budget):
         self.t_start = time.perf_counter()
         self.instance, self.kappa, self.o = instance, kappa, options
         self.d = int(instance.d)
         self.rank = max(1, int(round(kappa * self.d)))
-        self.tol, self.max_iter, self.used = tol, max_iter, 0
-        self.refine = refine
-        self.restarts = DEFAULT_RESTARTS if restarts is None else restarts
-        self.seed = resolve_seed(seed)
+        self.tol, self.max_iter, self.used = budget["tol"], budget["max_iter"], 0
+        self.refine = budget["refine"]
+        self.restarts = DEFAULT_RESTARTS if budget["restarts"] is None else budget["restarts"]
+        self.seed = resolve_seed(budget["seed"])
+        time_limit = budget["time_limit"]
         self.deadline = None if time_limit is None else self.t_start + time_limit
         self.starts = []          # per-start outcomes (info["starts"])
         self.full = None          # the full-rank decision
@@ -250,5 +251,6 @@ def solve_rank_search(instance, kappa, *, tol=1e-3, max_iter=None, time_limit=No
     if max_iter is None:
         max_iter = 20000 + (DEFAULT_RESTARTS if restarts is None else restarts) * options.start_max_iter
     _warm_up()  # compilation is not part of the time limit
-    return _Search(instance, float(kappa), tol=tol, max_iter=max_iter, time_limit=time_limit, seed=seed,
-                   refine=bool(refine), restarts=restarts, options=options).run()
+    budget = {"tol": tol, "max_iter": max_iter, "time_limit": time_limit, "seed": seed, "refine": bool(refine),
+              "restarts": restarts}
+    return _Search(instance, kappa, options, budget).run()

@@ -1,7 +1,7 @@
 """Simulations of linear associative memories: instances, solvers, measurements.
 
 ``make_instance`` builds a random memory problem (original or decoupled), and
-``solve`` runs one of the solvers (``hebbian``, ``optimal``, ``lp``, ``adam``) on it.
+``solve`` runs one of the solvers (``hebbian``, ``optimal``, ``lp``, ``adam``, ``svp``) on it.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ _LAZY = {
     "OptimalOptions": "validation.solvers",
     "LPOptions": "validation.solvers",
     "AdamOptions": "validation.solvers",
+    "SVPOptions": "validation.solvers",
     "solve_max_margin": "validation.solvers.maxmargin",
     "MaxMarginResult": "validation.solvers.maxmargin",
     "MaxMarginOptions": "validation.solvers.maxmargin",

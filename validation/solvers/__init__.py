@@ -137,7 +137,9 @@ def solver_bytes(d: int, p: int, problem: str = "op", solver: str = "optimal", k
     ``optimal``: the unknowns (``d^2``, or ``2 d m`` at rank m) times the vectors of the
     iteration and the L-BFGS pairs, ``p x d`` work arrays, one full-pass block and the
     first working set (``p * max_active`` constraints; for DP each with its own
-    float32 candidate of length d).  ``hebbian`` and ``lp``: W, its SVD and the
+    float32 candidate of length d; for DP also the full-pass screen,
+    ``p (8 d + 4 L + 24)`` with ``L = max(256, (p - 1) / 8)`` tracked competitors per
+    input).  ``hebbian`` and ``lp``: W, its SVD and the
     float64 ``p x p`` score matrix of the verification (``lp`` also its constraint
     matrix, 16 bytes per nonzero).  ``adam``: W and its two moments, the ``p x p``
     scores and a ``p x d`` work array.  The working set of ``optimal`` may grow later.
@@ -151,7 +153,9 @@ def solver_bytes(d: int, p: int, problem: str = "op", solver: str = "optimal", k
         active = p * min(p - 1.0, float(o.max_active))
         working = active * (24.0 + (4.0 * d if problem == "dp" else 0.0))
         block = 12.0 * min(float(o.block_elements), p * p)
-        return 8.0 * unknowns * (12.0 + 2.0 * o.memory) + 8.0 * 6.0 * p * d + block + working
+        # DP full-pass screen: per input its images, the tracked competitors and bounds
+        screen = p * (8.0 * d + 4.0 * max(256.0, (p - 1.0) / 8.0) + 24.0) if problem == "dp" else 0.0
+        return 8.0 * unknowns * (12.0 + 2.0 * o.memory) + 8.0 * 6.0 * p * d + block + working + screen
     if solver == "lp":
         from .lp import lp_nonzeros
 

@@ -42,7 +42,11 @@ reported only when the full-rank bound above (valid for every ``W``, so for ever
 rank-m ``W``) is below ``tol``, which is rare; otherwise the status is
 ``undecided`` when the budget ends (``converged`` False), or when L-BFGS reaches a
 stationary point of the factor problem without storing the instance (``converged``
-True: the method has ended, more budget would not decide it).
+True: the method has ended, more budget would not decide it).  This is one start of
+the rank-m search: ``validation.solve(instance, "optimal", kappa=k)`` runs
+:func:`validation.solvers.rank_search.solve_rank_search` (the full-rank certificate
+first, then up to ``restarts`` starts; statuses ``stored``, ``not_stored``,
+``not_found``, ``undecided``; ``notes/rank_search.md``).
 
 Speed
 -----

@@ -64,6 +64,9 @@ class RankMarginOptions(SolverOptions):
         ``full_rank_bound`` and ``rank_bound`` and ``full_rank_W``.
     full_rank_tol : float
         Certified gap of that solve (default 0.01), in (0, 1).
+    starts : int
+        Alternations run (default 1, >= 1): start 0 from ``W0``, the others from random
+        Gaussian factors (``seed``); the best verified margin is returned.
     max_margin : MaxMarginOptions or mapping or None
         Working-set and sweep settings of every solve (default: :class:`MaxMarginOptions`).
 
@@ -79,13 +82,15 @@ class RankMarginOptions(SolverOptions):
     step_max_iter: int = 20000
     full_rank: bool = True
     full_rank_tol: float = 0.01
+    starts: int = 1
     max_margin: MaxMarginOptions | None = None
 
     def __post_init__(self):
         for name in ("step_tol", "full_rank_tol"):
             self._set(name, check_real(getattr(self, name), name, low=0.0, high=1.0,
                                        low_open=True, high_open=True))
-        self._set("step_max_iter", check_int(self.step_max_iter, "step_max_iter", low=1))
+        for name in ("step_max_iter", "starts"):
+            self._set(name, check_int(getattr(self, name), name, low=1))
         if not isinstance(self.full_rank, (bool, np.bool_)):
             raise ValueError(f"full_rank must be True or False, got {self.full_rank!r}")
         self._set("max_margin", MaxMarginOptions.coerce(self.max_margin))
@@ -117,9 +122,13 @@ class RankMarginResult(Result):
         ``min(full_rank_bound, d ||W(lam)||_(m) / sum lam)`` at the final dual iterate of
         the full-rank solve (``nan`` without it).
     sweeps : int
-        Alternations done (a sweep is a column-space and a row-space half-step).
+        Alternations done from the returned start (a sweep is a column-space and a
+        row-space half-step).
+    start_margins : tuple of float
+        Final verified margin of every start (``options.starts``; start 0 is ``W0``);
+        ``W`` is from the best.
     half_steps : tuple of dict
-        Per half-step: ``side`` (``"columns"``: ``W = Q X^T``; ``"rows"``: ``W = Y R^T``),
+        Per half-step of every start: ``start``, ``side`` (``"columns"``: ``W = Q X^T``; ``"rows"``: ``W = Y R^T``),
         ``status`` (of :class:`~validation.solvers.maxmargin.MaxMarginResult`),
         ``margin``, ``margin_bound`` (certified in its subspace), ``gap``, ``iterations``,
         ``seconds``.
@@ -152,6 +161,7 @@ class RankMarginResult(Result):
     full_rank_bound: float
     rank_bound: float
     sweeps: int
+    start_margins: tuple
     half_steps: tuple
     gaps: tuple
     seconds: float
@@ -201,7 +211,8 @@ def _balanced_factors(W, rank):
 
 
 class _Alternation:
-    """State of one rank-m alternation: :meth:`half_step`, :meth:`full_rank`, :meth:`run`, :meth:`finish`."""
+    """State of a rank-m solve: :meth:`full_rank`, per start :meth:`begin` and :meth:`alternate`
+    (of :meth:`half_step`), then :meth:`finish`."""
 
     def __init__(self, instance, rank, W0, *, tol, max_iter, time_limit, seed, options):
         self.t_start = time.perf_counter()
@@ -210,12 +221,19 @@ class _Alternation:
         self.rng = as_generator(seed)
         self.data = _Data(instance)
         self.rank = rank
-        factors, _, _ = _balanced_factors(W0, rank)
+        self.steps, self.start_margins = [], []
+        self.full = (np.nan, np.nan, np.nan, None)   # margin, bound, rank bound, W
+        self.begin(W0)
+
+    def begin(self, W0):
+        """Start an alternation from the top-m truncation of ``W0``."""
+        factors, _, _ = _balanced_factors(W0, self.rank)
         self.W = factors[0] @ factors[1].T
         self.margin = self.start_margin = self.verified(self.W)
-        self.steps, self.sweeps = [], 0
-        self.full = (np.nan, np.nan, np.nan, None)   # margin, bound, rank bound, W
-        self.status = None
+        self.sweeps, self.status = 0, None
+
+    def state(self):
+        return {name: getattr(self, name) for name in ("W", "margin", "start_margin", "sweeps", "status")}
 
     def verified(self, W):
         data = self.data
@@ -248,8 +266,8 @@ class _Alternation:
             data.vector_basis, data.sweep_inputs = None, data.inputs
         if res.margin >= self.margin:   # never below the start (W0 is verified by the solve)
             self.W, self.margin = res.W, res.margin
-        self.steps.append({"side": side, "status": res.status, "margin": float(res.margin),
-                           "margin_bound": float(res.margin_bound), "gap": res.gap,
+        self.steps.append({"start": len(self.start_margins), "side": side, "status": res.status,
+                           "margin": float(res.margin), "margin_bound": float(res.margin_bound), "gap": res.gap,
                            "iterations": int(res.iterations), "seconds": float(res.seconds)})
         return res
 
@@ -270,6 +288,23 @@ class _Alternation:
     def run(self):
         if self.o.full_rank:
             self.full_rank()
+        best = None
+        for k in range(self.o.starts):
+            if k > 0:
+                if self.budget_status(time_only=True) is not None:
+                    break
+                d = self.data.d   # random start: Gaussian factors N(0, 1/d)
+                self.begin(self.rng.standard_normal((d, self.rank)) @ self.rng.standard_normal((self.rank, d)))
+            self.alternate()
+            self.start_margins.append(float(self.margin))
+            if best is None or self.margin > best["margin"]:
+                best = self.state()
+        for name, value in best.items():
+            setattr(self, name, value)
+        return self.finish()
+
+    def alternate(self):
+        """Alternate half-steps from the current W until a sweep gains at most ``tol``."""
         while self.status is None:
             before = self.margin
             for side in ("columns", "rows"):
@@ -286,7 +321,6 @@ class _Alternation:
                 self.status = "converged"
             else:
                 self.status = self.budget_status()
-        return self.finish()
 
     def finish(self):
         factors, _, _ = _balanced_factors(self.W, self.rank)
@@ -295,7 +329,8 @@ class _Alternation:
         status = self.status if margin > 0 else "no_margin"
         fmargin, fbound, rbound, fW = self.full
         msg = (f"rank {self.rank}: normalised margin {margin:.6g} (float64, all constraints) after "
-               f"{self.sweeps} sweeps from {self.start_margin:.6g}; a stationary point of the "
+               f"{self.sweeps} sweeps from {self.start_margin:.6g} (best of {len(self.start_margins)} "
+               f"starts); a stationary point of the "
                f"alternation, not a certified rank-m optimum; upper bounds: rank-m {rbound:.6g}, "
                f"full rank {fbound:.6g} (full-rank margin {fmargin:.6g})")
         if status != "converged":
@@ -304,7 +339,8 @@ class _Alternation:
         return RankMarginResult(
             W=W, factors=factors, rank=self.rank, margin=float(margin),
             start_margin=float(self.start_margin), full_rank_margin=fmargin, full_rank_bound=fbound,
-            rank_bound=rbound, sweeps=self.sweeps, half_steps=tuple(self.steps), gaps=gaps,
+            rank_bound=rbound, sweeps=self.sweeps, start_margins=tuple(self.start_margins),
+            half_steps=tuple(self.steps), gaps=gaps,
             seconds=time.perf_counter() - self.t_start, full_rank_W=fW, status=status,
             converged=status == "converged", message=msg)
 

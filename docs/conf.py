@@ -58,6 +58,7 @@ exclude_patterns = [
     "many_to_one_d16.md",
     "many_to_one_d32.md",
     "sphere_optimal.md",
+    "rank_spectra.md",
     "_build",
     "quick",
     "op_vs_dp_d64",

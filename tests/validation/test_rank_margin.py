@@ -119,6 +119,16 @@ def test_alternation_never_lowers_the_margin(problem):
     assert all(g is not None and g <= 0.005 for g in r.gaps)
 
 
+def test_few_answers():
+    # K = 4 distinct answers: the rank-6 constraint barely binds, so the alternation ends
+    # at the certified bound (measured: 1.6114 against 1.6131)
+    inst = make_instance(12, 16, "op", seed=0, outputs=4)
+    r = solve_rank_max_margin(inst, 0.5, _stored(inst))
+    assert r.status == "converged"
+    assert r.start_margin < r.margin <= r.rank_bound
+    assert r.margin >= 0.99 * r.rank_bound
+
+
 def test_full_rank_kappa_reproduces_the_full_rank_max_margin():
     inst = make_instance(8, 14, "op", seed=2)
     W0 = solve(inst, "optimal", refine=False).W

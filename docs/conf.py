@@ -59,6 +59,8 @@ exclude_patterns = [
     "many_to_one_d32.md",
     "sphere_optimal.md",
     "rank_spectra.md",
+    "rank_saturation.md",
+    "rank_capacity.md",
     "_build",
     "quick",
     "op_vs_dp_d64",

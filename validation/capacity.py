@@ -534,15 +534,25 @@ def storage_trial(task: Task) -> dict:
     sol = solve(inst, solver=task.solver, kappa=task.kappa, **solve_arguments(settings))
     out = {k: v for k, v in sol.to_dict().items() if not isinstance(v, (list, dict))}
     out["instance_seed"] = seed
+    out.update(record_status(sol))
+    return out
+
+
+def record_status(sol) -> dict:
+    """``status``, ``stored`` (and ``verdict``) of a sweep record of the solution ``sol``.
+
+    A ``stored`` label that the float64 recall does not confirm is recorded
+    ``undecided``; the lower-bound verdict ``not_found`` (rank-m search, search modes)
+    is recorded as ``not_stored`` with ``verdict="not_found"``, so that sweeps count it
+    as not stored and can still tell it from a certificate.
+    """
     status = sol.status
     if status == "stored" and not sol.stored:  # never trust a label over the verified recall
         status = "undecided"
-    if status == "not_found":  # a lower-bound verdict of a search mode: recorded as not stored
-        status = "not_stored"
-        out["verdict"] = "not_found"
-    out["status"] = status
-    out["stored"] = bool(sol.stored) if status != "undecided" else None
-    return out
+    extra = {}
+    if status == "not_found":
+        status, extra = "not_stored", {"verdict": "not_found"}
+    return {"status": status, "stored": bool(sol.stored) if status != "undecided" else None, **extra}
 
 
 # ---------------------------------------------------------------------------------

@@ -170,6 +170,9 @@ def plot_alpha_kappa(kappa_curve, points, path):
                 label=f"simulation d={d}, raw (finite-size theory: +)")
         ax.plot(k, [q["theory_alpha"] for q in pts], "+", color=f"C{i}", ms=9)
         for q, yi in zip(pts, y):
+            if q.get("not_found", 0):
+                ax.annotate(f"lower bound\n({q['not_found']}/{q.get('trials', 0)} not_found)", (q["kappa"], yi),
+                            textcoords="offset points", xytext=(-10, 10), fontsize=7, ha="right")
             if q.get("status", "ok") == "unbracketed" or q.get("undecided", 0) > 0.1 * q.get("trials", 1):
                 ax.plot([q["kappa"]], [yi], "o", ms=11, mfc="none", color="r")
                 ax.annotate(f"unreliable: {q.get('undecided', 0)}/{q.get('trials', 0)} undecided,\n"

@@ -35,7 +35,7 @@ import numpy as np
 
 from replica.common.results import Result, json_safe
 
-from .capacity import estimate_capacity, theory_capacity
+from .capacity import estimate_capacity, record_status, theory_capacity
 from .store import ResultStore
 from .sweep import Task, run_tasks, task_seed
 
@@ -172,9 +172,7 @@ def measurement_trial(task: Task) -> dict:
     seed = task_seed(task.seed, task.p, task.trial)
     inst = make_instance(task.d, task.p, problem=task.problem, ensemble=task.ensemble, seed=seed)
     sol = solve(inst, solver=task.solver, kappa=task.kappa, **solve_arguments(opts))
-    status = sol.status if not (sol.status == "stored" and not sol.stored) else "undecided"
-    base = {"status": status, "stored": bool(sol.stored) if status != "undecided" else None,
-            "instance_seed": seed, "margin": float(sol.margin), "converged": bool(sol.converged),
+    base = {**record_status(sol), "instance_seed": seed, "margin": float(sol.margin), "converged": bool(sol.converged),
             "iterations": int(sol.iterations), "seconds": float(sol.seconds), "rank": int(sol.rank)}
     w = _memory_matrix(sol)
     fro = float(np.linalg.norm(w))
@@ -496,7 +494,8 @@ def _table_capacity(out, estimates):
                      "alpha": e["alpha"], "alpha_low": e["alpha_low"], "alpha_high": e["alpha_high"],
                      "theory_p_c": th.get("p_c"), "theory_alpha": th.get("alpha"),
                      "alpha_c": th.get("alpha_c"), "rel_diff_p_c": rel, "status": e["status"],
-                     "undecided": e["undecided"], "errors": e["errors"], "trials": _trials(e)})
+                     "undecided": e["undecided"], "errors": e["errors"], "trials": _trials(e),
+                     "not_found": e.get("not_found", 0)})
     path = _write_csv(os.path.join(out, "capacity.csv"), rows, list(rows[0]) if rows else [])
     return path, rows
 
@@ -565,7 +564,8 @@ def _kappa_points(config, estimates) -> list:
             points.append({"kappa": e["kappa"], "d": e["d"], "alpha": e["alpha"], "alpha_low": e["alpha_low"],
                            "alpha_high": e["alpha_high"],
                            "theory_alpha": th["alpha"], "alpha_c": th["alpha_c"], "status": e["status"],
-                           "undecided": e["undecided"], "trials": _trials(e)})
+                           "undecided": e["undecided"], "trials": _trials(e),
+                           "not_found": e.get("not_found", 0)})
     return points
 
 
@@ -573,7 +573,7 @@ def _table_alpha_kappa(out, points):
     """``alpha_kappa.csv``: the rank-constrained estimates."""
     return _write_csv(os.path.join(out, "alpha_kappa.csv"), points,
                       ["kappa", "d", "alpha", "alpha_low", "alpha_high", "theory_alpha", "alpha_c", "status",
-                       "undecided", "trials"])
+                       "undecided", "trials", "not_found"])
 
 
 def _figure_alpha_kappa(out, config, theory, points):
@@ -588,7 +588,9 @@ def _figure_alpha_kappa(out, config, theory, points):
         lines.append(f"- kappa = {q['kappa']:g}: measured alpha = {_fmt(q['alpha'])} vs finite-size theory "
                      f"{_fmt(q['theory_alpha'])} ({_reldiff(q['alpha'], q['theory_alpha'])}); corrected "
                      f"{_fmt(corr)} vs alpha_c = F/2 = {_fmt(q['alpha_c'])} (degree-of-freedom count {_fmt(dof)}); "
-                     f"fit status {q['status']}, {q['undecided']}/{q['trials']} trials undecided")
+                     f"fit status {q['status']}, {q['undecided']}/{q['trials']} trials undecided"
+                     + (f"; a LOWER BOUND: {q['not_found']}/{q['trials']} trials not_found (a rank-m search "
+                        f"that found no W, counted as not stored)" if q["not_found"] else ""))
     text = ("Theory: alpha_c(kappa) = F(kappa)/2 with F the tail second moment of the quarter circle; the "
             "finite-size equation p_c E[C_p] = F(kappa) d^2 is a conjecture. Corrected point = measured alpha "
             f"x alpha_c(kappa) / finite-size alpha(d = {config.kappa_dim}, kappa).\n\n" + "\n".join(lines))

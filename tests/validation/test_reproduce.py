@@ -79,3 +79,17 @@ def test_result_contract_ok_and_incomplete():
         assert res.status in ReproduceResult.STATUSES
         data = json.loads(json.dumps(res.to_dict(), allow_nan=False))
         assert data["seconds"] is None and data["config"]["theory_dims"] == list(QUICK.theory_dims)
+
+
+def test_measurement_of_a_rank_search_that_finds_nothing_is_a_not_stored_record():
+    # d = 8, rank 2, p = 20: above replica.capacity(8, kappa=0.25) (about 16), below the
+    # full-rank p_c (about 22), so the 3-start search ends not_found; the sweep must record
+    # it (as not_stored with its verdict), not turn it into an error
+    from validation.sweep import Task, execute_task
+
+    task = Task(function="validation.reproduce:measurement_trial", experiment="measure", problem="op",
+                solver="optimal", ensemble="gaussian", d=8, p=20, kappa=0.25, seed=0, trial=0,
+                options=(("restarts", 3), ("refine", False)))
+    record = execute_task(task)
+    assert record["status"] == "not_stored" and record["verdict"] == "not_found", record
+    assert record["stored"] is False and len(record["singular_values"]) == 2

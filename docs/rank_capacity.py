@@ -80,7 +80,8 @@ def write(rows, seconds, done) -> str:
             f"a trial whose {RESTARTS} starts all ended without storing is `not_found` and counted as "
             f"not stored, so a row with `not_found` trials is a LOWER BOUND on the rank-m p_c "
             f"(column *kind*).  `undecided` trials (a budget cut the search) are left out of the fit.  "
-            f"The number of starts is the saturated setting of `docs/rank_saturation.md`.\n\n"
+            f"The number of starts is the saturated setting of `docs/rank_saturation.md`.  A rerun with "
+            f"`--out DIR` reuses the trials in the store: then the seconds are those of the rerun.\n\n"
             + head + "\n".join(rows) + "\n")
     PAGE.write_text(text)
     return text

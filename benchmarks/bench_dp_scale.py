@@ -115,8 +115,8 @@ def main(argv=None):
              f"one process pinned to CPU {cpu}, threads {threads}, {platform.processor() or platform.machine()}; "
              f"instance seed {args.seed} (one instance per row: `make_instance(d, p, problem, seed)`), "
              f"wall time {wall:.0f} s.  Decisions of `optimal` with `refine=False`; `seconds` is wall "
-             f"time, `cpu_s` the process CPU time (one thread: the time on an idle core; the machine "
-             f"was shared with other jobs, so wall times include waiting); `gemm_eq` = cpu_s / one "
+             f"time, `cpu_s` the process CPU time (one thread: the time it needs on a core of its own, "
+             f"which is what the ratios use); `gemm_eq` = cpu_s / one "
              f"float32 (p x d) @ (d x p) GEMM (best of 7) in the same run; `screened` = share of "
              f"per-input scans skipped by the DP screen; `speedup` = plain / screened cpu_s.", "",
              "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]

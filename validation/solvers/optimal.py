@@ -641,9 +641,10 @@ _EARLY_PASSES = 3
 
 def _factor_start(W0, rank):
     """Factors of the best rank-``rank`` approximation of ``W0``, split evenly (flat vector)."""
-    Uw, s, Vt = np.linalg.svd(W0)
-    root = np.sqrt(s[:rank])
-    return np.concatenate([(Uw[:, :rank] * root).ravel(), (Vt[:rank].T * root).ravel()])
+    from .svp import project_rank
+
+    Q, R = project_rank(W0, rank)[1]
+    return np.concatenate([Q.ravel(), R.ravel()])
 
 
 def _initial_point(prob, params, initial):

@@ -95,6 +95,17 @@ class ReproduceConfig:
         d of the capacity estimates with ``K`` distinct answers (figure 7).
     outputs_grid : tuple of int
         The ``K`` of those estimates (OP and DP each).
+    scale_runs : tuple of (str, int, int, int)
+        ``(problem, d, trials, rounds)`` of further full-rank capacity estimates at large
+        ``d`` with the bracketing design (first step ``scale_step`` in ln p around the
+        theory p_c), so that the OP-DP gap can be followed with ``d``.
+    scale_step : float
+        First step of those brackets in ln p.
+    scale_time_limit : float
+        Wall-time budget (s) of one solve of those estimates.
+    rank_restarts : int
+        Starts of the rank-m search (``restarts`` of :func:`validation.solve`) in the
+        rank-constrained capacity estimates and measurements.
     """
 
     name: str
@@ -122,6 +133,10 @@ class ReproduceConfig:
     accuracy_trials: int = 6
     outputs_dim: int = 8
     outputs_grid: tuple = (2, 4, 8, 16)
+    scale_runs: tuple = ()
+    scale_step: float = 0.01
+    scale_time_limit: float = 3600.0
+    rank_restarts: int = 8
 
     def to_dict(self) -> dict:
         """JSON-safe dictionary of the configuration."""
@@ -133,14 +148,15 @@ QUICK = ReproduceConfig(name="quick", optimal_solver="optimal", optimal_dims=(8,
                         kappas=(0.5,), trials=8, rounds=1, initial_points=4, spectra_dim=16,
                         spectra_instances=3, spectra_kappa=0.5, theory_dims=(8, 12, 16, 24, 32, 64, 128, 256),
                         time_limit=10.0, accuracy_optimal_dims=(6, 8, 10), accuracy_adam_dims=(6, 8, 10))
-FULL = ReproduceConfig(name="full", optimal_solver="optimal", optimal_dims=(16, 24, 32, 48, 64),
+FULL = ReproduceConfig(name="full", optimal_solver="optimal", optimal_dims=(16, 32, 64),
                        hebbian_dims=(16, 32, 64, 128), hebbian_ensemble="gaussian", kappa_dim=32,
-                       kappas=(0.25, 0.5, 0.75), trials=40, rounds=2, initial_points=5, spectra_dim=64,
-                       spectra_instances=10, spectra_kappa=0.5,
+                       kappas=(0.25, 0.5, 0.75), trials=12, rounds=1, initial_points=5, spectra_dim=64,
+                       spectra_instances=8, spectra_kappa=0.5,
                        theory_dims=(16, 24, 32, 48, 64, 96, 128, 256, 512, 1024),
                        accuracy_dims=(16, 32, 64, 128), accuracy_optimal_dims=(8, 16, 32),
-                       accuracy_adam_dims=(8, 16, 32), accuracy_trials=20, outputs_dim=16,
-                       outputs_grid=(2, 4, 8, 16, 32, 64))
+                       accuracy_adam_dims=(8, 16, 32), accuracy_trials=10, outputs_dim=16,
+                       outputs_grid=(2, 4, 8, 16, 32, 64),
+                       scale_runs=(("op", 128, 8, 1), ("dp", 128, 8, 1), ("op", 256, 8, 0), ("dp", 256, 4, 0)))
 
 
 # ---------------------------------------------------------------------------------
@@ -239,28 +255,46 @@ def _say(progress_stream, text):
         progress_stream.flush()
 
 
+def _solve_options(config: ReproduceConfig, solver: str, kappa: float, time_limit=None) -> dict:
+    """Options of one capacity trial: storability only (no refinement), the time limit, the rank-m starts."""
+    if solver != "optimal":
+        return {}
+    opts = {"refine": False, "time_limit": config.time_limit if time_limit is None else time_limit}
+    if kappa < 1.0:
+        opts["restarts"] = config.rank_restarts
+    return opts
+
+
 def _capacity_runs(config: ReproduceConfig) -> list:
-    """(problem, solver, d, kappa) of every capacity estimate of ``config``."""
-    runs = [(prob, config.optimal_solver, d, 1.0) for d in config.optimal_dims for prob in ("op", "dp")]
-    runs += [("op", "hebbian", d, 1.0) for d in config.hebbian_dims]
+    """(problem, solver, d, kappa, settings) of every capacity estimate of ``config``.
+
+    ``settings`` are the keywords of :func:`~validation.capacity.estimate_capacity`
+    besides the instance family (design, trials, solver options).
+    """
+    grid = {"trials": config.trials, "rounds": config.rounds, "initial_points": config.initial_points}
+    runs = [(prob, config.optimal_solver, d, 1.0, grid) for d in config.optimal_dims for prob in ("op", "dp")]
+    runs += [("op", "hebbian", d, 1.0, grid) for d in config.hebbian_dims]
     # rank constraints need the projected-gradient solver (the LP is full rank only)
-    runs += [("op", "optimal", config.kappa_dim, k) for k in config.kappas]
+    runs += [("op", "optimal", config.kappa_dim, k, grid) for k in config.kappas]
     if config.kappa_dim not in config.optimal_dims or config.optimal_solver != "optimal":
-        runs += [("op", "optimal", config.kappa_dim, 1.0)]
+        runs += [("op", "optimal", config.kappa_dim, 1.0, grid)]
+    for prob, d, trials, rounds in config.scale_runs:
+        scale = {"trials": trials, "rounds": rounds, "design": "bracket", "bracket_step": config.scale_step,
+                 "time_limit": config.scale_time_limit}
+        runs.append((prob, config.optimal_solver, d, 1.0, scale))
     return runs
 
 
 def _estimate_all(config: ReproduceConfig, store, executor, progress, log) -> list:
     """Every capacity estimate of ``config`` (as ``CapacityEstimate.to_dict()`` dicts)."""
     estimates = []
-    for problem, solver, d, kappa in _capacity_runs(config):
+    for problem, solver, d, kappa, settings in _capacity_runs(config):
         ensemble = config.hebbian_ensemble if solver == "hebbian" else "gaussian"
         _say(log, f"capacity: {problem} {solver} d={d} kappa={kappa:g}")
-        # storability only: no max-margin refinement after "stored"
-        opts = {"refine": False, "time_limit": config.time_limit} if solver == "optimal" else {}
-        est = estimate_capacity(d, problem, solver, kappa, ensemble, trials=config.trials, seed=config.seed,
-                                rounds=config.rounds, initial_points=config.initial_points,
-                                executor=executor, store=store, progress=progress, solver_options=opts)
+        settings = dict(settings)
+        opts = _solve_options(config, solver, kappa, settings.pop("time_limit", None))
+        est = estimate_capacity(d, problem, solver, kappa, ensemble, seed=config.seed, executor=executor,
+                                store=store, progress=progress, solver_options=opts, **settings)
         estimates.append(_estimate_record(est))
     return estimates
 
@@ -298,6 +332,14 @@ def _measurement_specs(config: ReproduceConfig, estimates) -> list:
     return specs
 
 
+def _measurement_options(config: ReproduceConfig, solver: str, kappa: float) -> tuple:
+    """Task options of one measurement: the time limit, and the rank-m starts at kappa < 1."""
+    if solver != "optimal":
+        return ()
+    opts = (("time_limit", config.time_limit),)
+    return opts + ((("restarts", config.rank_restarts),) if kappa < 1.0 else ())
+
+
 def _measure(config: ReproduceConfig, specs, store, executor, progress, log):
     """Run the measurements of ``specs``: ((problem, solver, kappa, p) -> records, tasks, failed)."""
     from .solvers import check_problem
@@ -306,7 +348,7 @@ def _measure(config: ReproduceConfig, specs, store, executor, progress, log):
     for prob, solver, kappa, _, p in specs:  # before any trial: the sizes the solvers can take
         check_problem(dm, p, prob, solver, kappa)
     tasks = [Task("validation.reproduce:measurement_trial", "measure", prob, solver, ens, dm, p, kappa,
-                  config.seed, t, (("time_limit", config.time_limit),) if solver == "optimal" else ())
+                  config.seed, t, _measurement_options(config, solver, kappa))
              for prob, solver, kappa, ens, p in specs
              for t in range(config.spectra_instances)]
     _say(log, f"measurements at d={dm}: {len(tasks)} solves")
@@ -361,7 +403,7 @@ def _measure_accuracy(config: ReproduceConfig, store, executor, progress, log) -
 def _estimate_outputs(config: ReproduceConfig, store, executor, progress, log) -> list:
     """Capacity estimates with ``K`` distinct answers at ``outputs_dim`` (records with key ``outputs``)."""
     d = config.outputs_dim
-    opts = {"refine": False, "time_limit": config.time_limit} if config.optimal_solver == "optimal" else {}
+    opts = _solve_options(config, config.optimal_solver, 1.0)
     records = []
     for problem in ("op", "dp"):
         for k in config.outputs_grid:
@@ -409,24 +451,43 @@ def reproduce(out, config: ReproduceConfig = QUICK, executor=None, progress=None
     start = time.perf_counter()
     os.makedirs(out, exist_ok=True)
     store = ResultStore(out)
+    stages = {}
+
+    def timed(name, fn, *args):
+        t0 = time.perf_counter()
+        value = fn(*args)
+        stages[name] = time.perf_counter() - t0
+        return value
+
     try:
-        estimates = _estimate_all(config, store, executor, progress, log)
+        estimates = timed("capacity estimates", _estimate_all, config, store, executor, progress, log)
         specs = _measurement_specs(config, estimates)
-        measurements, measured, failed = _measure(config, specs, store, executor, progress, log)
-        accuracy = _measure_accuracy(config, store, executor, progress, log)
-        outputs = _estimate_outputs(config, store, executor, progress, log)
+        measurements, measured, failed = timed("spectra and scores", _measure, config, specs, store, executor,
+                                               progress, log)
+        accuracy = timed("accuracy curves", _measure_accuracy, config, store, executor, progress, log)
+        outputs = timed("K distinct answers", _estimate_outputs, config, store, executor, progress, log)
     finally:
         store.close()
     _say(log, "theory curves")
-    theory = _theory_curves(config)
+    theory = timed("theory curves", _theory_curves, config)
     _say(log, "figures and report")
-    written = write_outputs(out, config, estimates, specs, measurements, theory, accuracy, outputs)
+    run = {"stages": stages, "start": start, "workers": _workers(executor)}
+    written = write_outputs(out, config, estimates, specs, measurements, theory, accuracy, outputs, run)
     trials_run = (sum(c["trials"] for e in estimates + outputs for c in e["curve"]) + measured
                   + sum(pt.trials + pt.errors for c in accuracy for pt in c.points))
     status, message = _run_status(estimates + outputs, failed, accuracy)
     return ReproduceResult(out, written["report"], tuple(written["figures"]), tuple(written["tables"]),
                            time.perf_counter() - start, trials_run, status, status == "ok", message,
                            config.to_dict())
+
+
+def _workers(executor) -> str:
+    """A short description of ``executor`` for the report."""
+    kind = {"_ProcessPool": "local process pool", "_DaskExecutor": "dask"}.get(type(executor).__name__)
+    if executor is None or kind is None:
+        return "serial (one process)"
+    n = getattr(executor, "workers", None)
+    return kind + (f", {n} workers" if n else "")
 
 
 def _theory_curves(config):
@@ -857,8 +918,13 @@ def _table_op_vs_dp(out, config, estimates, moment_rows, score_rows):
     return _write_csv(os.path.join(out, "op_vs_dp.csv"), rows, list(rows[0])), rows
 
 
-def write_outputs(out, config, estimates, meas_specs, measurements, theory, accuracy, outputs=()):
-    """Draw the figures, write the CSV tables and ``report.md``; return their paths."""
+def write_outputs(out, config, estimates, meas_specs, measurements, theory, accuracy, outputs=(), run=None):
+    """Draw the figures, write the CSV tables and ``report.md``; return their paths.
+
+    ``run`` (optional) holds the wall times of the run (``stages``: name -> seconds,
+    ``start``: its ``time.perf_counter()`` at the start, ``workers``: a description);
+    the report states them, the total up to the report's own writing included.
+    """
     text = {}
     cap_table, cap_rows = _table_capacity(out, estimates)
     tables = [cap_table, _table_success_curves(out, estimates)]
@@ -883,7 +949,9 @@ def write_outputs(out, config, estimates, meas_specs, measurements, theory, accu
     tables.append(_write_csv(os.path.join(out, "outputs.csv"), out_rows, list(_OUTPUTS_COLUMNS)))
     fig7, text["fig7"] = _figure_outputs(out, config, out_rows)
     figs = [fig1, fig2, fig3, fig4, fig5, fig6, fig7]
-    report = _write_report(out, config, figs, text, cmp_rows, cap_rows)
+    gap_table, gap_rows = _table_op_dp_gap(out, config, cap_rows)
+    tables.append(gap_table)
+    report = _write_report(out, config, figs, text, cmp_rows, cap_rows, gap_rows, run)
     return {"figures": figs, "tables": tables, "report": report}
 
 
@@ -899,7 +967,67 @@ def _md_table(rows, columns, digits=3):
     return head + body
 
 
-def _write_report(out, config, figs, text, cmp_rows, cap_rows):
+_GAP_COLUMNS = ("d", "op_p_c", "op_p_c_low", "op_p_c_high", "dp_p_c", "dp_p_c_low", "dp_p_c_high", "theory_p_c",
+                "op_minus_dp", "op_trials", "dp_trials", "undecided")
+
+
+def _table_op_dp_gap(out, config, cap_rows):
+    """``op_dp_gap.csv``: full-rank OP and DP p_c side by side at every d with both; returns (path, rows)."""
+    by = {(r["problem"], r["d"]): r for r in cap_rows
+          if r["solver"] == config.optimal_solver and r["kappa"] == 1.0}
+    rows = []
+    for d in sorted({d for (_, d) in by}):
+        op, dp = by.get(("op", d)), by.get(("dp", d))
+        if op is None or dp is None:
+            continue
+        rows.append({"d": d, **{f"op_{k}": op[k] for k in ("p_c", "p_c_low", "p_c_high")},
+                     **{f"dp_{k}": dp[k] for k in ("p_c", "p_c_low", "p_c_high")},
+                     "theory_p_c": op["theory_p_c"], "op_minus_dp": (op["p_c"] - dp["p_c"]) / dp["p_c"],
+                     "op_trials": op["trials"], "dp_trials": dp["trials"],
+                     "undecided": op["undecided"] + dp["undecided"]})
+    return _write_csv(os.path.join(out, "op_dp_gap.csv"), rows, list(_GAP_COLUMNS)), rows
+
+
+def _figure_sizes(config) -> list:
+    """(figure, sizes) lines of the report: the d and counts behind every figure."""
+    def dims(values):
+        return ", ".join(str(v) for v in values) if values else "none"
+
+    cap = sorted(set(config.optimal_dims) | {d for _, d, _, _ in config.scale_runs})
+    scale = "; ".join(f"{prob.upper()} d = {d}: {t} trials per point, {r} refinement rounds, bracketing design"
+                      for prob, d, t, r in config.scale_runs)
+    return [
+        ("1, 2", f"optimal OP and DP at d = {dims(cap)} (largest {max(cap)}); Hebbian at d = "
+                 f"{dims(config.hebbian_dims)}; {config.trials} trials per point and round at d <= "
+                 f"{max(config.optimal_dims)}" + (f"; {scale}" if scale else "")),
+        ("3", f"OP at d = {config.kappa_dim}, kappa = {dims(config.kappas)}, {config.rank_restarts} starts "
+              "of the rank-m search"),
+        ("4, 5", f"d = {config.spectra_dim}, {config.spectra_instances} instances per configuration"),
+        ("6", f"Hebbian d = {dims(config.accuracy_dims)}; optimal d = {dims(config.accuracy_optimal_dims)}; "
+              f"Adam d = {dims(config.accuracy_adam_dims)}; {config.accuracy_trials} instances per load"),
+        ("7", f"d = {config.outputs_dim}, K = {dims(config.outputs_grid)}"),
+    ]
+
+
+def _run_section(config, run) -> str:
+    """The report's account of the run: wall times and the sizes of every figure."""
+    lines = ["## The run\n"]
+    if run is not None:
+        total = time.perf_counter() - run["start"]
+        figures = total - sum(run["stages"].values())
+        lines.append(f"Wall time of this invocation: {total:.0f} s ({total / 60:.1f} min), executor: "
+                     f"{run['workers']}. Trials already in `results.sqlite` are reused, so a resumed run "
+                     "takes less.\n")
+        lines.append("| stage | wall time (s) |\n|---|---|")
+        lines += [f"| {name} | {sec:.0f} |" for name, sec in run["stages"].items()]
+        lines.append(f"| figures, tables, report | {figures:.0f} |")
+        lines.append("")
+    lines.append("| figure | sizes |\n|---|---|")
+    lines += [f"| {fig} | {sizes} |" for fig, sizes in _figure_sizes(config)]
+    return "\n".join(lines) + "\n\n"
+
+
+def _write_report(out, config, figs, text, cmp_rows, cap_rows, gap_rows=(), run=None):
     path = os.path.join(out, "report.md")
     names = {"fig1": "Success probability against load", "fig2": "Capacity against 1/ln p",
              "fig3": "Rank-constrained capacity alpha_c(kappa)", "fig4": "Singular-value spectra",
@@ -911,8 +1039,13 @@ def _write_report(out, config, figs, text, cmp_rows, cap_rows):
                  f"seed {config.seed}; {config.trials} trials per grid point and round; optimal solver "
                  f"`{config.optimal_solver}`; every trial is in `results.sqlite` "
                  "(`validation export --out DIR --format csv`).\n\n")
+        fh.write(_run_section(config, run))
         for i, (key, fig) in enumerate(zip(names, figs), start=1):
             fh.write(f"## {i}. {names[key]}\n\n![{names[key]}]({os.path.basename(fig)})\n\n{text[key]}\n\n")
+        if gap_rows:
+            fh.write("## OP against DP capacity with d\n\n`op_minus_dp` = (OP p_c - DP p_c) / DP p_c; 95% "
+                     "profile-likelihood intervals; theory: the finite-size p_c, the same for both problems.\n\n")
+            fh.write(_md_table(gap_rows, list(_GAP_COLUMNS)) + "\n")
         fh.write(f"## OP against DP at d = {config.spectra_dim} near capacity\n\n")
         fh.write(_md_table(cmp_rows, list(cmp_rows[0])) + "\n")
         fh.write("## All capacity estimates\n\n")

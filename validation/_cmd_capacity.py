@@ -35,6 +35,9 @@ def register(subparsers) -> None:
                         help="first points: grid (5 points over +-25%% in p) | bracket (the theory "
                              "p_c, then single points 5%%, 10%%, 20%%, ... away until P = 1/2 is "
                              "bracketed) | auto (bracket for d >= 128, grid below)")
+    parser.add_argument("--bracket-step", type=float, default=None, metavar="S",
+                        help="first step of the bracketing design in ln p (> 0; default 0.05, i.e. 5%%); "
+                             "at d >= 256 the transition is about 1%% wide, so 0.01 resolves it")
     parser.add_argument("--criterion", type=_criterion_argument, default="all", metavar="all|accuracy:A",
                         help="stored = every input recalled (all, default) or the returned W recalls >= A of "
                              "the inputs (accuracy:A, A in (0, 1]; p_c is then a lower bound for solvers other "
@@ -106,7 +109,8 @@ def run(args) -> int:
         est = estimate_capacity(args.d, args.problem, args.solver, args.kappa, args.ensemble,
                                 trials=args.trials, seed=args.seed, rounds=args.rounds,
                                 design=args.design, executor=executor, store=store, progress=True,
-                                criterion=args.criterion, outputs=args.outputs, solver_options=options)
+                                criterion=args.criterion, outputs=args.outputs, solver_options=options,
+                                **({} if args.bracket_step is None else {"bracket_step": args.bracket_step}))
     finally:
         executor.shutdown()
         if store is not None:

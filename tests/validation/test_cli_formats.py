@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import math
 
 import pytest
 
@@ -107,3 +108,28 @@ def test_compare_formats(tmp_path, capsys, monkeypatch):
         else:
             assert "Hebbian OP" in out
     assert (tmp_path / "comparison.csv").exists() and (tmp_path / "comparison.md").exists()
+
+
+def test_capacity_bracket_step_places_the_second_point(capsys):
+    # the bracketing design's second point is exp(+-step) x the centre (CapacityDesign), so a
+    # step of 0.02 puts it 2 % from the theory p_c, not the default 5 %
+    from validation.capacity import theory_capacity
+
+    argv = ["capacity", "--d", "64", "--solver", "hebbian", "--trials", "2", "--rounds", "0", "--design",
+            "bracket", "--bracket-step", "0.02", "--workers", "0", "--format", "json"]
+    main(argv)
+    ps = sorted(c["p"] for c in _strict_json(capsys.readouterr().out)["curve"])
+    centre = theory_capacity(64, "hebbian", 1.0, "gaussian")["p_c"]
+    ratios = [p / centre for p in ps]
+    assert len(ps) >= 2
+    assert min(abs(r - 1.0) for r in ratios) < 0.01  # the centre
+    assert any(abs(abs(math.log(r)) - 0.02) < 0.01 for r in ratios)  # one step of 0.02 away
+
+
+@pytest.mark.parametrize("step", ["0", "-0.1", "nan"])
+def test_capacity_bad_bracket_step_exits_2(step, capsys):
+    argv = ["capacity", "--d", "8", "--solver", "hebbian", "--trials", "2", "--design", "bracket",
+            "--bracket-step", step, "--workers", "0"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "bracket_step" in err

@@ -89,12 +89,14 @@ def main(store, out):
              "thread (best of 3, measured in the same run after the sweep). Trial times are wall seconds "
              "of a solve while the other worker runs, so they include the contention of two solves on "
              "two cores.", "",
-             "| status | trials | median s | min s | max s | median s / GEMM at the theory p_c |", "|---|---|---|---|---|---|"]
+             "| status | trials | median s | min s | max s | median s / GEMM at the theory p_c |",
+             "|---|---|---|---|---|---|"]
     for status in sorted(by_status):
         s = by_status[status]
         lines.append(f"| {status} | {len(s)} | {statistics.median(s):.1f} | {min(s):.1f} | {max(s):.1f} | "
                      f"{statistics.median(s) / gemm:.0f} |")
-    lines += ["", "| p | status | seconds | GEMM-equivalents (GEMM scaled to this p by (p / p_c)^2) |", "|---|---|---|---|"]
+    lines += ["", "| p | status | seconds | GEMM-equivalents (GEMM scaled to this p by (p / p_c)^2) |",
+              "|---|---|---|---|"]
     # the GEMM of a trial's own p, scaled from the timed one by (p / p_theory)^2 (its flop count)
     lines += [f"| {p} | {status} | {seconds:.1f} | {seconds / (gemm * (p / p_theory) ** 2):.0f} |"
               for p, status, seconds in rows]

@@ -15,7 +15,8 @@ def _tiny():
                                trials=4, rounds=0, initial_points=3, spectra_dim=6, spectra_instances=2,
                                theory_dims=(6, 8, 16), accuracy_dims=(8, 12, 16), accuracy_alphas=(0.25, 0.5),
                                accuracy_optimal_dims=(6,), accuracy_optimal_alphas=(0.5, 1.5),
-                               accuracy_adam_dims=(6,), accuracy_trials=3, outputs_dim=6, outputs_grid=(2, 6))
+                               accuracy_adam_dims=(6,), accuracy_trials=3, outputs_dim=6, outputs_grid=(2, 6),
+                               scale_runs=(("op", 8, 2, 0), ("dp", 8, 2, 0)), rank_restarts=2)
 
 
 @pytest.mark.slow
@@ -32,7 +33,22 @@ def test_tiny_reproduce_writes_every_output_and_resumes(tmp_path):
     assert "finite-size theory" in report and "OP against DP" in report
     # generated text carries the measured numbers
     cap = open(os.path.join(tmp_path, "capacity.csv")).read().splitlines()
-    assert len(cap) == 1 + 4  # OP, DP, Hebbian, kappa = 0.5
+    assert len(cap) == 1 + 6  # OP, DP, Hebbian, kappa = 0.5, and the bracketed OP and DP at d = 8
+    assert all(float(r["wall_s"]) > 0 for r in csv.DictReader(cap))  # every estimate timed
+    # the run section: wall times per stage and the sizes of every figure
+    assert "Wall time of this invocation" in report and "| capacity estimates |" in report
+    assert "| 1, 2 | optimal OP and DP at d = 6, 8 (largest 8)" in report
+    assert "OP at d = 6, kappa = 0.5, 2 starts of the rank-m search" in report
+    # the OP-DP table: both problems at d = 6 (grid) and d = 8 (bracketing design)
+    with open(os.path.join(tmp_path, "op_dp_gap.csv")) as fh:
+        gap = list(csv.DictReader(fh))
+    assert [int(r["d"]) for r in gap] == [6, 8]
+    for r in gap:
+        assert float(r["op_minus_dp"]) == pytest.approx(float(r["op_p_c"]) / float(r["dp_p_c"]) - 1.0)
+    # the rank-m trials ran the configured number of starts (their messages name it)
+    rank = [r["result"]["message"] for r in ResultStore(tmp_path, readonly=True).rows() if float(r["kappa"]) < 1.0]
+    searched = [m for m in rank if "planned start" in m]
+    assert searched and all("of 2 planned start(s)" in m for m in searched)
     # accuracy.csv: two loads for each of the three Hebbian d, the optimal d and the Adam d
     with open(os.path.join(tmp_path, "accuracy.csv")) as fh:
         acc = list(csv.DictReader(fh))
@@ -93,3 +109,18 @@ def test_measurement_of_a_rank_search_that_finds_nothing_is_a_not_stored_record(
     record = execute_task(task)
     assert record["status"] == "not_stored" and record["verdict"] == "not_found", record
     assert record["stored"] is False and len(record["singular_values"]) == 2
+
+
+def test_op_dp_gap_table_pairs_the_problems_by_d(tmp_path):
+    from validation.reproduce import _table_op_dp_gap
+
+    def row(problem, d, p_c, solver="optimal", kappa=1.0):
+        return {"problem": problem, "solver": solver, "d": d, "kappa": kappa, "p_c": p_c, "p_c_low": p_c - 1,
+                "p_c_high": p_c + 1, "theory_p_c": 100.0, "trials": 8, "undecided": 1}
+
+    rows = [row("op", 16, 110.0), row("dp", 16, 100.0), row("op", 32, 300.0),  # no DP at d = 32
+            row("dp", 16, 50.0, solver="hebbian"), row("op", 16, 60.0, kappa=0.5)]
+    path, gap = _table_op_dp_gap(str(tmp_path), QUICK, rows)
+    assert [r["d"] for r in gap] == [16]
+    assert gap[0]["op_minus_dp"] == pytest.approx(0.1) and gap[0]["undecided"] == 2
+    assert open(path).read().splitlines()[0].startswith("d,op_p_c,op_p_c_low")

@@ -46,7 +46,8 @@ def test_tiny_reproduce_writes_every_output_and_resumes(tmp_path):
     for r in gap:
         assert float(r["op_minus_dp"]) == pytest.approx(float(r["op_p_c"]) / float(r["dp_p_c"]) - 1.0)
     # the rank-m trials ran the configured number of starts (their messages name it)
-    rank = [r["result"]["message"] for r in ResultStore(tmp_path, readonly=True).rows() if float(r["kappa"]) < 1.0]
+    rows = ResultStore(tmp_path, readonly=True).rows()
+    rank = [r["result"].get("message", "") for r in rows if float(r["kappa"]) < 1.0]
     searched = [m for m in rank if "planned start" in m]
     assert searched and all("of 2 planned start(s)" in m for m in searched)
     # accuracy.csv: two loads for each of the three Hebbian d, the optimal d and the Adam d

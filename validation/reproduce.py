@@ -969,7 +969,7 @@ def _md_table(rows, columns, digits=3):
 
 
 _GAP_COLUMNS = ("d", "op_p_c", "op_p_c_low", "op_p_c_high", "dp_p_c", "dp_p_c_low", "dp_p_c_high", "theory_p_c",
-                "op_minus_dp", "op_trials", "dp_trials", "undecided")
+                "op_minus_dp", "op_trials", "dp_trials", "undecided", "op_status", "dp_status")
 
 
 def _table_op_dp_gap(out, config, cap_rows):
@@ -985,7 +985,8 @@ def _table_op_dp_gap(out, config, cap_rows):
                      **{f"dp_{k}": dp[k] for k in ("p_c", "p_c_low", "p_c_high")},
                      "theory_p_c": op["theory_p_c"], "op_minus_dp": (op["p_c"] - dp["p_c"]) / dp["p_c"],
                      "op_trials": op["trials"], "dp_trials": dp["trials"],
-                     "undecided": op["undecided"] + dp["undecided"]})
+                     "undecided": op["undecided"] + dp["undecided"], "op_status": op["status"],
+                     "dp_status": dp["status"]})
     return _write_csv(os.path.join(out, "op_dp_gap.csv"), rows, list(_GAP_COLUMNS)), rows
 
 
@@ -1045,7 +1046,9 @@ def _write_report(out, config, figs, text, cmp_rows, cap_rows, gap_rows=(), run=
             fh.write(f"## {i}. {names[key]}\n\n![{names[key]}]({os.path.basename(fig)})\n\n{text[key]}\n\n")
         if gap_rows:
             fh.write("## OP against DP capacity with d\n\n`op_minus_dp` = (OP p_c - DP p_c) / DP p_c; 95% "
-                     "profile-likelihood intervals; theory: the finite-size p_c, the same for both problems.\n\n")
+                     "profile-likelihood intervals; theory: the finite-size p_c, the same for both problems; "
+                     "`op_status` / `dp_status`: the fit status (`ok`; `unbracketed`: an end of the interval "
+                     "was not found, the interval is not closed).\n\n")
             fh.write(_md_table(gap_rows, list(_GAP_COLUMNS)) + "\n")
         fh.write(f"## OP against DP at d = {config.spectra_dim} near capacity\n\n")
         fh.write(_md_table(cmp_rows, list(cmp_rows[0])) + "\n")

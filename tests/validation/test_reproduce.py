@@ -117,11 +117,13 @@ def test_op_dp_gap_table_pairs_the_problems_by_d(tmp_path):
 
     def row(problem, d, p_c, solver="optimal", kappa=1.0):
         return {"problem": problem, "solver": solver, "d": d, "kappa": kappa, "p_c": p_c, "p_c_low": p_c - 1,
-                "p_c_high": p_c + 1, "theory_p_c": 100.0, "trials": 8, "undecided": 1}
+                "p_c_high": p_c + 1, "theory_p_c": 100.0, "trials": 8, "undecided": 1,
+                "status": "unbracketed" if problem == "dp" else "ok"}
 
     rows = [row("op", 16, 110.0), row("dp", 16, 100.0), row("op", 32, 300.0),  # no DP at d = 32
             row("dp", 16, 50.0, solver="hebbian"), row("op", 16, 60.0, kappa=0.5)]
     path, gap = _table_op_dp_gap(str(tmp_path), QUICK, rows)
     assert [r["d"] for r in gap] == [16]
     assert gap[0]["op_minus_dp"] == pytest.approx(0.1) and gap[0]["undecided"] == 2
+    assert (gap[0]["op_status"], gap[0]["dp_status"]) == ("ok", "unbracketed")
     assert open(path).read().splitlines()[0].startswith("d,op_p_c,op_p_c_low")

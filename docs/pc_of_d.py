@@ -8,7 +8,12 @@ The measured points are the results of these runs (seed 0, gaussian embeddings, 
 * d = 128: ``validation capacity --d 128 --problem op --solver optimal --trials 8 --workers 2``
   (5-point grid design);
 * d = 256: the same command with ``--d 256`` (bracketing design),
-  output in ``docs/capacity_d256_op.txt``.
+  output in ``docs/capacity_d256_op.txt``;
+* DP at d = 128 and 256: the full reproduction, ``validation reproduce --workers 2``
+  (``docs/full/capacity.csv``; bracketing design, first step 1 %, 8 trials per point at
+  d = 128 and 4 at d = 256, where the 95 % interval is not closed: drawn open, without a bar);
+* OP at d = 512: ``python docs/capacity_d512.py STORE docs/capacity_d512_op.md``
+  (bracketing design, first step 1 %, 4 trials per point).
 
 The theory curve is computed here: ``replica.finite_size.capacity(d).alpha``.
 
@@ -26,8 +31,11 @@ import numpy as np
 
 # d: (p_c, low, high) of the 95 % profile-likelihood interval
 MEASURED_OP = {16: (62.2, 62.0, 65.5), 32: (191.4, 187.0, 193.0), 64: (577.0, 568.9, 603.6),
-               128: (1826.5, 1822.7, 1831.5), 256: (6035.9, 6020.0, 6050.5)}
-MEASURED_DP = {16: (61.9, 59.5, 62.7), 32: (181.5, 179.6, 182.1), 64: (565.9, 557.7, 576.6)}
+               128: (1826.5, 1822.7, 1831.5), 256: (6035.9, 6020.0, 6050.5), 512: (20396.7, 20292.6, 20501.4)}
+MEASURED_DP = {16: (61.9, 59.5, 62.7), 32: (181.5, 179.6, 182.1), 64: (565.9, 557.7, 576.6),
+               128: (1811.2, 1806.2, 1818.1)}
+# point estimates whose 95 % interval was not closed (fit status "unbracketed")
+OPEN_DP = {256: 5969.9}
 
 
 def load(d, p):
@@ -55,6 +63,9 @@ def main(out):
         lo = a - np.array([load(d, data[d][1]) for d in ds])
         hi = np.array([load(d, data[d][2]) for d in ds]) - a
         ax.errorbar(ds * shift, a, yerr=[lo, hi], fmt=marker, ms=5, capsize=3, label=name)
+    for d, p_c in OPEN_DP.items():
+        ax.plot([d * 1.04], [load(d, p_c)], "s", mfc="none", color="C1", ms=6,
+                label=f"measured DP, d = {d}: 8 trials, interval not closed")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("d")
     ax.set_ylabel("alpha = p_c ln p_c / d^2")
@@ -64,11 +75,12 @@ def main(out):
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out, dpi=120)
-    for d in sorted(MEASURED_OP):
-        p_c = MEASURED_OP[d][0]
-        th = capacity(d)
-        print(f"d={d:4d}  measured p_c={p_c:8.1f}  alpha={load(d, p_c):.3f}   theory p_c={th.p_c:8.1f} "
-              f"alpha={th.alpha:.3f}  diff={100 * (p_c / th.p_c - 1):+.1f}%")
+    for name, data in (("OP", MEASURED_OP), ("DP", {**MEASURED_DP, **{d: (p,) for d, p in OPEN_DP.items()}})):
+        for d in sorted(data):
+            p_c = data[d][0]
+            th = capacity(d)
+            print(f"{name} d={d:4d}  measured p_c={p_c:8.1f}  alpha={load(d, p_c):.3f}   theory p_c={th.p_c:8.1f} "
+                  f"alpha={th.alpha:.3f}  diff={100 * (p_c / th.p_c - 1):+.1f}%")
 
 
 if __name__ == "__main__":

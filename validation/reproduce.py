@@ -98,7 +98,8 @@ class ReproduceConfig:
     scale_runs : tuple of (str, int, int, int)
         ``(problem, d, trials, rounds)`` of further full-rank capacity estimates at large
         ``d`` with the bracketing design (first step ``scale_step`` in ln p around the
-        theory p_c), so that the OP-DP gap can be followed with ``d``.
+        theory p_c), so that the OP-DP gap can be followed with ``d``.  Run only with
+        ``optimal_solver="optimal"`` (the LP's memory grows as ``d p^2``).
     scale_step : float
         First step of those brackets in ln p.
     scale_time_limit : float
@@ -278,7 +279,8 @@ def _capacity_runs(config: ReproduceConfig) -> list:
     runs += [("op", "optimal", config.kappa_dim, k, grid) for k in config.kappas]
     if config.kappa_dim not in config.optimal_dims or config.optimal_solver != "optimal":
         runs += [("op", "optimal", config.kappa_dim, 1.0, grid)]
-    for prob, d, trials, rounds in config.scale_runs:
+    # the large-d estimates need the working-set solver: the LP reference is for small d only
+    for prob, d, trials, rounds in (config.scale_runs if config.optimal_solver == "optimal" else ()):
         scale = {"trials": trials, "rounds": rounds, "design": "bracket", "bracket_step": config.scale_step,
                  "time_limit": config.scale_time_limit}
         runs.append((prob, config.optimal_solver, d, 1.0, scale))
@@ -995,9 +997,10 @@ def _figure_sizes(config) -> list:
     def dims(values):
         return ", ".join(str(v) for v in values) if values else "none"
 
-    cap = sorted(set(config.optimal_dims) | {d for _, d, _, _ in config.scale_runs})
+    runs = config.scale_runs if config.optimal_solver == "optimal" else ()
+    cap = sorted(set(config.optimal_dims) | {d for _, d, _, _ in runs})
     scale = "; ".join(f"{prob.upper()} d = {d}: {t} trials per point, {r} refinement rounds, bracketing design"
-                      for prob, d, t, r in config.scale_runs)
+                      for prob, d, t, r in runs)
     return [
         ("1, 2", f"optimal OP and DP at d = {dims(cap)} (largest {max(cap)}); Hebbian at d = "
                  f"{dims(config.hebbian_dims)}; {config.trials} trials per point and round at d <= "

@@ -127,3 +127,13 @@ def test_op_dp_gap_table_pairs_the_problems_by_d(tmp_path):
     assert gap[0]["op_minus_dp"] == pytest.approx(0.1) and gap[0]["undecided"] == 2
     assert (gap[0]["op_status"], gap[0]["dp_status"]) == ("ok", "unbracketed")
     assert open(path).read().splitlines()[0].startswith("d,op_p_c,op_p_c_low")
+
+
+def test_lp_reference_skips_the_large_d_estimates():
+    # the LP needs O(d p^2) memory: the bracketed d = 128, 256 estimates run with "optimal" only
+    from validation.reproduce import FULL, _capacity_runs
+
+    large = {(r[0], r[2]) for r in _capacity_runs(FULL) if r[2] >= 128 and r[1] == "optimal"}
+    assert large == {("op", 128), ("dp", 128), ("op", 256), ("dp", 256)}
+    lp = dataclasses.replace(FULL, optimal_solver="lp")
+    assert max(r[2] for r in _capacity_runs(lp) if r[1] == "lp") == max(FULL.optimal_dims)

@@ -418,9 +418,19 @@ class _SweepRun:
         self.breaks = {t: 0 for t in todo}
         queue, isolated = list(todo), []
         while queue or self.pending:
+            refused = False
             while queue and len(self.pending) < window:
                 t = queue.pop(0)
-                self.pending[self.executor.submit(execute_task, t)] = t
+                try:
+                    self.pending[self.executor.submit(execute_task, t)] = t
+                except BrokenProcessPool:
+                    # a worker died after the last wait: the pool takes nothing until it is rebuilt
+                    queue.insert(0, t)
+                    refused = True
+                    break
+            if refused and not self.pending:
+                self._recover([], queue, isolated)
+                continue
             done_set, _ = cf.wait(list(self.pending), return_when=cf.FIRST_COMPLETED)
             broken = self._collect(done_set, queue)
             if broken:

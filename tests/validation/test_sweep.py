@@ -185,3 +185,42 @@ def test_task_to_dict_is_json_safe():
     task = Task(FUNC, "tiny", "op", "synthetic", "gaussian", 8, 60, float("nan"), 7, 0, (("p_c", float("inf")),))
     data = json.loads(json.dumps(task.to_dict(), allow_nan=False))
     assert data["kappa"] is None and data["options"] == {"p_c": None}
+
+
+class _PoolBrokenAtSubmit:
+    """A serial stand-in for the process pool whose submit fails once, as after a worker died
+    between the sweep's last wait and its next submit (the race the sweep must survive)."""
+
+    workers = 2
+
+    def __init__(self, fail_at):
+        self.calls, self.fail_at, self.rebuilds, self.broken = 0, fail_at, 0, False
+
+    def submit(self, fn, *args):
+        import concurrent.futures as cf
+        from concurrent.futures.process import BrokenProcessPool
+
+        self.calls += 1
+        if self.calls == self.fail_at:
+            self.broken = True
+        if self.broken:
+            raise BrokenProcessPool("A child process terminated abruptly")
+        fut = cf.Future()
+        fut.set_result(fn(*args))
+        return fut
+
+    def rebuild(self):
+        self.rebuilds += 1
+        self.broken = False
+
+    def shutdown(self):
+        pass
+
+
+@pytest.mark.parametrize("fail_at", [1, 2, 5])
+def test_pool_broken_at_submit_is_rebuilt_and_nothing_is_lost(tmp_path, fail_at):
+    ref = run_tasks(tiny_tasks(n_p=2, trials=3), ResultStore(tmp_path / "ref"), None)
+    ex = _PoolBrokenAtSubmit(fail_at)
+    rep = run_tasks(tiny_tasks(n_p=2, trials=3), ResultStore(tmp_path / "b"), ex, window=3)
+    assert ex.rebuilds == 1 and rep.computed == 6 and rep.errors == 0
+    assert {t: r["u"] for t, r in rep.records.items()} == {t: r["u"] for t, r in ref.records.items()}

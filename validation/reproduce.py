@@ -256,14 +256,23 @@ def _say(progress_stream, text):
         progress_stream.flush()
 
 
-def _solve_options(config: ReproduceConfig, solver: str, kappa: float, time_limit=None) -> dict:
-    """Options of one capacity trial: storability only (no refinement), the time limit, the rank-m starts."""
+def _solve_options(config: ReproduceConfig, solver: str, kappa: float, time_limit=None, *,
+                   decision=True) -> dict:
+    """Options of one ``optimal`` trial: the time limit, the rank-m starts at kappa < 1 and, for a
+    capacity trial (``decision``), storability only (no max-margin refinement)."""
     if solver != "optimal":
         return {}
-    opts = {"refine": False, "time_limit": config.time_limit if time_limit is None else time_limit}
+    opts = {"time_limit": config.time_limit if time_limit is None else time_limit}
+    if decision:
+        opts["refine"] = False
     if kappa < 1.0:
         opts["restarts"] = config.rank_restarts
     return opts
+
+
+def _scale_runs(config: ReproduceConfig) -> tuple:
+    """``config.scale_runs``, or none for the LP reference (its memory grows as d p^2: small d only)."""
+    return config.scale_runs if config.optimal_solver == "optimal" else ()
 
 
 def _capacity_runs(config: ReproduceConfig) -> list:
@@ -273,16 +282,19 @@ def _capacity_runs(config: ReproduceConfig) -> list:
     besides the instance family (design, trials, solver options).
     """
     grid = {"trials": config.trials, "rounds": config.rounds, "initial_points": config.initial_points}
-    runs = [(prob, config.optimal_solver, d, 1.0, grid) for d in config.optimal_dims for prob in ("op", "dp")]
-    runs += [("op", "hebbian", d, 1.0, grid) for d in config.hebbian_dims]
+
+    def run(problem, solver, d, kappa):
+        return problem, solver, d, kappa, {**grid, "solver_options": _solve_options(config, solver, kappa)}
+
+    runs = [run(prob, config.optimal_solver, d, 1.0) for d in config.optimal_dims for prob in ("op", "dp")]
+    runs += [run("op", "hebbian", d, 1.0) for d in config.hebbian_dims]
     # rank constraints need the projected-gradient solver (the LP is full rank only)
-    runs += [("op", "optimal", config.kappa_dim, k, grid) for k in config.kappas]
+    runs += [run("op", "optimal", config.kappa_dim, k) for k in config.kappas]
     if config.kappa_dim not in config.optimal_dims or config.optimal_solver != "optimal":
-        runs += [("op", "optimal", config.kappa_dim, 1.0, grid)]
-    # the large-d estimates need the working-set solver: the LP reference is for small d only
-    for prob, d, trials, rounds in (config.scale_runs if config.optimal_solver == "optimal" else ()):
+        runs.append(run("op", "optimal", config.kappa_dim, 1.0))
+    for prob, d, trials, rounds in _scale_runs(config):
         scale = {"trials": trials, "rounds": rounds, "design": "bracket", "bracket_step": config.scale_step,
-                 "time_limit": config.scale_time_limit}
+                 "solver_options": _solve_options(config, config.optimal_solver, 1.0, config.scale_time_limit)}
         runs.append((prob, config.optimal_solver, d, 1.0, scale))
     return runs
 
@@ -293,11 +305,9 @@ def _estimate_all(config: ReproduceConfig, store, executor, progress, log) -> li
     for problem, solver, d, kappa, settings in _capacity_runs(config):
         ensemble = config.hebbian_ensemble if solver == "hebbian" else "gaussian"
         _say(log, f"capacity: {problem} {solver} d={d} kappa={kappa:g}")
-        settings = dict(settings)
-        opts = _solve_options(config, solver, kappa, settings.pop("time_limit", None))
         t0 = time.perf_counter()
         est = estimate_capacity(d, problem, solver, kappa, ensemble, seed=config.seed, executor=executor,
-                                store=store, progress=progress, solver_options=opts, **settings)
+                                store=store, progress=progress, **settings)
         estimates.append({**_estimate_record(est), "wall_s": time.perf_counter() - t0})
     return estimates
 
@@ -335,14 +345,6 @@ def _measurement_specs(config: ReproduceConfig, estimates) -> list:
     return specs
 
 
-def _measurement_options(config: ReproduceConfig, solver: str, kappa: float) -> tuple:
-    """Task options of one measurement: the time limit, and the rank-m starts at kappa < 1."""
-    if solver != "optimal":
-        return ()
-    opts = (("time_limit", config.time_limit),)
-    return opts + ((("restarts", config.rank_restarts),) if kappa < 1.0 else ())
-
-
 def _measure(config: ReproduceConfig, specs, store, executor, progress, log):
     """Run the measurements of ``specs``: ((problem, solver, kappa, p) -> records, tasks, failed)."""
     from .solvers import check_problem
@@ -351,7 +353,7 @@ def _measure(config: ReproduceConfig, specs, store, executor, progress, log):
     for prob, solver, kappa, _, p in specs:  # before any trial: the sizes the solvers can take
         check_problem(dm, p, prob, solver, kappa)
     tasks = [Task("validation.reproduce:measurement_trial", "measure", prob, solver, ens, dm, p, kappa,
-                  config.seed, t, _measurement_options(config, solver, kappa))
+                  config.seed, t, tuple(_solve_options(config, solver, kappa, decision=False).items()))
              for prob, solver, kappa, ens, p in specs
              for t in range(config.spectra_instances)]
     _say(log, f"measurements at d={dm}: {len(tasks)} solves")
@@ -486,8 +488,8 @@ def reproduce(out, config: ReproduceConfig = QUICK, executor=None, progress=None
 
 def _workers(executor) -> str:
     """A short description of ``executor`` for the report."""
-    kind = {"_ProcessPool": "local process pool", "_DaskExecutor": "dask"}.get(type(executor).__name__)
-    if executor is None or kind is None:
+    kind = getattr(executor, "kind", None)
+    if kind is None:
         return "serial (one process)"
     n = getattr(executor, "workers", None)
     return kind + (f", {n} workers" if n else "")
@@ -997,7 +999,7 @@ def _figure_sizes(config) -> list:
     def dims(values):
         return ", ".join(str(v) for v in values) if values else "none"
 
-    runs = config.scale_runs if config.optimal_solver == "optimal" else ()
+    runs = _scale_runs(config)
     cap = sorted(set(config.optimal_dims) | {d for _, d, _, _ in runs})
     scale = "; ".join(f"{prob.upper()} d = {d}: {t} trials per point, {r} refinement rounds, bracketing design"
                       for prob, d, t, r in runs)

@@ -186,6 +186,8 @@ def _spawning(threads: int):
 class _ProcessPool:
     """A spawn-context process pool that can be rebuilt after a worker died, or terminated."""
 
+    kind = "local process pool"
+
     def __init__(self, workers: int):
         import multiprocessing
 
@@ -230,6 +232,8 @@ class _ProcessPool:
 
 class _DaskExecutor:
     """concurrent.futures view of a dask.distributed client (closes what it opened)."""
+
+    kind = "dask"
 
     def __init__(self, workers: int, scheduler: str | None, connect_timeout: float = 10.0):
         try:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import sqlite3
 import statistics
 import sys
 import time
@@ -34,31 +33,27 @@ ARGV = ["capacity", "--d", str(D), "--problem", "op", "--solver", "optimal", "--
 
 
 def gemm_seconds(p, d, repeats=3):
-    """Best-of-``repeats`` wall time of one float32 (p x d) @ (d x p) product, one BLAS thread."""
-    import numpy as np
+    """Best-of-``repeats`` wall time of one float32 (p x d) @ (d x p) product, one BLAS thread
+    (the timer of ``benchmarks/bench_max_margin.py``)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "benchmarks"))
+    from bench_max_margin import gemm_seconds as timer
 
     from validation.solvers import set_threads
 
     set_threads(1)
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((p, d), dtype=np.float32)
-    b = rng.standard_normal((d, p), dtype=np.float32)
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        a @ b
-        best = min(best, time.perf_counter() - t0)
-    return best
+    return timer(p, d, repeats=repeats)
 
 
 def trial_rows(store):
     """(p, status, seconds) of every d = 512 trial in the store."""
-    con = sqlite3.connect(f"file:{os.path.join(store, 'results.sqlite')}?mode=ro", uri=True)
+    from validation.store import ResultStore
+
+    kept = ResultStore(store, readonly=True)
     try:
-        return con.execute("select p, status, seconds from results where d = ? order by p, trial",
-                           (D,)).fetchall()
+        rows = kept.rows(d=D)
     finally:
-        con.close()
+        kept.close()
+    return [(r["p"], r["status"], r["seconds"]) for r in sorted(rows, key=lambda r: (r["p"], r["trial"]))]
 
 
 def main(store, out):

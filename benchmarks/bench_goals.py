@@ -46,7 +46,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import math
 import multiprocessing as mp
 import os
 import platform
@@ -59,20 +58,14 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from bench_max_margin import fmt, gemm_seconds  # the same cells and GEMM timer (script directory)
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RECORDS = HERE / "goals"
 FRACTIONS = (0.95, 1.05)
 LONG = ("sweep_dp128", "sweep_op512", "op1024", "reproduce")
 GEMM_GOAL = {"op": (256, 30.0), "dp": (128, 150.0)}   # problem -> (from d, at most GEMM-eq)
-
-
-def fmt(value):
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return "nan" if math.isnan(value) else f"{value:.4g}"
-    return str(value)
 
 
 def md_table(columns, rows):
@@ -123,14 +116,12 @@ def _lbfgs_decision(instance):
 
 def run_case(case):
     """One decision (and what follows it) in a pinned worker; returns a row."""
-    from bench_max_margin import gemm_seconds
-
     from validation.ensembles import make_instance
     from validation.solvers import optimal as opt
     from validation.solvers import solve
     from validation.solvers.maxmargin import solve_max_margin
 
-    d, p, problem, fraction, seed = case["d"], case["p"], case["problem"], case["fraction"], case["seed"]
+    d, p, problem, fraction, seed = case["d"], case["p"], case["problem"], case["f"], case["seed"]
     instance = make_instance(d, p, problem, seed=seed)
     gemm = gemm_seconds(p, d)
     clocks = [_Clock(opt, "_full_pass"), _Clock(opt, "_exact_min_margins")]
@@ -177,7 +168,7 @@ def cases(args):
                     cost = p_c ** 2 * d * (20.0 if problem == "dp" else 1.0)
                     refine = fraction < 1 and d <= refine_max
                     out.append({"d": d, "p": int(round(fraction * p_c)), "problem": problem, "f": fraction,
-                                "fraction": fraction, "seed": seed, "refine": refine, "tol": args.tol,
+                                "seed": seed, "refine": refine, "tol": args.tol,
                                 "lp": d <= args.lp_max_d,
                                 "lbfgs": problem == "op" and d <= args.lbfgs_max_d,
                                 "cost": cost * (21.0 if refine else 1.0)})
@@ -203,9 +194,9 @@ def run_cases(args):
 # ----------------------------------------------------------------------------- child processes
 
 def _pinned_env(threads):
-    env = dict(os.environ)
-    env.update(OPENBLAS_NUM_THREADS=str(threads), NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
-    return env
+    from validation.solvers import BLAS_THREAD_VARIABLES
+
+    return dict(os.environ, **{v: str(threads) for v in ("NUMBA_NUM_THREADS", *BLAS_THREAD_VARIABLES)})
 
 
 def scale_solve(d, problem, time_limit, threads=2):

@@ -36,7 +36,7 @@ The script writes the goal table and every measured row to ``--out`` (default
 
 Usage::
 
-    python benchmarks/bench_goals.py                      # ~30 min on 2 cores
+    python benchmarks/bench_goals.py                      # 17 min on 2 cores (measured)
     python benchmarks/bench_goals.py --long sweep_dp128   # + a long goal
     python benchmarks/bench_goals.py --quick --out /tmp/goals.md   # small sizes, checks the script only
 """

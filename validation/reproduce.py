@@ -27,6 +27,7 @@ import csv
 import dataclasses
 import math
 import os
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import ClassVar
@@ -38,6 +39,7 @@ from replica.common.results import Result, json_safe
 from .capacity import estimate_capacity, record_status, theory_capacity
 from .store import ResultStore
 from .sweep import Task, run_tasks, task_seed
+from .sweep import _terminate as _terminate_executor
 
 __all__ = ["ReproduceConfig", "QUICK", "FULL", "reproduce", "measurement_trial", "ReproduceResult"]
 
@@ -299,17 +301,90 @@ def _capacity_runs(config: ReproduceConfig) -> list:
     return runs
 
 
-def _estimate_all(config: ReproduceConfig, store, executor, progress, log) -> list:
-    """Every capacity estimate of ``config`` (as ``CapacityEstimate.to_dict()`` dicts)."""
+def _estimate_all(config: ReproduceConfig, store, executor, progress, log, runs, lane="") -> list:
+    """The capacity estimates ``runs`` (from :func:`_capacity_runs`) as ``CapacityEstimate.to_dict()`` dicts."""
     estimates = []
-    for problem, solver, d, kappa, settings in _capacity_runs(config):
+    for problem, solver, d, kappa, settings in runs:
         ensemble = config.hebbian_ensemble if solver == "hebbian" else "gaussian"
-        _say(log, f"capacity: {problem} {solver} d={d} kappa={kappa:g}")
+        _say(log, f"capacity{lane}: {problem} {solver} d={d} kappa={kappa:g}")
         t0 = time.perf_counter()
         est = estimate_capacity(d, problem, solver, kappa, ensemble, seed=config.seed, executor=executor,
                                 store=store, progress=progress, **settings)
         estimates.append({**_estimate_record(est), "wall_s": time.perf_counter() - t0})
+        if lane:
+            _say(log, f"capacity{lane}: {problem} {solver} d={d} done in {estimates[-1]['wall_s']:.0f} s "
+                      f"(p_c = {estimates[-1]['p_c']:.1f}, {estimates[-1]['status']})")
     return estimates
+
+
+_ALONGSIDE = " (alongside)"
+
+
+def _split_alongside(config: ReproduceConfig, executor) -> tuple:
+    """(runs of this thread, runs alongside it): the large-d estimates run in a second thread.
+
+    With a pool of 2 or more workers the large-d estimates (``scale_runs``; the one at
+    ``spectra_dim`` excepted, since the measurements start from it) run in a thread of
+    their own alongside every other stage, sharing the pool: a bracketing point of a few
+    long trials leaves workers idle while its last trial runs, and the other stages fill
+    them.  The estimates and every trial are the same either way (each trial's seed
+    depends on its key only).  A serial run keeps one thread.
+    """
+    runs = _capacity_runs(config)
+    if (getattr(executor, "workers", None) or 0) < 2:
+        return runs, []
+    large = {(prob, d) for prob, d, _, _ in _scale_runs(config) if d != config.spectra_dim}
+    alongside = [r for r in runs if r[4].get("design") == "bracket" and (r[0], r[2]) in large]
+    # the longest chain first: the short trials of the other stages fill its idle workers
+    alongside.sort(key=lambda r: (r[2], r[0] == "dp"), reverse=True)
+    return [r for r in runs if r not in alongside], alongside
+
+
+def _in_run_order(config: ReproduceConfig, runs, estimates) -> list:
+    """``estimates`` (one per run of ``runs``) in the order of :func:`_capacity_runs`."""
+    order = _capacity_runs(config)
+    position = {}
+    for run, est in zip(runs, estimates):
+        i = next(k for k, r in enumerate(order) if r == run and k not in position)
+        position[i] = est
+    return [position[k] for k in sorted(position)]
+
+
+def _estimate_alongside(config: ReproduceConfig, path, executor, log, runs) -> list:
+    """:func:`_estimate_all` with its own connection to the result store (for a second thread)."""
+    with ResultStore(path) as store:
+        return _estimate_all(config, store, executor, False, log, runs, lane=_ALONGSIDE)
+
+
+class _Alongside:
+    """``fn(*args)`` in a daemon thread (so an interrupted run does not wait for it at exit)."""
+
+    def __init__(self, fn, *args):
+        self.value = self.error = None
+        self.seconds = math.nan
+        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True,
+                                        name="reproduce-alongside")
+        self._thread.start()
+
+    def _run(self, fn, args):
+        t0 = time.perf_counter()
+        try:
+            self.value = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
+            self.error = exc
+        finally:
+            self.seconds = time.perf_counter() - t0
+
+    def check(self):
+        """Re-raise the thread's exception if it has failed."""
+        if self.error is not None:
+            raise self.error
+
+    def result(self):
+        """Wait for the thread; its value, or its exception re-raised."""
+        self._thread.join()
+        self.check()
+        return self.value
 
 
 _FLOAT_KEYS = ("p_c", "p_c_low", "p_c_high", "alpha", "alpha_low", "alpha_high", "slope")
@@ -464,19 +539,33 @@ def reproduce(out, config: ReproduceConfig = QUICK, executor=None, progress=None
         stages[name] = time.perf_counter() - t0
         return value
 
+    runs, alongside = _split_alongside(config, executor)
+    lane = None
     try:
-        estimates = timed("capacity estimates", _estimate_all, config, store, executor, progress, log)
+        if alongside:
+            lane = _Alongside(_estimate_alongside, config, store.path, executor, log, alongside)
+        estimates = timed("capacity estimates", _estimate_all, config, store, executor, progress, log, runs)
         specs = _measurement_specs(config, estimates)
         measurements, measured, failed = timed("spectra and scores", _measure, config, specs, store, executor,
                                                progress, log)
         accuracy = timed("accuracy curves", _measure_accuracy, config, store, executor, progress, log)
         outputs = timed("K distinct answers", _estimate_outputs, config, store, executor, progress, log)
+        if lane is not None:
+            lane.check()
+            _say(log, "waiting for the large-d capacity estimates")
+            more = timed("waiting for the large-d estimates", lane.result)
+            estimates = _in_run_order(config, runs + alongside, estimates + more)
+    except BaseException:
+        if lane is not None:
+            _terminate_executor(executor)  # ends the sweep of the other thread too
+        raise
     finally:
         store.close()
     _say(log, "theory curves")
     theory = timed("theory curves", _theory_curves, config)
     _say(log, "figures and report")
-    run = {"stages": stages, "start": start, "workers": _workers(executor)}
+    run = {"stages": stages, "start": start, "workers": _workers(executor),
+           "alongside": None if lane is None else (lane.seconds, alongside)}
     written = write_outputs(out, config, estimates, specs, measurements, theory, accuracy, outputs, run)
     trials_run = (sum(c["trials"] for e in estimates + outputs for c in e["curve"]) + measured
                   + sum(pt.trials + pt.errors for c in accuracy for pt in c.points))
@@ -1029,6 +1118,13 @@ def _run_section(config, run) -> str:
         lines += [f"| {name} | {sec:.0f} |" for name, sec in run["stages"].items()]
         lines.append(f"| figures, tables, report | {figures:.0f} |")
         lines.append("")
+        if run.get("alongside"):
+            seconds, runs = run["alongside"]
+            names = ", ".join(f"{r[0].upper()} d = {r[2]}" for r in runs)
+            lines.append(f"The large-d capacity estimates ({names}) ran in a second thread alongside the "
+                         f"stages above, sharing the workers, and took {seconds:.0f} s; the main thread waited "
+                         "for them in the stage so named. The estimates do not depend on this (every trial's "
+                         "seed depends on its key only).\n")
     lines.append("| figure | sizes |\n|---|---|")
     lines += [f"| {fig} | {sizes} |" for fig, sizes in _figure_sizes(config)]
     return "\n".join(lines) + "\n\n"

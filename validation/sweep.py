@@ -22,6 +22,14 @@ calling process only; :func:`run_tasks` then terminates and joins the workers an
 re-raises ``KeyboardInterrupt``.  Finished tasks are in the store already; tasks in
 flight are not recorded, and a rerun computes them.
 
+Threads: several :func:`run_tasks` calls may share one executor from different threads
+(``validation reproduce`` runs its large-d estimates alongside the other stages this
+way), each with its own :class:`~validation.store.ResultStore` connection, opened in that
+thread to a store file that exists already (a connection is used in the thread that
+opened it; two connections that create a new file at once can collide).  A process
+pool broken by one of them is rebuilt once; a terminated pool refuses new tasks, so a
+sweep in another thread ends with ``RuntimeError`` instead of starting new workers.
+
 Executors: :func:`make_executor` builds a process pool (``spawn``, one numba / BLAS
 thread per worker unless ``validation.solvers.set_threads`` chose more, explicit
 ``max_workers``) or a ``dask.distributed`` executor
@@ -197,20 +205,43 @@ class _ProcessPool:
         self.threads = thread_count()
         self._ctx = multiprocessing.get_context("spawn")
         self._pool = None
-        self.rebuild()
+        self._terminated = False
+        self._lock = threading.Lock()  # several sweeps (threads) may share the pool
+        self._new_pool()
 
-    def rebuild(self):
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+    def _new_pool(self):
         self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self._ctx,
                                             initializer=_worker_init, initargs=(self.threads,))
 
+    def _check_open(self):
+        if self._terminated:
+            raise RuntimeError("the process pool was terminated (after an interrupt or a fault); "
+                               "make a new executor")
+
+    def rebuild(self):
+        """Replace the pool if it is broken (a pool that another sweep rebuilt already is kept)."""
+        with self._lock:
+            self._check_open()
+            if self._pool is not None and not getattr(self._pool, "_broken", True):
+                return
+            if self._pool is not None:
+                self._pool.shutdown(wait=False, cancel_futures=True)
+            self._new_pool()
+
     def submit(self, fn, *args):
-        with _spawning(self.threads):  # workers are started on demand, inside submit
-            return self._pool.submit(fn, *args)
+        with self._lock:
+            self._check_open()
+            with _spawning(self.threads):  # workers are started on demand, inside submit
+                return self._pool.submit(fn, *args)
 
     def terminate(self, timeout: float = 2.0):
-        """End the workers now (SIGTERM, then SIGKILL after ``timeout`` s) and join them."""
+        """End the workers now (SIGTERM, then SIGKILL after ``timeout`` s) and join them.
+
+        The pool takes no more tasks afterwards: ``submit`` and ``rebuild`` raise
+        ``RuntimeError``, so a sweep in another thread stops instead of starting new workers.
+        """
+        with self._lock:
+            self._terminated = True
         if self._pool is None:
             return
         processes = list((getattr(self._pool, "_processes", None) or {}).values())

@@ -77,6 +77,22 @@ def test_tiny_reproduce_writes_every_output_and_resumes(tmp_path):
     after = {(r["experiment"], r["p"], r["trial"], r["solver"], r["kappa"]): r["created"]
              for r in ResultStore(tmp_path, readonly=True).rows()}
     assert again.trials_run == res.trials_run and before == after
+    # through a pool of 2 workers the large-d estimates run in a second thread: same tables
+    from validation.sweep import make_executor
+
+    ex = make_executor("local", workers=2)
+    try:
+        pooled = reproduce(str(tmp_path / "pool"), _tiny(), executor=ex)
+    finally:
+        ex.shutdown()
+    assert pooled.status == res.status
+    for name in ("capacity.csv", "op_dp_gap.csv", "accuracy.csv", "outputs.csv", "spectra_moments.csv"):
+        with open(os.path.join(tmp_path, name)) as fa, open(os.path.join(tmp_path, "pool", name)) as fb:
+            rows_a, rows_b = list(csv.DictReader(fa)), list(csv.DictReader(fb))
+        for r in rows_a + rows_b:
+            r.pop("wall_s", None)
+        assert rows_a == rows_b, name
+    assert "ran in a second thread alongside" in open(pooled.report).read()
 
 
 def test_result_contract_ok_and_incomplete():
@@ -137,3 +153,24 @@ def test_lp_reference_skips_the_large_d_estimates():
     assert large == {("op", 128), ("dp", 128), ("op", 256), ("dp", 256)}
     lp = dataclasses.replace(FULL, optimal_solver="lp")
     assert max(r[2] for r in _capacity_runs(lp) if r[1] == "lp") == max(FULL.optimal_dims)
+
+
+def test_large_d_estimates_go_alongside_with_a_pool_only():
+    """With 2+ workers the bracketed large-d runs (longest first) move to the second thread."""
+    from validation.reproduce import FULL, _capacity_runs, _in_run_order, _split_alongside
+
+    class Pool:
+        workers = 2
+
+    runs = _capacity_runs(FULL)
+    main, alongside = _split_alongside(FULL, Pool())
+    assert [(r[0], r[2]) for r in alongside] == [("dp", 256), ("op", 256), ("dp", 128), ("op", 128)]
+    assert all(r[4]["design"] == "bracket" for r in alongside)
+    assert len(main) + len(alongside) == len(runs) and not any(r in main for r in alongside)
+    assert _split_alongside(FULL, None) == (runs, [])
+    # the estimates come back in the order of the runs, whichever thread made them
+    labels = [f"{r[0]}-{r[1]}-{r[2]}-{r[3]}" for r in main + alongside]
+    assert _in_run_order(FULL, main + alongside, labels) == [f"{r[0]}-{r[1]}-{r[2]}-{r[3]}" for r in runs]
+    # the run at spectra_dim stays in the main thread (the measurements start from it)
+    at64 = dataclasses.replace(FULL, scale_runs=(("op", 64, 8, 0), ("dp", 256, 4, 0)))
+    assert [(r[0], r[2]) for r in _split_alongside(at64, Pool())[1]] == [("dp", 256)]

@@ -224,3 +224,63 @@ def test_pool_broken_at_submit_is_rebuilt_and_nothing_is_lost(tmp_path, fail_at)
     rep = run_tasks(tiny_tasks(n_p=2, trials=3), ResultStore(tmp_path / "b"), ex, window=3)
     assert ex.rebuilds == 1 and rep.computed == 6 and rep.errors == 0
     assert {t: r["u"] for t, r in rep.records.items()} == {t: r["u"] for t, r in ref.records.items()}
+
+
+# -- several sweeps sharing one executor from different threads ------------------------
+def _in_thread(fn, *args):
+    import threading
+
+    box = {}
+
+    def target():
+        try:
+            box["value"] = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, box
+
+
+def test_two_threads_share_one_pool_and_one_store_file(tmp_path):
+    """Two sweeps in two threads, each with its own connection to one store file, equal a serial run."""
+    first, second = tiny_tasks()[:12], tiny_tasks()[12:]
+    ref = run_tasks(first + second, ResultStore(tmp_path / "ref"), None)
+    ex = make_executor("local", workers=2)
+    path = tmp_path / "shared"
+    ResultStore(path).close()  # the file exists before the threads open their connections
+    try:  # a connection is used in the thread that opened it
+        thread, box = _in_thread(lambda: run_tasks(second, ResultStore(path), ex))
+        mine = run_tasks(first, ResultStore(path), ex)
+        thread.join(60)
+    finally:
+        ex.shutdown()
+    assert not thread.is_alive() and "error" not in box
+    assert mine.computed == 12 and box["value"].computed == 12
+    assert _signature(ResultStore(path)) == _signature(ResultStore(tmp_path / "ref"))
+    both = {**mine.records, **box["value"].records}
+    assert {t: r["u"] for t, r in both.items()} == {t: r["u"] for t, r in ref.records.items()}
+
+
+def test_a_terminated_pool_refuses_work_and_ends_the_sweep_of_another_thread(tmp_path):
+    ex = make_executor("local", workers=2)
+    pool = ex._pool
+    ex.rebuild()  # not broken: the same pool is kept
+    assert ex._pool is pool
+    tasks = tiny_tasks(options=(("sleep", 0.5),))
+    ResultStore(tmp_path).close()
+    thread, box = _in_thread(lambda: run_tasks(tasks, ResultStore(tmp_path), ex))
+    deadline = time.time() + 60
+    while not ResultStore(tmp_path, readonly=True).rows() and time.time() < deadline:
+        time.sleep(0.2)  # at least one task finished: the workers are up
+    ex.terminate()
+    thread.join(30)
+    assert not thread.is_alive()
+    assert isinstance(box.get("error"), RuntimeError) and "terminated" in str(box["error"])
+    with pytest.raises(RuntimeError, match="terminated"):
+        ex.submit(print, 1)
+    with pytest.raises(RuntimeError, match="terminated"):
+        ex.rebuild()
+    done = len(ResultStore(tmp_path, readonly=True).rows())
+    assert 1 <= done < len(tasks)  # what finished is kept; the rest is not recorded

@@ -66,11 +66,12 @@ import numpy as np
 from replica.common.checks import check_choice, check_int
 from replica.common.results import Result, json_safe
 
+from .solvers import BLAS_THREAD_VARIABLES
 from .store import KEY_COLUMNS, ResultStore, package_version
 
 __all__ = ["Task", "run_tasks", "make_executor", "task_seed", "synthetic_trial", "SweepReport"]
 
-_THREAD_VARS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+_THREAD_VARS = ("NUMBA_NUM_THREADS", *BLAS_THREAD_VARIABLES)
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ Usage::
 
     python benchmarks/bench_goals.py                      # 17 min on 2 cores (measured)
     python benchmarks/bench_goals.py --long sweep_dp128   # + a long goal
+    python benchmarks/bench_goals.py --only-long sweep_op512   # just record a long goal
     python benchmarks/bench_goals.py --quick --out /tmp/goals.md   # small sizes, checks the script only
 """
 
@@ -363,6 +364,8 @@ def main(argv=None):
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--no-dp256", action="store_true", help="skip the 2-core DP solve at d = 256")
     parser.add_argument("--long", nargs="*", default=[], choices=LONG, help="long goals to run in this run")
+    parser.add_argument("--only-long", nargs="+", default=None, choices=LONG, metavar="NAME",
+                        help="run and record only these long goals (benchmarks/goals/NAME.json); no table")
     parser.add_argument("--quick", action="store_true",
                         help="d = 16, 32, no 2-core solve, no records: checks the script, measures no goal")
     parser.add_argument("--out", default=str(HERE / "goals.md"))
@@ -372,6 +375,12 @@ def main(argv=None):
     command = "python benchmarks/bench_goals.py " + " ".join(argv if argv is not None else sys.argv[1:])
 
     t_start = time.perf_counter()
+    if args.only_long:
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in args.only_long:
+                record = save_record(name, run_long(name, Path(tmp)))
+                print(f"{name}: {record['seconds']:.0f} s, recorded in {RECORDS / (name + '.json')}", flush=True)
+        return 0
     rows = run_cases(args)
     dp256 = None
     if not args.no_dp256:

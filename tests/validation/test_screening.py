@@ -91,3 +91,40 @@ def test_same_decisions_with_and_without_screening(d, fraction, problem, monkeyp
     assert on.status in ("stored", "not_stored")
     assert (run_on.screen is not None) == (problem == "dp")
     assert run_off.screen is None
+
+
+def test_dp_start_pass_is_reused_by_the_first_refresh():
+    """Full-rank DP: the start is not rescaled, so the first refresh reuses the start's pass
+    (no candidate is regenerated) and its working set is that of a plain pass there."""
+    inst = make_instance(64, 540, "dp", seed=4)  # p > 257: not every competitor is tracked
+    run = opt._Run(inst, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False, options=OptimalOptions())
+    assert run.start_pass is not None and run.screen.scanned == inst.p
+    W = run.params.W(run.x)
+    run.refresh()
+    assert run.screen.scanned == inst.p and run.screen.screened == 0  # nothing scanned again
+    assert run.full_passes == 1 and run.start_pass is None
+    plain = opt._full_pass(run.prob, W, run.threshold(opt._sigma(W, run.d)), run.max_active, 1 << 14)
+    assert sorted(zip(run.ws.rows.tolist(), run.ws.cols.tolist())) == _entries(plain)
+
+
+def test_dp_rescaled_start_scans_again(monkeypatch):
+    """With the start rescaled (the OP's start), the first refresh of the same DP instance
+    scans inputs again: the reuse above is what saves that scan."""
+    monkeypatch.setattr(opt, "_RESCALE_DP_START", True)
+    inst = make_instance(64, 540, "dp", seed=4)
+    run = opt._Run(inst, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False, options=OptimalOptions())
+    assert run.start_pass is None
+    run.refresh()
+    assert run.screen.scanned > inst.p
+
+
+@pytest.mark.parametrize("d, fraction, seed", [(32, 0.9, 11), (32, 1.0, 11), (32, 1.1, 11), (32, 0.9, 12),
+                                               (32, 1.0, 12), (32, 1.1, 12), (64, 0.95, 13), (64, 1.05, 13)])
+def test_same_dp_decisions_with_and_without_start_rescaling(d, fraction, seed, monkeypatch):
+    p = int(round(fraction * replica.capacity(d).p_c))
+    inst = make_instance(d, p, "dp", seed=seed)
+    reused = opt.solve_optimal(inst, refine=False)
+    monkeypatch.setattr(opt, "_RESCALE_DP_START", True)
+    rescaled = opt.solve_optimal(inst, refine=False)
+    assert reused.status == rescaled.status
+    assert reused.status in ("stored", "not_stored")

@@ -83,6 +83,7 @@ __all__ = ["solve_optimal", "OptimalOptions", "monitored"]
 
 _monitor: dict = {"callback": None}   # set by monitored()
 _SCREEN_DP = True                     # screened DP full passes (tests switch it off to compare)
+_RESCALE_DP_START = False             # DP (p > 64): the start is not rescaled (tests switch it on to compare)
 
 
 def _tracked_count(n_cand):
@@ -686,14 +687,25 @@ class _Run:
         self.deadline = None if time_limit is None else self.t_start + time_limit
         self.screen = _Screen(prob) if _SCREEN_DP and prob.problem == "dp" else None
         x = _initial_point(prob, self.params, options.initial)
-        # scale the start so that the loss is minimal along the ray (exact line search from 0)
         W = self.params.W(x)
         threshold = np.inf if self.p <= 64 else self.threshold(_sigma(W, self.d))
-        self.ws = _full_pass(prob, W, threshold, options.max_active, options.block_elements, self.screen).ws
+        fp = _full_pass(prob, W, threshold, options.max_active, options.block_elements, self.screen)
+        self.ws = fp.ws
         m_ws = self.ws.margins(prob.images(W))
-        scale, _ = _line_search(np.zeros_like(m_ws), m_ws, None, 0.0, (0, 0, 0, 0, 0))
-        if scale > 0:
-            x = x * (math.sqrt(scale) if self.params.factored else scale)
+        # Scale the start so that the working-set loss is minimal along its ray.  Not for
+        # the full-rank DP decision (p > 64): there the first refresh() would scan again
+        # every input with more than its tracked number of violated competitors (about
+        # half of them from the Hebbian start), while at the unscaled start it reuses this
+        # very pass (notes/optimal_solver.md, section 6).  Rank-m starts and the rounds of
+        # the search modes keep the rescaled start, so their lower-bound verdicts do not change.
+        self.start_pass = None
+        if _RESCALE_DP_START or prob.problem != "dp" or self.p <= 64 or self.params.factored \
+                or blocked is not None:
+            scale, _ = _line_search(np.zeros_like(m_ws), m_ws, None, 0.0, (0, 0, 0, 0, 0))
+            if scale > 0:
+                x = x * (math.sqrt(scale) if self.params.factored else scale)
+        else:
+            self.start_pass = (x, fp)  # the first refresh() is at this very point: reuse the pass
         self.x = x
         self.m_ws = m_ws
         self.lbfgs = _LBFGS(options.memory)
@@ -765,7 +777,12 @@ class _Run:
         params, prob, d = self.params, self.prob, self.d
         W = params.W(self.x)
         sigma = _sigma(W, d)
-        fp = self._pass(W, sigma)
+        if self.start_pass is not None and self.start_pass[0] is self.x:
+            fp = self.start_pass[1]
+            self.full_passes += 1
+        else:
+            fp = self._pass(W, sigma)
+        self.start_pass = None
         rise = _EARLY_RISE if self.accepted_passes <= _EARLY_PASSES else 1.0 + 1e-6
         if self.phase == "decide" and self.accepted is not None and \
                 fp.loss > rise * self.lowest_loss + 1e-12 and self._truncating(fp):

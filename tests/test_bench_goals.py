@@ -54,6 +54,16 @@ def test_gemm_goals_use_the_worst_decision_at_the_sizes_they_name(bench_goals):
     assert _one(_verdicts(rows, bench_goals), "OP decisions at d >= 256") == "**not met**"
 
 
+def test_dp_gemm_goal_names_the_cost_of_a_search_pass(bench_goals):
+    rows = [_decision(128, "dp", 900.0, pass_eq=176.0), _decision(256, "dp", 1100.0, pass_eq=128.5),
+            _decision(256, "op", 25.0, pass_eq=1.7)]
+    measured = {r["goal"]: r["measured"] for r in bench_goals.goals(rows, None, {}, ARGS)}
+    [dp] = [m for g, m in measured.items() if g.startswith("DP decisions at d >= 128")]
+    [op] = [m for g, m in measured.items() if g.startswith("OP decisions at d >= 256")]
+    assert "a search pass costs 128-176 (`pass_eq`" in dp and "max 1.1e+03 (d = 256" in dp
+    assert "search pass" not in op
+
+
 def test_a_goal_without_rows_says_not_measured(bench_goals):
     v = _verdicts([_decision(64, "op", 10.0)], bench_goals)
     assert _one(v, "OP decisions at d >= 256") == "not measured"

@@ -15,7 +15,11 @@ SIGINT, ends the process at once with the same line and status (a second SIGINT 
 also end it by the signal itself, which a shell reports as 130 as well).  A first SIGINT
 that lands inside a callback that cannot pass the exception on (numba's compiler calls
 Python through ctypes while it loads its cache) is raised again a moment later, once
-the callback has returned, instead of being printed as "Exception ignored" and lost.
+the callback has returned, instead of being printed as "Exception ignored" and lost; if
+the command ends before that, it still exits with the line and status 130.  Once the
+command has returned, SIGINT is ignored until the process ends, and a first SIGINT
+raised again after that point is dropped, so that nothing late can end the process by
+the signal itself.
 """
 
 from __future__ import annotations
@@ -106,6 +110,8 @@ REDELIVER_DELAY = 0.05
 """Seconds after which a swallowed first SIGINT is raised again."""
 
 _redeliver = threading.Event()
+_returned = threading.Event()  # set when the command of main() has returned
+_timers: list = []  # redelivery timers, cancelled when the command has returned
 
 
 def _on_interrupt(signum, frame):
@@ -120,6 +126,8 @@ def _on_interrupt(signum, frame):
 def _after_interrupt(signum, frame):
     """SIGINT after the first: the first raised again (see below), or a second one (exit)."""
     if _redeliver.is_set():
+        if _returned.is_set():  # too late to stop the command: main() reports the interrupt
+            return
         _redeliver.clear()
         raise KeyboardInterrupt
     _exit_now()
@@ -139,6 +147,7 @@ def _on_unraisable(unraisable) -> None:
         _redeliver.set()
         timer = threading.Timer(REDELIVER_DELAY, _signal_main_thread)
         timer.daemon = True
+        _timers.append(timer)
         timer.start()
         return
     sys.__unraisablehook__(unraisable)
@@ -169,15 +178,40 @@ def main(argv=None) -> int:
         return run_guarded(lambda: args.func(args), PROG)
     install_interrupt_handling()
     try:
-        status = run_guarded(lambda: args.func(args), PROG)
-        # From here on SIGINT is ignored: while the interpreter shuts down Python resets
-        # every signal with a Python handler to the default action, and a SIGINT then
-        # would kill the process without a word (status -2).  SIG_IGN is left alone by
-        # that reset and holds for every thread.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except KeyboardInterrupt:  # a SIGINT after the command returned, before the block
+        status = run_guarded(lambda: _run_command(args), PROG)
+        status = _command_returned(status)
+    except KeyboardInterrupt:  # a SIGINT after the command returned, before SIGINT is ignored
         _exit_now()
     _flush()
+    return status
+
+
+def _run_command(args):
+    _returned.clear()
+    try:
+        return args.func(args)
+    finally:
+        _returned.set()
+
+
+def _command_returned(status: int) -> int:
+    """SIGINT ignored from now on, redelivery stopped; the exit status of the command.
+
+    While the interpreter shuts down Python resets every signal with a Python handler
+    to the default action, and a SIGINT then (a late one, or one sent again by a
+    redelivery timer) would kill the process without a word (status -2).  SIG_IGN is
+    left alone by that reset and holds for every thread.  A first SIGINT that a callback
+    swallowed and that was not raised again before the command returned still makes
+    the status 130.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for timer in _timers:
+        timer.cancel()
+    if _redeliver.is_set():
+        _redeliver.clear()
+        if status != 130:
+            sys.stderr.write(f"{PROG}: interrupted\n")
+            status = 130
     return status
 
 

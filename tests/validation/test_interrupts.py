@@ -166,3 +166,48 @@ def test_interrupt_swallowed_by_a_callback_is_raised_again():
     assert lines[0] == "sorted", proc.stdout
     assert lines[1].startswith("interrupted after "), proc.stdout
     assert float(lines[1].split()[2]) < 1.0, proc.stdout
+
+
+_SWALLOWED_AT_THE_END = r"""
+import ctypes, ctypes.util, os, signal, sys, time
+from replica.common.cliutil import ArgumentParser
+from validation import cli
+libc = ctypes.CDLL(ctypes.util.find_library("c"))
+CMP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+sent = []
+def cmp(a, b):  # the first SIGINT arrives while C code runs a Python callback
+    if not sent:
+        sent.append(1)
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):  # the handler runs here and its exception cannot leave
+            pass
+    return 0
+def command(args):  # ends before the swallowed SIGINT can be raised again
+    values = (ctypes.c_int * 8)(*range(8))
+    libc.qsort(values, 8, ctypes.sizeof(ctypes.c_int), CMP(cmp))
+    print("done", flush=True)
+    return 0
+def build_parser():
+    parser = ArgumentParser(prog="validation")
+    parser.set_defaults(func=command, threads=None)
+    return parser
+cli.build_parser = build_parser
+sys.argv = ["validation"]
+status = cli.main()
+time.sleep(10 * cli.REDELIVER_DELAY)  # a redelivery still pending would fire here
+os.kill(os.getpid(), signal.SIGINT)  # and so would a late SIGINT
+time.sleep(0.1)
+sys.exit(status)
+"""
+
+
+def test_interrupt_swallowed_just_before_the_command_returns():
+    # the first SIGINT is swallowed by a callback and the command returns before it is
+    # raised again: still the line and status 130, and nothing after the command (the
+    # pending redelivery, a late SIGINT, the interpreter's shutdown) ends it otherwise
+    proc = subprocess.run([sys.executable, "-c", _SWALLOWED_AT_THE_END], capture_output=True, text=True,
+                          timeout=30)
+    assert "Exception ignored" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stdout == "done\n", proc.stdout
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    assert proc.stderr == "validation: interrupted\n", proc.stderr

@@ -243,6 +243,16 @@ def run_long(name, folder):
     raise ValueError(f"unknown long goal {name!r}; choose from {LONG}")
 
 
+def run_and_record(names):
+    """Run the long goals ``names`` one after another, each saved to ``benchmarks/goals/<name>.json``."""
+    records = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            records[name] = dict(save_record(name, run_long(name, Path(tmp))), source="this run")
+            print(f"{name}: {records[name]['seconds']:.0f} s, recorded in {RECORDS / (name + '.json')}", flush=True)
+    return records
+
+
 def load_record(name):
     path = RECORDS / f"{name}.json"
     if path.exists():
@@ -305,8 +315,8 @@ def goals(rows, dp256, long_records, args):
             continue
         worst = max(group, key=lambda r: r["gemm_eq"])
         floor = ""
-        passes = [r["pass_eq"] for r in group if "pass_eq" in r]
-        if problem == "dp" and passes:
+        passes = [r["pass_eq"] for r in group if "pass_eq" in r] if problem == "dp" else []
+        if passes:
             # every DP decision regenerates all candidates at least once (the start's pass), a
             # stored one twice (the float64 check at the end): a floor no iteration count removes
             floor = (f"; a search pass costs {min(passes):.3g}-{max(passes):.3g} (`pass_eq`, screened "
@@ -383,21 +393,14 @@ def main(argv=None):
 
     t_start = time.perf_counter()
     if args.only_long:
-        with tempfile.TemporaryDirectory() as tmp:
-            for name in args.only_long:
-                record = save_record(name, run_long(name, Path(tmp)))
-                print(f"{name}: {record['seconds']:.0f} s, recorded in {RECORDS / (name + '.json')}", flush=True)
+        run_and_record(args.only_long)
         return 0
     rows = run_cases(args)
     dp256 = None
     if not args.no_dp256:
         dp256, dp256_cmd = scale_solve(256, "dp", 1200.0)
         print(f"dp256: {dp256['status']} {dp256['seconds']:.1f} s", flush=True)
-    long_records = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in args.long:
-            long_records[name] = dict(save_record(name, run_long(name, Path(tmp))), source="this run")
-            print(f"{name}: {long_records[name]['seconds']:.0f} s", flush=True)
+    long_records = run_and_record(args.long)
     if not args.quick:
         for name in LONG:
             if name not in long_records and (record := load_record(name)) is not None:

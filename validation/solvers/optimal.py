@@ -691,7 +691,6 @@ class _Run:
         threshold = np.inf if self.p <= 64 else self.threshold(_sigma(W, self.d))
         fp = _full_pass(prob, W, threshold, options.max_active, options.block_elements, self.screen)
         self.ws = fp.ws
-        m_ws = self.ws.margins(prob.images(W))
         # Scale the start so that the working-set loss is minimal along its ray.  Not for
         # the full-rank DP decision (p > 64): there the first refresh() would scan again
         # every input with more than its tracked number of violated competitors (about
@@ -701,13 +700,14 @@ class _Run:
         self.start_pass = None
         if _RESCALE_DP_START or prob.problem != "dp" or self.p <= 64 or self.params.factored \
                 or blocked is not None:
+            m_ws = self.ws.margins(prob.images(W))
             scale, _ = _line_search(np.zeros_like(m_ws), m_ws, None, 0.0, (0, 0, 0, 0, 0))
             if scale > 0:
                 x = x * (math.sqrt(scale) if self.params.factored else scale)
         else:
             self.start_pass = (x, fp)  # the first refresh() is at this very point: reuse the pass
         self.x = x
-        self.m_ws = m_ws
+        self.m_ws = None          # working-set margins at x, set by every refresh()
         self.lbfgs = _LBFGS(options.memory)
         self.max_active = options.max_active
         self.phase = "decide"

@@ -11,21 +11,23 @@ or what ``NUMBA_NUM_THREADS`` / ``OMP_NUM_THREADS`` say: see
 Ctrl-C: the first SIGINT stops the command (sweep workers are terminated and joined,
 finished trials stay in the store), prints ``validation: interrupted`` and exits with
 status 130; cleanup that takes longer than :data:`INTERRUPT_GRACE` seconds, or a second
-SIGINT, ends the process at once with the same line and status (a second SIGINT may
-also end it by the signal itself, which a shell reports as 130 as well).  A first SIGINT
+SIGINT, ends the process at once with the same line and status.  A first SIGINT
 that lands inside a callback that cannot pass the exception on (numba's compiler calls
 Python through ctypes while it loads its cache) is raised again a moment later, once
 the callback has returned, instead of being printed as "Exception ignored" and lost; if
 the command ends before that, it still exits with the line and status 130.  Once the
 command has returned, SIGINT is ignored until the process ends, and a first SIGINT
 raised again after that point is dropped, so that nothing late can end the process by
-the signal itself.
+the signal itself.  An interrupted command ends the process with status 130 right after
+the exit handlers have run (:func:`_end_interrupted`), so that the status does not depend
+on where the interrupt landed.
 """
 
 from __future__ import annotations
 
 import _thread
 import argparse
+import atexit
 import importlib
 import os
 import signal
@@ -183,6 +185,8 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:  # a SIGINT after the command returned, before SIGINT is ignored
         _exit_now()
     _flush()
+    if status == 130:
+        _end_interrupted()
     return status
 
 
@@ -213,6 +217,23 @@ def _command_returned(status: int) -> int:
             sys.stderr.write(f"{PROG}: interrupted\n")
             status = 130
     return status
+
+
+def _end_interrupted() -> None:
+    """End the process of an interrupted command: exit handlers, then status 130.
+
+    Why not return: when a ``KeyboardInterrupt`` leaves code run by ``exec`` or ``eval``
+    of a string (``dataclasses``, ``collections.namedtuple`` and numba's compiler make
+    functions that way), CPython records an unhandled interrupt even if the command
+    then catches it.  Under ``python -m`` the interpreter ends itself by SIGINT after
+    finalizing (``exit_sigint`` in CPython's ``Modules/main.c``): status -2 instead of
+    130, after the interrupt line.  Newer CPython versions clear that record only when
+    the program starts (CPython gh-128130), so the process ends here, as after a second
+    SIGINT.
+    """
+    atexit._run_exitfuncs()
+    _flush()
+    os._exit(130)
 
 
 def _flush() -> None:

@@ -18,16 +18,14 @@ the callback has returned, instead of being printed as "Exception ignored" and l
 the command ends before that, it still exits with the line and status 130.  Once the
 command has returned, SIGINT is ignored until the process ends, and a first SIGINT
 raised again after that point is dropped, so that nothing late can end the process by
-the signal itself.  An interrupted command ends the process with status 130 right after
-the exit handlers have run (:func:`_end_interrupted`), so that the status does not depend
-on where the interrupt landed.
+the signal itself (except on the CPython versions where :func:`_forget_caught_interrupts`
+cannot work; a shell reports that end as status 130 as well).
 """
 
 from __future__ import annotations
 
 import _thread
 import argparse
-import atexit
 import importlib
 import os
 import signal
@@ -185,8 +183,6 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:  # a SIGINT after the command returned, before SIGINT is ignored
         _exit_now()
     _flush()
-    if status == 130:
-        _end_interrupted()
     return status
 
 
@@ -206,9 +202,11 @@ def _command_returned(status: int) -> int:
     redelivery timer) would kill the process without a word (status -2).  SIG_IGN is
     left alone by that reset and holds for every thread.  A first SIGINT that a callback
     swallowed and that was not raised again before the command returned still makes
-    the status 130.
+    the status 130.  See :func:`_forget_caught_interrupts` for the one way left in which
+    CPython itself could still end the process by SIGINT.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _forget_caught_interrupts()
     for timer in _timers:
         timer.cancel()
     if _redeliver.is_set():
@@ -219,21 +217,21 @@ def _command_returned(status: int) -> int:
     return status
 
 
-def _end_interrupted() -> None:
-    """End the process of an interrupted command: exit handlers, then status 130.
+def _forget_caught_interrupts() -> None:
+    """Clear CPython's record of a ``KeyboardInterrupt`` that left ``exec``/``eval`` code.
 
-    Why not return: when a ``KeyboardInterrupt`` leaves code run by ``exec`` or ``eval``
-    of a string (``dataclasses``, ``collections.namedtuple`` and numba's compiler make
-    functions that way), CPython records an unhandled interrupt even if the command
-    then catches it.  Under ``python -m`` the interpreter ends itself by SIGINT after
-    finalizing (``exit_sigint`` in CPython's ``Modules/main.c``): status -2 instead of
-    130, after the interrupt line.  Newer CPython versions clear that record only when
-    the program starts (CPython gh-128130), so the process ends here, as after a second
-    SIGINT.
+    When a ``KeyboardInterrupt`` leaves code run by ``exec`` or ``eval`` of a string
+    (``dataclasses``, ``collections.namedtuple`` and numba's compiler make functions that
+    way), CPython records an unhandled interrupt although the command catches it, and
+    under ``python -m`` the interpreter then ends itself by SIGINT after finalizing
+    (``exit_sigint`` in CPython's ``Modules/main.c``): status -2 instead of 130, after the
+    interrupt line.  Every ``exec`` of a string first clears that record (CPython 3.10 to
+    3.13, checked), so an empty one does it; called once SIGINT is ignored, when no new
+    interrupt can be recorded.  CPython versions with gh-128130 (3.14, by its
+    description; not checked here) clear the record only when the program starts;
+    there the rare case stays.
     """
-    atexit._run_exitfuncs()
-    _flush()
-    os._exit(130)
+    exec("")
 
 
 def _flush() -> None:

@@ -71,7 +71,8 @@ def _interrupt(store, workers, delay, signals=1):
     if alive:
         # one SIGINT or two: exit status 130, never the end by the signal itself (-2; see
         # test_interrupt_inside_exec_under_python_m for how that could happen)
-        assert proc.returncode == 130, (proc.returncode, err)
+        allowed = (130,) if sys.version_info < (3, 14) else (130, -signal.SIGINT)
+        assert proc.returncode in allowed, (proc.returncode, err)
         assert err.strip().splitlines()[-1] == "validation: interrupted", err
         return 130, err
     return None, err
@@ -232,11 +233,14 @@ sys.exit(cli.main())
 def test_interrupt_inside_exec_under_python_m(tmp_path):
     # CPython notes a KeyboardInterrupt that leaves exec() of a string as unhandled even
     # when the command catches it, and a `python -m` process then ends by SIGINT after
-    # finalizing (status -2); the command line still ends with the line and status 130
+    # finalizing (status -2); the command line clears that note and ends with the line
+    # and status 130.  From CPython 3.14 (gh-128130) the note can no longer be cleared:
+    # there the end by SIGINT is what the module docstring says may happen.
     (tmp_path / "interrupted_in_exec.py").write_text(_INTERRUPTED_IN_EXEC)
     proc = subprocess.run([sys.executable, "-m", "interrupted_in_exec"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=30)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.stdout == "", proc.stdout
-    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    allowed = (130,) if sys.version_info < (3, 14) else (130, -signal.SIGINT)
+    assert proc.returncode in allowed, (proc.returncode, proc.stderr)
     assert proc.stderr == "validation: interrupted\n", proc.stderr

@@ -167,6 +167,16 @@ def test_interrupt_swallowed_by_a_callback_is_raised_again():
     assert float(lines[1].split()[2]) < 1.0, proc.stdout
 
 
+# the end of a script that runs `command(args)` as the only command of `validation.cli.main()`
+_ONE_COMMAND = r"""
+def build_parser():
+    parser = ArgumentParser(prog="validation")
+    parser.set_defaults(func=command, threads=None)
+    return parser
+cli.build_parser = build_parser
+sys.argv = ["validation"]
+"""
+
 _SWALLOWED_AT_THE_END = r"""
 import ctypes, ctypes.util, os, signal, sys, time
 from replica.common.cliutil import ArgumentParser
@@ -186,12 +196,7 @@ def command(args):  # ends before the swallowed SIGINT can be raised again
     libc.qsort(values, 8, ctypes.sizeof(ctypes.c_int), CMP(cmp))
     print("done", flush=True)
     return 0
-def build_parser():
-    parser = ArgumentParser(prog="validation")
-    parser.set_defaults(func=command, threads=None)
-    return parser
-cli.build_parser = build_parser
-sys.argv = ["validation"]
+""" + _ONE_COMMAND + r"""
 status = cli.main()
 time.sleep(10 * cli.REDELIVER_DELAY)  # a redelivery still pending would fire here
 os.kill(os.getpid(), signal.SIGINT)  # and so would a late SIGINT
@@ -220,12 +225,7 @@ def command(args):  # the SIGINT lands in code run by exec() of a string (as in 
     exec("import os, signal, time\nos.kill(os.getpid(), signal.SIGINT)\ntime.sleep(5)")
     print("not interrupted", flush=True)
     return 0
-def build_parser():
-    parser = ArgumentParser(prog="validation")
-    parser.set_defaults(func=command, threads=None)
-    return parser
-cli.build_parser = build_parser
-sys.argv = ["validation"]
+""" + _ONE_COMMAND + r"""
 sys.exit(cli.main())
 """
 

@@ -152,6 +152,8 @@ class _Problem:
         self.p = int(instance.p)
         self.problem = str(instance.problem)
         self.inputs = np.ascontiguousarray(instance.inputs, dtype=np.float64)
+        # OP: the search's p x d x d products in float32 (DP: its scans dominate, kept float64)
+        self.inputs32 = self.inputs.astype(np.float32) if self.problem == "op" else None
         self.targets = np.ascontiguousarray(instance.targets, dtype=np.float64)
         self.targets32 = self.targets.astype(np.float32)
         # candidates per input and the target's column among them (K shared answers or p)
@@ -177,6 +179,12 @@ class _Problem:
     # images of the inputs: Y[mu] = W e_mu
     def images(self, W):
         return self.inputs @ W.T
+
+    def search_images(self, W):
+        """Images for the search's float32 margins: an sgemm for OP, ``images(W)`` for DP."""
+        if self.inputs32 is None:
+            return self.images(W)
+        return self.inputs32 @ W.astype(np.float32).T
 
     def rows_per_block(self, block_elements):
         return max(1, min(self.p, int(block_elements) // max(self.n_cand, 1)))
@@ -301,7 +309,9 @@ class _WorkingSet:
             _k.active_combine(coef[keep], prob.targets, vec, ptr, np.arange(keep.size), V)
         else:
             V[:] = 0.0
-        return V.T @ prob.inputs
+        if exact or prob.inputs32 is None:
+            return V.T @ prob.inputs
+        return (V.astype(np.float32).T @ prob.inputs32).astype(np.float64)
 
 
 class _PassResult:
@@ -393,11 +403,13 @@ def _full_pass(prob, W, threshold, max_active, block_elements, screen=None):
     enter the working set (``notes/optimal_solver.md``, section 6); the working set,
     loss and violation counts are the same as without it, in (input, competitor) order.
     """
-    Y = prob.images(W)
     step = prob.rows_per_block(block_elements)
     keep = min(prob.n_cand - 1, int(max_active))
     tally = _Tally(prob)
-    Y32 = Y.astype(np.float32) if prob.problem == "op" else None
+    if prob.problem == "op":  # float32 scores
+        Y, Y32 = None, prob.search_images(W)
+    else:  # the DP screen's bounds are float64
+        Y, Y32 = prob.images(W), None
     for start in range(0, prob.p, step):
         stop = min(prob.p, start + step)
         if prob.problem == "op":
@@ -700,7 +712,7 @@ class _Run:
         self.start_pass = None
         if _RESCALE_DP_START or prob.problem != "dp" or self.p <= 64 or self.params.factored \
                 or blocked is not None:
-            m_ws = self.ws.margins(prob.images(W))
+            m_ws = self.ws.margins(prob.search_images(W))
             scale, _ = _line_search(np.zeros_like(m_ws), m_ws, None, 0.0, (0, 0, 0, 0, 0))
             if scale > 0:
                 x = x * (math.sqrt(scale) if self.params.factored else scale)
@@ -799,14 +811,14 @@ class _Run:
             W = params.W(self.x)
             sigma = _sigma(W, d)
             fp = self._pass(W, sigma)
-        self.m_ws = fp.ws.margins(prob.images(W))
+        self.m_ws = fp.ws.margins(prob.search_images(W))
         # grow the per-input cap while it truncates violated constraints, once the
         # restricted problem has converged (and every 8 full passes): otherwise it cannot
         # reach the full minimiser and the bound stalls
         while (self.restricted_done or self.full_passes % 8 == 0) and self._truncating(fp):
             self.max_active = min(self.prob.n_cand - 1, 2 * self.max_active)
             fp = self._pass(W, sigma)
-            self.m_ws = fp.ws.margins(prob.images(W))
+            self.m_ws = fp.ws.margins(prob.search_images(W))
         self.ws = fp.ws
         self.loss = fp.loss
         if self.phase == "decide":
@@ -929,8 +941,8 @@ class _Run:
         step, m1, m2 = 0.0, None, None
         for attempt in range(2):
             D1, D2 = params.line_terms(x, direction)
-            m1 = ws.margins(prob.images(D1))
-            m2 = ws.margins(prob.images(D2)) if D2 is not None else None
+            m1 = ws.margins(prob.search_images(D1))
+            m2 = ws.margins(prob.search_images(D2)) if D2 is not None else None
             poly = _norm_poly(W, D1, D2) if self.ridge else (0, 0, 0, 0, 0)
             step, _ = _line_search(self.m_ws, m1, m2, self.ridge, poly)
             if step > 0.0 or attempt == 1:

@@ -287,7 +287,11 @@ class _WorkingSet:
         return out
 
     def combine(self, coef, exact=False):
-        """sum_i coef_i a_i as a (d, d) matrix (float64; ``exact`` uses float64 vectors)."""
+        """sum_i coef_i a_i as a (d, d) float64 matrix.
+
+        ``exact``: float64 vectors and product; otherwise float32 vectors, and for OP a
+        float32 product (the search's gradient).
+        """
         V = self._combine
         prob = self.prob
         if self.size and self.dense and not exact:

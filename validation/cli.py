@@ -18,8 +18,9 @@ the callback has returned, instead of being printed as "Exception ignored" and l
 the command ends before that, it still exits with the line and status 130.  Once the
 command has returned, SIGINT is ignored until the process ends, and a first SIGINT
 raised again after that point is dropped, so that nothing late can end the process by
-the signal itself (except on the CPython versions where :func:`_forget_caught_interrupts`
-cannot work; a shell reports that end as status 130 as well).
+the signal itself (except on the CPython versions where
+:func:`replica.common.cliutil.forget_caught_interrupts` cannot work; a shell reports that
+end as status 130 as well).
 """
 
 from __future__ import annotations
@@ -202,11 +203,11 @@ def _command_returned(status: int) -> int:
     redelivery timer) would kill the process without a word (status -2).  SIG_IGN is
     left alone by that reset and holds for every thread.  A first SIGINT that a callback
     swallowed and that was not raised again before the command returned still makes
-    the status 130.  See :func:`_forget_caught_interrupts` for the one way left in which
-    CPython itself could still end the process by SIGINT.
+    the status 130.  ``run_guarded`` has already cleared CPython's record of a caught
+    interrupt (:func:`replica.common.cliutil.forget_caught_interrupts`), the one way left
+    in which CPython itself could end the process by SIGINT.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _forget_caught_interrupts()
     for timer in _timers:
         timer.cancel()
     if _redeliver.is_set():
@@ -215,23 +216,6 @@ def _command_returned(status: int) -> int:
             sys.stderr.write(f"{PROG}: interrupted\n")
             status = 130
     return status
-
-
-def _forget_caught_interrupts() -> None:
-    """Clear CPython's record of a ``KeyboardInterrupt`` that left ``exec``/``eval`` code.
-
-    When a ``KeyboardInterrupt`` leaves code run by ``exec`` or ``eval`` of a string
-    (``dataclasses``, ``collections.namedtuple`` and numba's compiler make functions that
-    way), CPython records an unhandled interrupt although the command catches it, and
-    under ``python -m`` the interpreter then ends itself by SIGINT after finalizing
-    (``exit_sigint`` in CPython's ``Modules/main.c``): status -2 instead of 130, after the
-    interrupt line.  Every ``exec`` of a string first clears that record (CPython 3.10 to
-    3.13, checked), so an empty one does it; called once SIGINT is ignored, when no new
-    interrupt can be recorded.  CPython versions with gh-128130 (3.14, by its
-    description; not checked here) clear the record only when the program starts;
-    there the rare case stays.
-    """
-    exec("")
 
 
 def _flush() -> None:

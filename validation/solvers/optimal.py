@@ -410,14 +410,11 @@ def _full_pass(prob, W, threshold, max_active, block_elements, screen=None):
     step = prob.rows_per_block(block_elements)
     keep = min(prob.n_cand - 1, int(max_active))
     tally = _Tally(prob)
-    if prob.problem == "op":  # float32 scores
-        Y, Y32 = None, prob.search_images(W)
-    else:  # the DP screen's bounds are float64
-        Y, Y32 = prob.images(W), None
+    Y = prob.search_images(W)  # OP: float32 scores; DP: float64 (the screen's bounds)
     for start in range(0, prob.p, step):
         stop = min(prob.p, start + step)
         if prob.problem == "op":
-            _op_block(prob, Y32, start, stop, threshold, keep, tally)
+            _op_block(prob, Y, start, stop, threshold, keep, tally)
         elif screen is not None:
             screen.block(Y, np.arange(start, stop), threshold, keep, tally)
         else:

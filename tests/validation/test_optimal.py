@@ -259,7 +259,9 @@ def test_line_search_matches_grid_minimum():
     best = min(h(g, False) for g in grid[::10])
     assert v == pytest.approx(h(t, False)) and v <= best + 1e-9
     t2, v2 = opt._line_search(m0, m1, m2, 0.0, (0, 0, 0, 0, 0))
-    assert v2 == pytest.approx(h(t2, True)) and v2 <= h(0.0, True)
+    # the kernel sums the 50 terms in its own order (numpy sums pairwise): at t2 = 0 the two
+    # values of the same loss may differ by a few ulps, so compare within 50 roundoffs
+    assert v2 == pytest.approx(h(t2, True)) and v2 <= h(0.0, True) * (1 + 50 * np.finfo(float).eps)
 
 
 @settings(max_examples=40, deadline=None)

@@ -1,0 +1,50 @@
+"""The generated tables of the README and the docs match the committed result files."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tables_module():
+    spec = importlib.util.spec_from_file_location("docs_tables", ROOT / "docs" / "tables.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_committed_tables_are_what_the_data_give():
+    tables = _tables_module()
+    for path, text in tables.generated().items():
+        assert path.read_text() == text, f"{path.relative_to(ROOT)} is stale: run python docs/tables.py"
+
+
+def test_a_changed_result_changes_the_table(tmp_path, monkeypatch):
+    # negative control: one p_c changed in a copy of the run's capacity table must show up
+    tables = _tables_module()
+    run = tmp_path / "full"
+    shutil.copytree(ROOT / "docs" / "full", run, ignore=shutil.ignore_patterns("*.png", "results.csv"))
+    rows = list(csv.DictReader(open(run / "capacity.csv", newline="")))
+    target = next(r for r in rows if (r["problem"], r["solver"], r["d"], r["status"]) == ("dp", "optimal", "64", "ok"))
+    target["p_c"] = str(float(target["p_c"]) + 10.0)
+    with open(run / "capacity.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    monkeypatch.setattr(tables, "DOCS", tmp_path)
+    changed = tables.generated()[tables.README]
+    assert changed != (ROOT / "README.md").read_text()
+    assert f"{float(target['p_c']):.1f}" in changed
+
+
+def test_interval_labels_follow_the_fit_status():
+    tables = _tables_module()
+    row = {"p_c": "100", "p_c_low": "90", "p_c_high": "110"}
+    assert "95 % PL" in tables.interval_text(dict(row, status="ok"))
+    assert "bracket" in tables.interval_text(dict(row, status="separated"))
+    assert "95 %" not in tables.interval_text(dict(row, status="separated"))
+    assert "no interval" in tables.interval_text(dict(row, status="unbracketed"))

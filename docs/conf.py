@@ -49,6 +49,7 @@ html_title = "linear-memory-capacity"
 # Committed outputs of the scripts under docs/: included by the results pages, never
 # documents of their own.
 exclude_patterns = [
+    "reproducibility_measured.md",
     "accuracy_hebbian.md",
     "accuracy_optimal.md",
     "top_k.md",

@@ -410,7 +410,7 @@ def main(argv=None):
     rows.sort(key=lambda r: (r["problem"] != "op", r["d"], r["f"], r["seed"]))
     goal_rows = goals(rows, dp256, long_records, args)
     header = [
-        "# Speed goals: one run",
+        "# Speed goals",
         "",
         f"Written by `{command.strip()}` (`benchmarks/bench_goals.py`) on "
         f"{datetime.date.today().isoformat()}, commit {_commit()}, {platform.machine()}, "
@@ -421,6 +421,9 @@ def main(argv=None):
         + ("" if dp256 is None else f"  The 2-core DP solve: `{dp256_cmd}`, run alone after them."),
         "",
         "## Goals",
+        "",
+        "Each row's source says where its number comes from: \"this run\", or a record of an "
+        "earlier run (the long goals) or another committed report, with its date.",
         "",
         md_table(("goal", "measured", "verdict", "source"), goal_rows),
         "",

@@ -27,9 +27,10 @@ import numpy as np
 from scipy import optimize
 
 from .common.checks import check_at_least, check_choice, check_int, check_real, check_scalar_kappa, scalar_or_array
+from .common.ensembles import check_ensemble
 from .common.results import Result
 from .common.seeds import resolve_seed
-from .hebbian import ENSEMBLES, hebbian_input_failure_probability
+from .hebbian import hebbian_input_failure_probability
 from .quarter_circle import tail_second_moment
 from .scores import sample_optimal_scores
 
@@ -87,7 +88,7 @@ def hebbian_accuracy(d, p, ensemble="gaussian"):
         If ``d < 2``, an entry of ``p`` is below 2 or not finite, or the ensemble is unknown.
     """
     d = check_int(d, "d", low=2)
-    check_choice(ensemble, "ensemble", ENSEMBLES)
+    check_ensemble(ensemble)
     loads = check_at_least(p, "p", 2.0)
     values = np.array([1.0 - hebbian_input_failure_probability(d=d, p=float(x), ensemble=ensemble)
                        for x in loads.ravel()]).reshape(loads.shape)
@@ -336,7 +337,7 @@ def _check_capacity_arguments(d, accuracy, memory, ensemble, kappa):
     d = check_int(d, "d", low=2)
     accuracy = _check_accuracy_threshold(accuracy)
     check_choice(memory, "memory", MEMORIES)
-    check_choice(ensemble, "ensemble", ENSEMBLES)
+    check_ensemble(ensemble)
     kappa = check_scalar_kappa(kappa)
     if memory == "hebbian" and kappa != 1.0:
         raise ValueError(f"kappa must be 1 for memory='hebbian' (finite-size theory of the rank-truncated "

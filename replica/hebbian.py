@@ -46,7 +46,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
-from .common.checks import check_choice, check_int, check_kappa, check_memory, check_real
+from .common.checks import check_int, check_kappa, check_memory, check_real
+from .common.ensembles import ENSEMBLES, check_ensemble
 from .common.results import Result
 from .common.seeds import as_generator
 
@@ -62,7 +63,6 @@ __all__ = [
     "HebbianScoreLaws",
 ]
 
-ENSEMBLES = ("gaussian", "sphere")
 
 # Quadrature sizes.  Measured (notes/hebbian_finite_size.md): relative error of the
 # failure probability below 2e-3 against grids twice as fine, for d = 16 ... 1024.
@@ -233,7 +233,7 @@ def _failure(d, p, ensemble):
 def _check_d_p(d, p, ensemble):
     d = check_int(d, "d", low=2)
     p = check_real(p, "p", low=2.0)
-    check_choice(ensemble, "ensemble", ENSEMBLES)
+    check_ensemble(ensemble)
     return d, p
 
 
@@ -408,7 +408,7 @@ def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, rel_tol=1e-9, tol=1e-
         ``kappa != 1``, or ``rel_tol``, ``tol`` or ``max_iter`` is out of range.
     """
     d = check_int(d, "d", low=2)
-    check_choice(ensemble, "ensemble", ENSEMBLES)
+    check_ensemble(ensemble)
     kappa = float(check_kappa(kappa))
     if kappa != 1.0:
         raise ValueError(

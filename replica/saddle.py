@@ -48,6 +48,7 @@ from .common.checks import as_float_array, check_int, check_memory, check_real
 from .common.results import Result
 from .common.seeds import DEFAULT_SEED, resolve_seed
 from .extremes import order_statistics_from_uniforms
+from .water_filling import water_filling_cost
 
 __all__ = [
     "DEFAULT_SEED",
@@ -545,8 +546,6 @@ class ReplicaSample:
         down (the level is below it), so that competitors outside the exact top ``K``
         could matter too; it is always False when every competitor is exact.
         """
-        from .finite_size import water_filling_cost
-
         margin = check_real(margin, "margin", low=0.0)
         blk = self.blocks(p)
         cost = np.asarray(water_filling_cost(blk.target, blk.tops, margin))

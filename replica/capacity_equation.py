@@ -13,10 +13,9 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from scipy import optimize
-
 from .common.checks import check_choice, check_int, check_kappa, check_real
 from .common.results import Result
+from .common.roots import BelowLimit, RootSearch, bracketed_root, brent
 from .common.seeds import DEFAULT_SEED, resolve_seed
 from .cost import NORMAL_LAW, SAMPLE_ROUNDS, CostEstimator, control_mean, expected_cost_from, field_law, rows_for
 from .quarter_circle import tail_second_moment
@@ -31,9 +30,6 @@ __all__ = [
     "capacity_arguments",
     "check_d_kappa",
     "check_accuracy",
-    "RootSearch",
-    "BelowLimit",
-    "bracketed_root",
     "root_status",
     "SampledRoot",
     "distinct_outputs_capacity",
@@ -56,56 +52,6 @@ def check_accuracy(rel_tol, tol, max_iter):
     tol = check_real(tol, "tol", low=0.0, high=1e-2, low_open=True)
     max_iter = check_int(max_iter, "max_iter", low=1)
     return rel_tol, tol, max_iter
-
-
-class RootSearch(NamedTuple):
-    """A root search: the root ``x``, the evaluations of the equation, ``|g(x)|`` and whether it ran out."""
-
-    x: float
-    evaluations: int
-    residual: float
-    exhausted: bool  # max_iter reached before the root was bracketed and refined
-
-
-class BelowLimit(Exception):
-    """Raised by :func:`bracketed_root` when the equation is positive already at its lower limit."""
-
-
-def bracketed_root(g, x0, slope_guess, *, lower=-math.inf, xtol=1e-11, max_iter=100) -> RootSearch:
-    """Root of an increasing smooth ``g``: secant steps (overshooting 2 %) to a bracket, then brentq.
-
-    At most ``max_iter`` secant steps and ``max_iter`` Brent iterations.  ``lower`` is a
-    hard lower limit of ``x``; :class:`BelowLimit` is raised when ``g(lower) > 0``.
-    """
-    count = 0
-
-    def call(x):
-        nonlocal count
-        count += 1
-        return g(x)
-
-    x_a, g_a = x0, call(x0)
-    slope = slope_guess
-    for _ in range(max_iter):
-        if g_a == 0.0:
-            return RootSearch(x_a, count, 0.0, False)
-        x_b = max(x_a - 1.02 * g_a / slope, lower)
-        if x_b == x_a:  # stuck at the lower limit with g > 0
-            raise BelowLimit()
-        g_b = call(x_b)
-        if g_a * g_b <= 0.0:
-            break
-        secant = (g_b - g_a) / (x_b - x_a)
-        slope = secant if secant > 0.1 * slope_guess else slope_guess
-        x_a, g_a = x_b, g_b
-    else:
-        return RootSearch(x_a, count, abs(g_a), True)
-    if g_b == 0.0:
-        return RootSearch(x_b, count, 0.0, False)
-    lo, hi = min(x_a, x_b), max(x_a, x_b)
-    root, info = optimize.brentq(call, lo, hi, xtol=xtol, rtol=1e-14, maxiter=max_iter,
-                                 full_output=True, disp=False)
-    return RootSearch(root, count, abs(call(root)), not info.converged)
 
 
 def root_status(search: RootSearch, tol, rel_stderr, rel_tol, regular=True):
@@ -259,7 +205,7 @@ def _check_capacity_range(d, tail, margin, top_k, law=NORMAL_LAW):
         raise ValueError(f"d={d}, F(kappa)={tail:.6g}, top_k={top_k}: capacity below p = {p_min:g} (the smallest "
                          f"p allowed with top_k = {top_k}) even at margin 0: F(kappa) d^2 < {p_min:g} "
                          f"E[C_{p_min:g}]; increase d or kappa")
-    largest = optimize.brentq(lambda m: _smallest_load_cost(top_k, m, law) - target, 0.0, margin, xtol=1e-6)
+    largest = brent(lambda m: _smallest_load_cost(top_k, m, law) - target, 0.0, margin, xtol=1e-6, require=True).root
     raise ValueError(f"margin must lie in [0, {largest:.6g}] for d={d}, top_k={top_k} and F(kappa) = "
                      f"{tail:.6g} (above it even p = {p_min:g} exceeds the capacity), "
                      f"got {margin!r}")

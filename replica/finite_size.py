@@ -38,10 +38,8 @@ from dataclasses import dataclass
 from .capacity_equation import (
     MAX_TOP_K,
     PROBLEMS,
-    BelowLimit,
     CapacityResult,
     SampledRoot,
-    bracketed_root,
     capacity_arguments,
     check_accuracy,
     check_d_kappa,
@@ -50,6 +48,7 @@ from .capacity_equation import (
 )
 from .common.ensembles import ENSEMBLES
 from .common.results import Result
+from .common.roots import BelowLimit, bracketed_root
 from .common.seeds import DEFAULT_SEED, resolve_seed
 from .cost import (
     SAMPLE_ROUNDS,

@@ -45,11 +45,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
-
 from .common.checks import check_int, check_kappa, check_real
 from .common.ensembles import ENSEMBLES, check_ensemble
 from .common.results import Result
+from .common.roots import brent, walk_bracket
 from .hebbian_model import check_d_p, failure_probability
 from .hebbian_scores import HebbianScoreLaws, HebbianScoreMoments, hebbian_score_laws, hebbian_score_moments
 
@@ -186,15 +185,14 @@ class _SuccessGap:
     def brent(self, lo, start, rel_tol, max_iter):
         """Bracket by factors of 2 above ``start``, then Brent; ``(root, status, message)``."""
         hi = max(start if math.isfinite(start) else lo, lo) + math.log(2.0)
-        while self(hi) > 0.0:
-            lo, hi = hi, hi + math.log(2.0)
-            if hi > math.log(1e15):
-                return math.nan, "unbracketed", "no p with P(all stored) < 1/2 found below 1e15"
-        root, info = optimize.brentq(self, lo, hi, xtol=rel_tol * 1e-2, rtol=4 * np.finfo(float).eps,
-                                     maxiter=max_iter, full_output=True, disp=False)
-        if not info.converged:
-            return root, "max_iter", f"Brent root search did not converge in {max_iter} iterations ({info.flag})"
-        return root, None, None
+        walk = walk_bracket(self, hi, lambda x: x + math.log(2.0), inside=lambda value: value > 0.0, previous=lo,
+                            give_up=lambda x: x + math.log(2.0) > math.log(1e15))
+        if not walk.found:
+            return math.nan, "unbracketed", "no p with P(all stored) < 1/2 found below 1e15"
+        found = brent(self, walk.lo, walk.hi, xtol=rel_tol * 1e-2, rtol=4 * np.finfo(float).eps, max_iter=max_iter)
+        if not found.converged:
+            return found.root, "max_iter", f"Brent root search did not converge in {max_iter} iterations ({found.flag})"
+        return found.root, None, None
 
 
 def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, rel_tol=1e-9, tol=1e-6, max_iter=100):

@@ -40,10 +40,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
-
 from .common.checks import as_float_array, check_int, check_real
 from .common.results import Result
+from .common.roots import brent, walk_bracket
 from .common.seeds import DEFAULT_SEED
 from .saddle_sample import DEFAULT_EXACT_COMPETITORS, DEFAULT_SAMPLES, ReplicaSample, check_p, resolve_sample
 
@@ -222,12 +221,9 @@ class _Equation:
 
     def lower_end(self):
         """``(q_lo, R(q_lo))`` with ``R(q_lo) < 0`` if one is found down to ``q = 1e-8``."""
-        q_lo = 1e-4
-        r_lo = self(q_lo)
-        while r_lo >= 0.0 and q_lo > 1e-8:
-            q_lo *= 1e-2
-            r_lo = self(q_lo)
-        return q_lo, r_lo
+        walk = walk_bracket(self, 1e-4, lambda q: q * 1e-2, inside=lambda value: value >= 0.0,
+                            give_up=lambda q: not q > 1e-8)
+        return walk.x, walk.value
 
     def at_root(self, root, tol, brent_converged) -> SaddlePoint:
         """Free entropy, Monte-Carlo errors and the acceptance checks at the root."""
@@ -323,9 +319,8 @@ def saddle_point(d, p, margin=0.0, *, tol=1e-10, max_iter=200, seed=None, sample
     if r_lo >= 0.0:
         return eq.failure("unbracketed", f"no sign change: R(q) = {r_lo:.3g} >= 0 already at q = 1e-8",
                           q=q_lo, residual=abs(r_lo))
-    root, info = optimize.brentq(eq, q_lo, 1.0, xtol=1e-15, rtol=4.5 * np.finfo(float).eps,
-                                 maxiter=max_iter, full_output=True, disp=False)
-    return eq.at_root(min(root, np.nextafter(1.0, 0.0)), tol, info.converged)
+    found = brent(eq, q_lo, 1.0, xtol=1e-15, rtol=4.5 * np.finfo(float).eps, max_iter=max_iter)
+    return eq.at_root(min(found.root, np.nextafter(1.0, 0.0)), tol, found.converged)
 
 
 @dataclass(frozen=True)
@@ -424,15 +419,12 @@ def sample_capacity(d, margin=0.0, *, tol=1e-12, max_iter=100, seed=None, sample
     if g(lo) >= 0.0:
         raise ValueError(f"capacity below p = 2 for d={d}, margin={margin!r}: "
                          f"2 E[C_2] >= d^2 on this sample")
-    hi, steps = lo, 0
-    while g(hi) < 0.0 and steps < max_iter:
-        lo, hi, steps = hi, hi + 0.5, steps + 1
-    if steps == max_iter and g(hi) < 0.0:
-        root, converged_brent = hi, False
+    walk = walk_bracket(g, lo, lambda x: x + 0.5, inside=lambda value: value < 0.0, previous=lo, max_steps=max_iter)
+    if walk.steps == max_iter and g(walk.x) < 0.0:
+        root, converged_brent = walk.x, False
     else:
-        root, info = optimize.brentq(g, lo, hi, xtol=1e-14, rtol=4.5 * np.finfo(float).eps,
-                                     maxiter=max_iter, full_output=True, disp=False)
-        converged_brent = info.converged
+        found = brent(g, walk.lo, walk.hi, xtol=1e-14, rtol=4.5 * np.finfo(float).eps, max_iter=max_iter)
+        root, converged_brent = found.root, found.converged
     return _sample_capacity_result(g, math.exp(root), abs(g(root)), tol, converged_brent)
 
 

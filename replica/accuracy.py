@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from .common.checks import check_at_least, check_choice, check_int, check_real, check_scalar_kappa, scalar_or_array
 from .common.ensembles import check_ensemble
+from .common.loads import p_from_load
 from .common.results import Result
 from .common.roots import brent, walk_bracket
 from .common.seeds import resolve_seed
@@ -306,11 +307,7 @@ class _AccuracyGap:
 
     def guess(self):
         """Starting load: ``p ln p = d^2 / 8`` (Hebbian) or ``d^2 / 2`` (optimal)."""
-        target = self.d * self.d * (0.125 if self.memory == "hebbian" else 0.5)
-        p = max(target, 4.0)
-        for _ in range(60):
-            p = target / math.log(max(p, 2.0))
-        return max(p, 2.0)
+        return max(p_from_load(self.d, 0.125 if self.memory == "hebbian" else 0.5), 2.0)
 
     def bracket(self):
         """``(lo, hi)`` in ``log p`` with ``h(lo) >= 0 > h(hi)``, or a failure message."""

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from .common.checks import check_int, check_kappa, check_real
 from .common.ensembles import ENSEMBLES, check_ensemble
+from .common.loads import p_from_load
 from .common.results import Result
 from .common.roots import brent, walk_bracket
 from .hebbian_model import check_d_p, failure_probability
@@ -164,9 +165,7 @@ class _SuccessGap:
     def secant(self, lo, rel_tol):
         """Secant steps from below the asymptotic guess; ``(root or None, last iterate)``."""
         # Asymptotic guess p ln p = d^2/8 lies above the finite-size root at small d; start below it.
-        guess = self.d * self.d / 8.0
-        for _ in range(60):
-            guess = self.d * self.d / (8.0 * math.log(max(guess, 2.0)))
+        guess = p_from_load(self.d, 0.125)
         x0 = max(math.log(0.6 * guess), lo + 0.05)
         h0 = self.linear(x0)
         x1 = max(x0 - h0 / 8.0, lo + 0.01) if math.isfinite(h0) else x0 + 1.0

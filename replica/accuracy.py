@@ -24,12 +24,13 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
-
 from .common.checks import check_at_least, check_choice, check_int, check_real, check_scalar_kappa, scalar_or_array
+from .common.ensembles import check_ensemble
+from .common.loads import p_from_load
 from .common.results import Result
+from .common.roots import brent, walk_bracket
 from .common.seeds import resolve_seed
-from .hebbian import ENSEMBLES, hebbian_input_failure_probability
+from .hebbian import hebbian_input_failure_probability
 from .quarter_circle import tail_second_moment
 from .scores import sample_optimal_scores
 
@@ -87,7 +88,7 @@ def hebbian_accuracy(d, p, ensemble="gaussian"):
         If ``d < 2``, an entry of ``p`` is below 2 or not finite, or the ensemble is unknown.
     """
     d = check_int(d, "d", low=2)
-    check_choice(ensemble, "ensemble", ENSEMBLES)
+    check_ensemble(ensemble)
     loads = check_at_least(p, "p", 2.0)
     values = np.array([1.0 - hebbian_input_failure_probability(d=d, p=float(x), ensemble=ensemble)
                        for x in loads.ravel()]).reshape(loads.shape)
@@ -156,8 +157,8 @@ class _KeptBlocks:
         """``(a, theta, stderr, residual)``; ``a = 1`` and ``theta = inf`` below capacity."""
         if self.partial[-1] <= self.per_block:
             return 1.0, math.inf, 0.0, 0.0
-        a = optimize.brentq(lambda x: self.partial_mean(x) - self.per_block, 0.0, 1.0,
-                            xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200)
+        a = brent(lambda x: self.partial_mean(x) - self.per_block, 0.0, 1.0,
+                  xtol=1e-15, rtol=4 * np.finfo(float).eps, max_iter=200, require=True).root
         theta = float(self.costs[min(int(a * self.n), self.n - 1)])
         kept = self.costs <= theta
         influence = kept * (1.0 - self.costs / theta)  # delta method: da = dF - dH / theta
@@ -306,29 +307,23 @@ class _AccuracyGap:
 
     def guess(self):
         """Starting load: ``p ln p = d^2 / 8`` (Hebbian) or ``d^2 / 2`` (optimal)."""
-        target = self.d * self.d * (0.125 if self.memory == "hebbian" else 0.5)
-        p = max(target, 4.0)
-        for _ in range(60):
-            p = target / math.log(max(p, 2.0))
-        return max(p, 2.0)
+        return max(p_from_load(self.d, 0.125 if self.memory == "hebbian" else 0.5), 2.0)
 
     def bracket(self):
         """``(lo, hi)`` in ``log p`` with ``h(lo) >= 0 > h(hi)``, or a failure message."""
         lo_limit, step = math.log(2.0), math.log(2.0)
         x = math.log(self.guess())
         if self(x) >= 0.0:
-            lo = x
-            while self(lo + step) >= 0.0:
-                lo += step
-                if lo > math.log(_P_MAX):
-                    return None, f"accuracy still >= {self.threshold:g} at p = {_P_MAX:g}"
-            return (lo, lo + step), None
-        hi = x
-        while hi > lo_limit:
-            lo = max(hi - step, lo_limit)
-            if self(lo) >= 0.0:
-                return (lo, hi), None
-            hi = lo
+            walk = walk_bracket(self, x + step, lambda y: y + step, inside=lambda value: value >= 0.0, previous=x,
+                                give_up=lambda y: y > math.log(_P_MAX))
+            if not walk.found:
+                return None, f"accuracy still >= {self.threshold:g} at p = {_P_MAX:g}"
+            return (walk.lo, walk.hi), None
+        if x > lo_limit:
+            walk = walk_bracket(self, max(x - step, lo_limit), lambda y: max(y - step, lo_limit),
+                                inside=lambda value: value < 0.0, previous=x, give_up=lambda y: not y > lo_limit)
+            if walk.found:
+                return (walk.lo, walk.hi), None
         return None, f"accuracy below {self.threshold:g} already at p = 2"
 
 
@@ -336,7 +331,7 @@ def _check_capacity_arguments(d, accuracy, memory, ensemble, kappa):
     d = check_int(d, "d", low=2)
     accuracy = _check_accuracy_threshold(accuracy)
     check_choice(memory, "memory", MEMORIES)
-    check_choice(ensemble, "ensemble", ENSEMBLES)
+    check_ensemble(ensemble)
     kappa = check_scalar_kappa(kappa)
     if memory == "hebbian" and kappa != 1.0:
         raise ValueError(f"kappa must be 1 for memory='hebbian' (finite-size theory of the rank-truncated "
@@ -412,11 +407,11 @@ def accuracy_capacity(d, accuracy=0.99, memory="optimal", ensemble="gaussian", k
         return AccuracyCapacityResult(p_c=math.nan, stderr=math.nan, alpha=math.nan, achieved=math.nan,
                                       iterations=gap.calls, residual=math.nan, status="unbracketed",
                                       converged=False, message=failure, **common)
-    log_p, info = optimize.brentq(gap, *bracket, xtol=1e-10, maxiter=max_iter, full_output=True, disp=False)
-    return _capacity_result(gap, log_p, info, tol, common)
+    found = brent(gap, *bracket, xtol=1e-10, max_iter=max_iter)
+    return _capacity_result(gap, found.root, found.converged, tol, common)
 
 
-def _capacity_result(gap, log_p, info, tol, common) -> AccuracyCapacityResult:
+def _capacity_result(gap, log_p, brent_converged, tol, common) -> AccuracyCapacityResult:
     """Residual check and delta-method standard error at the root ``log_p``."""
     value = gap(log_p)
     achieved, noise = float(gap.accuracy), float(gap.noise)
@@ -427,7 +422,7 @@ def _capacity_result(gap, log_p, info, tol, common) -> AccuracyCapacityResult:
     p_c = math.exp(log_p)
     residual = float(abs(value))
     stderr = p_c * noise / abs(slope) if slope != 0.0 else math.inf
-    if not info.converged:
+    if not brent_converged:
         status = "max_iter"
     else:
         status = "converged" if residual <= tol else "not_converged"

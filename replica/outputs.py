@@ -31,22 +31,20 @@ import math
 
 from scipy import special
 
-from .common.checks import check_choice, check_int, check_real
-from .finite_size import (
+from .capacity_equation import (
     MAX_TOP_K,
-    _NORMAL_LAW,
     PROBLEMS,
-    _Accuracy,
+    AccuracySettings,
+    CapacityArguments,
     CapacityResult,
-    _control_mean,
-    _CostEstimator,
-    _distinct_outputs,
-    _expected_cost,
-    _tail_second_moment,
-    capacity,
+    capacity_arguments,
+    distinct_outputs_capacity,
 )
+from .common.checks import check_choice, check_int, check_real
+from .cost import NORMAL_LAW, CostEstimator, control_mean, expected_cost_from
+from .quarter_circle import tail_second_moment
 
-__all__ = ["capacity_many_to_one", "effective_weights", "two_field_cost"]
+__all__ = ["capacity_many_to_one", "effective_weights", "two_field_cost", "many_to_one_capacity"]
 
 
 def effective_weights(d, outputs, problem="op") -> int:
@@ -148,36 +146,38 @@ def capacity_many_to_one(d, outputs, problem="op", kappa=1.0, *, rel_tol=1e-3, s
         If ``outputs < 2``, ``problem`` not in ``{"op", "dp"}``, ``kappa`` outside its
         range, or the capacity would be below ``p = K``.
     """
-    return capacity(d, kappa, outputs=outputs, problem=problem, rel_tol=rel_tol, seed=seed)
+    args = capacity_arguments(d, kappa, 0.0, problem, "gaussian", rel_tol=rel_tol, seed=seed)
+    return many_to_one_capacity(args, 1, outputs)
 
 
 def _rank_factor(d, kappa, outputs, problem) -> float:
     """``F`` in ``p E[C_K] = F N_eff``: 1 when the rank constraint does not bind (OP, ``K <= kappa d``)."""
     if problem == "dp" or outputs > d:
-        return _tail_second_moment(kappa)
+        return float(tail_second_moment(kappa))
     if outputs <= kappa * d + 1e-12:
         return 1.0
     raise ValueError(f"kappa must lie in [{outputs / d:.6g}, 1] for the OP with outputs={outputs} <= d={d} "
                      f"(a rank below K binds V = U^T W; not covered by this theory), got {kappa!r}")
 
 
-def _block_cost(outputs, margin, top_k, law, settings: _Accuracy):
+def _block_cost(outputs, margin, top_k, law, settings: AccuracySettings):
     """``(E[C_K], stderr, samples, order statistics, converged)`` for a block of ``K`` fields."""
     if outputs == top_k + 1:  # one constrained competitor: exact
         if margin == 0.0 and top_k == 1:
             mean = 0.5  # (c - t) symmetric with variance 2, for any symmetric unit-variance law
-        elif law is _NORMAL_LAW and top_k == 1:
+        elif law is NORMAL_LAW and top_k == 1:
             mean = two_field_cost(margin)
         else:
-            mean = 0.5 * _control_mean(outputs - 1.0, top_k, margin, law)
+            mean = 0.5 * control_mean(outputs - 1.0, top_k, margin, law)
         return mean, 0.0, 0, 1, True
-    estimator = _CostEstimator(margin, top_k, settings.seed, law)
-    est = _expected_cost(estimator, float(outputs), settings.rel_tol)
+    estimator = CostEstimator(margin, top_k, settings.seed, law)
+    est = expected_cost_from(estimator, float(outputs), settings.rel_tol)
     return est.mean, est.stderr, est.samples, est.order_statistics, est.converged
 
 
-def _many_to_one(d, kappa, margin, top_k, outputs, problem, law, settings: _Accuracy) -> CapacityResult:
-    """:func:`replica.finite_size.capacity` with ``outputs = K`` (checked here)."""
+def many_to_one_capacity(args: CapacityArguments, top_k, outputs) -> CapacityResult:
+    """:func:`replica.finite_size.capacity` with ``outputs = K`` (checked here) on checked ``args``."""
+    d, kappa, margin, problem, law, settings = args.d, args.kappa, args.margin, args.problem, args.law, args.settings
     outputs = check_int(outputs, "outputs", low=2)
     top_k = check_int(top_k, "top_k", low=1, high=MAX_TOP_K)
     if top_k > outputs - 1:
@@ -188,7 +188,7 @@ def _many_to_one(d, kappa, margin, top_k, outputs, problem, law, settings: _Accu
     mean, stderr, samples, order, converged = _block_cost(outputs, margin, top_k, law, settings)
     if outputs * mean >= target:
         if n_eff == d * d:  # K >= p_c: every fact has its own answer at capacity
-            full = _distinct_outputs(d, kappa, margin, top_k, law, settings, problem)
+            full = distinct_outputs_capacity(d, kappa, margin, top_k, law, settings, problem)
             return dataclasses.replace(full, outputs=outputs)
         raise ValueError(f"d={d}, outputs={outputs}: capacity below p = {outputs} (K E[C_K] = {outputs * mean:.4g} "
                          f">= F N_eff = {target:.4g}); increase d or lower outputs")

@@ -25,13 +25,9 @@ import numpy as np
 from .common.checks import check_int, check_real
 from .common.results import Result
 from .common.seeds import resolve_seed
-from .finite_size import (
-    _check_p_top_k,
-    _default_order_count,
-    _kept_order_statistics,
-    _UniformStream,
-    _water_filling_sorted,
-)
+from .cost import check_p_top_k
+from .order_statistics import UniformStream, default_order_count, kept_order_statistics
+from .water_filling import water_filling_sorted
 
 __all__ = [
     "ScoreSummary",
@@ -167,20 +163,20 @@ def sample_optimal_scores(p, margin=0.0, top_k=1, *, size=100_000, seed=None):
         If ``p < 2``, ``margin < 0``, ``top_k`` outside ``[1, p - 1]``, ``size < 2`` or a
         bad ``seed``.
     """
-    p, top_k = _check_p_top_k(p, top_k)
+    p, top_k = check_p_top_k(p, top_k)
     margin = check_real(margin, "margin", low=0.0)
     size = check_int(size, "size", low=2)
     seed = resolve_seed(seed)
     kept_total = p - 1.0 - top_k + 1.0
     whole = math.floor(kept_total + 1e-12)
-    order = min(_default_order_count(kept_total), whole)
+    order = min(default_order_count(kept_total), whole)
     # competitors from the same tiled uniform stream as expected_cost (common random
     # numbers); the target from an independent stream of the same seed
-    stream = _UniformStream(seed)
+    stream = UniformStream(seed)
     target = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_TARGET_KEY,))).standard_normal(size)
     while True:
-        kept = _kept_order_statistics(p - 1.0, top_k, stream.get(size, order))
-        cost, level, active = _water_filling_sorted(target - margin, kept)
+        kept = kept_order_statistics(p - 1.0, top_k, stream.get(size, order))
+        cost, level, active = water_filling_sorted(target - margin, kept)
         if order >= whole or np.all(active < order):
             break
         order = min(2 * order, whole)

@@ -29,6 +29,7 @@ KERNEL_MODULES = frozenset({
     "validation._optimal_kernels",
     "validation._maxmargin_kernels",
     "validation._rng",
+    "replica._saddle_kernels",
 })
 
 

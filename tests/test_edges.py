@@ -13,7 +13,7 @@ import math
 import pytest
 
 import replica
-from replica import finite_size, saddle
+from replica import saddle
 from replica.cli import main as replica_main
 
 
@@ -45,10 +45,12 @@ def test_smallest_load_cost_closed_form():
     # 2 E[C_2] = E[(m + sqrt(2) Z)_+^2] = (m^2 + 2) Phi(m/sqrt2) + sqrt2 m phi(m/sqrt2)
     from scipy import stats
 
+    from replica.capacity_equation import _smallest_load_cost
+
     m = 3.0
     a = m / math.sqrt(2.0)
     exact = (m * m + 2.0) * stats.norm.cdf(a) + math.sqrt(2.0) * m * stats.norm.pdf(a)
-    assert finite_size._smallest_load_cost(1, m) == pytest.approx(exact, rel=1e-10)
+    assert _smallest_load_cost(1, m) == pytest.approx(exact, rel=1e-10)
 
 
 @pytest.mark.parametrize("p", [1000.0, 1e4, 1e8])
@@ -64,8 +66,10 @@ def test_max_margin_beyond_underflow_rejected():
 
 
 def test_control_mean_by_parts_agrees_with_quadrature_in_w():
-    value, _ = finite_size._control_mean_by_parts(100.0, 1, 0.0)
-    assert value == pytest.approx(finite_size._control_mean(100.0, 1, 0.0), rel=1e-10)
+    from replica import cost
+
+    value, _ = cost._control_mean_by_parts(100.0, 1, 0.0)
+    assert value == pytest.approx(cost.control_mean(100.0, 1, 0.0), rel=1e-10)
 
 
 @pytest.mark.parametrize("ratio", [1e-20, 1e100, 1e300])

@@ -7,6 +7,9 @@ These modules are the documented internal interface between the two packages
 * :mod:`replica.common.results` -- the result contract (``status``, ``converged``,
   ``message``, JSON-safe ``to_dict``) that every public result type follows.
 * :mod:`replica.common.seeds` -- the one seed policy of the package.
+* :mod:`replica.common.ensembles` -- the names of the embedding ensembles.
+* :mod:`replica.common.roots` -- the bracketed root finder of every capacity search.
+* :mod:`replica.common.loads` -- the load ``p ln p / d^2`` and its inversions.
 * :mod:`replica.common.cliutil` -- the command-line plumbing (one-line errors, exit 2,
   ``--format table|csv|json`` rendering).
 

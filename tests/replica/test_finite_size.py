@@ -19,15 +19,14 @@ from hypothesis import strategies as st
 from scipy import integrate, optimize, special
 
 from replica.extremes import order_statistics_from_uniforms
+from replica.cost import CostEstimator, _conditional_expected_cost
 from replica.finite_size import (
-    _CostEstimator,
-    _conditional_expected_cost,
-    _kept_order_statistics,
     capacity,
     expected_cost,
     max_margin,
     water_filling_cost,
 )
+from replica.order_statistics import kept_order_statistics
 
 
 # ----------------------------------------------------------------------------------------
@@ -118,7 +117,7 @@ def test_water_filling_rejects_nonfinite():
 # ----------------------------------------------------------------------------------------
 def test_order_statistics_top1_is_the_extremes_map():
     u = np.random.default_rng(0).random((50, 6))
-    np.testing.assert_array_equal(_kept_order_statistics(1e5, 1, u), order_statistics_from_uniforms(1e5, u))
+    np.testing.assert_array_equal(kept_order_statistics(1e5, 1, u), order_statistics_from_uniforms(1e5, u))
 
 
 def test_order_statistics_top_k_law():
@@ -126,7 +125,7 @@ def test_order_statistics_top_k_law():
     from scipy import stats
 
     u = np.random.default_rng(1).random((20000, 3))
-    kept = _kept_order_statistics(40.0, 3, u)
+    kept = kept_order_statistics(40.0, 3, u)
     assert np.all(np.diff(kept, axis=1) <= 0)
     direct = -np.sort(-np.random.default_rng(2).standard_normal((20000, 40)), axis=1)[:, 2:5]
     for col in range(3):
@@ -236,7 +235,7 @@ def test_expected_cost_reproducible_and_seed_dependent():
 def test_p_times_cost_is_smooth_and_increasing_in_real_p():
     """Common random numbers: p E[C_p] increases with (real) p, also across the
     integer-interpolation regime below 33 competitors."""
-    estimator = _CostEstimator(0.0, 1, seed=1)  # one fixed sample, as capacity() uses
+    estimator = CostEstimator(0.0, 1, seed=1)  # one fixed sample, as capacity() uses
     ps = np.concatenate([np.linspace(2, 40, 77), np.geomspace(41, 1e5, 25)])
     values = np.array([p * estimator.estimate(p, 4096)[0] for p in ps])
     assert np.all(np.diff(values) > 0)

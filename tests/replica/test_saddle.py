@@ -25,7 +25,8 @@ import numpy as np
 import pytest
 from scipy import integrate, optimize, special
 
-from replica import saddle
+from replica import _saddle_kernels as kernels
+from replica import saddle_sample
 from replica.saddle import (
     ReplicaSample,
     SaddlePoint,
@@ -48,19 +49,19 @@ def test_log_ndtr_and_mills_ratio_match_scipy():
     grid = np.concatenate([np.linspace(-60, 40, 2001), [-29.999, -30.0, -30.001, -1e-9, 0.0, 1e-9]])
     ref_log = special.log_ndtr(grid)
     ref_ratio = np.exp(-0.5 * grid**2 - 0.5 * math.log(2 * math.pi) - ref_log)
-    ours = np.array([saddle._log_ndtr_mills(u) for u in grid])
+    ours = np.array([kernels._log_ndtr_mills(u) for u in grid])
     big = np.abs(ref_log) > 1e-300
     # both are within ~2e-13 of mpmath (dps=60) in the far right tail, u ~ 36
     assert np.max(np.abs(ours[big, 0] - ref_log[big]) / np.abs(ref_log[big])) < 1e-12
     assert np.max(np.abs(ours[:, 1] - ref_ratio) / np.maximum(ref_ratio, 1e-300)) < 1e-12
-    slope = np.array([saddle._mills_slope(u, r) for u, r in zip(grid, ours[:, 1])])
+    slope = np.array([kernels._mills_slope(u, r) for u, r in zip(grid, ours[:, 1])])
     assert np.all((slope <= 0) & (slope > -1))
     # d/du (phi/Phi) = -r (u + r): mpmath (dps=50) on both sides of the series switch at -30
     with mpmath.workdps(50):
         for u in (-45.0, -30.5, -29.5, -3.0, 0.0, 2.0):
             r = mpmath.npdf(u) / mpmath.ncdf(u)
             ref = float(-r * (u + r))
-            assert saddle._mills_slope(u, saddle._mills(u)) == pytest.approx(ref, rel=1e-10)
+            assert kernels._mills_slope(u, kernels._mills(u)) == pytest.approx(ref, rel=1e-10)
 
 
 @pytest.mark.parametrize("q", [0.1, 0.6, 0.99, 0.9999])
@@ -106,12 +107,12 @@ def test_bulk_conditional_integral_matches_quad(q):
     # (n-K) E[log Phi(u(x, t)) | t < T] for one top competitor at T and bulk weight 1
     margin, t1 = 0.2, 0.7
     sq, ss = math.sqrt(q), math.sqrt(1 - q)
-    gl = saddle._GL_T
+    gl = saddle_sample._GL_T
     for top in (0.5, 3.5):
         for x in (-2.0, 0.0, 3.0, 20.0):
             out = np.empty(4)
-            saddle._field_sum(x, sq, ss, margin, t1, np.array([top]), 1.0, special.ndtr(top), True,
-                              gl[0], gl[1], out)
+            kernels._field_sum(x, sq, ss, margin, t1, np.array([top]), 1.0, special.ndtr(top), True,
+                               gl[0], gl[1], out)
             bulk = out[0] - special.log_ndtr(x + (sq * (t1 - top) - margin) / ss)
 
             def f(t, x=x):

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from replica.finite_size import _water_filling_sorted, expected_cost
+from replica.finite_size import expected_cost
+from replica.water_filling import water_filling_sorted
 from replica.scores import ScoreSummary, optimal_score_laws, sample_optimal_scores, summarize_scores
 
 
@@ -22,7 +23,7 @@ def _full_vector_sample(p, margin, top_k, size, seed):
     target = rng.standard_normal(size)
     comps = -np.sort(-rng.standard_normal((size, p - 1)), axis=1)
     kept = comps[:, top_k - 1:]
-    cost, level, active = _water_filling_sorted(target - margin, kept)
+    cost, level, active = water_filling_sorted(target - margin, kept)
     return target, kept, cost, level, active
 
 
@@ -55,7 +56,7 @@ def test_level_against_scalar_minimisation():
     for _ in range(10):
         t = rng.standard_normal()
         c = -np.sort(-rng.standard_normal(12))
-        cost, level, active = (a[0] for a in _water_filling_sorted(np.array([t - 0.4]), c[None, :]))
+        cost, level, active = (a[0] for a in water_filling_sorted(np.array([t - 0.4]), c[None, :]))
         def obj(L, t=t, c=c):
             return max(L + 0.4 - t, 0) ** 2 + np.sum(np.maximum(c - L, 0) ** 2)
 

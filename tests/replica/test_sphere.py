@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from replica.finite_size import _CostEstimator, _control_mean, capacity, expected_cost, water_filling_cost
+from replica.cost import CostEstimator, control_mean
+from replica.finite_size import capacity, expected_cost, water_filling_cost
 from replica.sphere import ProjectionLaw
 
 
@@ -102,7 +103,7 @@ def test_law_tends_to_the_normal_like_one_over_d():
 def test_expected_cost_matches_plain_monte_carlo_of_unit_vectors():
     d, p = 16, 60
     law = ProjectionLaw(d)
-    mean, stderr, *_ = _CostEstimator(0.0, 1, 1, law).estimate(p, 20000)
+    mean, stderr, *_ = CostEstimator(0.0, 1, 1, law).estimate(p, 20000)
     rng = np.random.default_rng(3)
     values = []
     for _ in range(10):
@@ -116,11 +117,11 @@ def test_expected_cost_matches_plain_monte_carlo_of_unit_vectors():
 
 
 def test_control_mean_by_parts_for_the_sphere():
-    from replica.finite_size import _control_mean_by_parts
+    from replica.cost import _control_mean_by_parts
 
     law = ProjectionLaw(32)
     by_parts, _ = _control_mean_by_parts(100.0, 1, 0.3, law)
-    assert by_parts == pytest.approx(_control_mean(100.0, 1, 0.3, law), rel=1e-9)
+    assert by_parts == pytest.approx(control_mean(100.0, 1, 0.3, law), rel=1e-9)
 
 
 # p_c from this implementation with the default seed (notes/sphere_ensemble.md, section 4);

@@ -1,0 +1,277 @@
+"""The capacity equation with one answer per fact: the root of ``p E[C_p] = F(kappa) d^2``.
+
+The root is found in ``log p`` on one fixed Monte-Carlo sample (common random numbers,
+:class:`replica.cost.CostEstimator`), so that the equation is smooth.  This module also
+holds what every capacity of :func:`replica.finite_size.capacity` shares: the result
+type, the accuracy settings and the argument checks.  Derivation:
+``notes/finite_size_capacity.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from .common.checks import check_choice, check_int, check_kappa, check_real
+from .common.results import Result
+from .common.roots import BelowLimit, RootSearch, bracketed_root, brent
+from .common.seeds import DEFAULT_SEED, resolve_seed
+from .cost import NORMAL_LAW, SAMPLE_ROUNDS, CostEstimator, control_mean, expected_cost_from, field_law, rows_for
+from .quarter_circle import tail_second_moment
+
+__all__ = [
+    "PROBLEMS",
+    "MAX_TOP_K",
+    "CapacityResult",
+    "AccuracySettings",
+    "accuracy_settings",
+    "CapacityArguments",
+    "capacity_arguments",
+    "check_d_kappa",
+    "check_accuracy",
+    "root_status",
+    "SampledRoot",
+    "distinct_outputs_capacity",
+]
+
+PROBLEMS = ("op", "dp")
+"""Original / decoupled problem, ``capacity(problem=...)``."""
+
+
+def check_d_kappa(d, kappa):
+    """Check ``d >= 2`` and ``kappa`` in ``(0, 1]``; return them as ``(int, float)``."""
+    d = check_int(d, "d", low=2)
+    kappa = float(check_kappa(kappa))
+    return d, kappa
+
+
+def check_accuracy(rel_tol, tol, max_iter):
+    """``rel_tol`` in [1e-6, 0.5], ``tol`` in (0, 1e-2], ``max_iter >= 1``."""
+    rel_tol = check_real(rel_tol, "rel_tol", low=1e-6, high=0.5)
+    tol = check_real(tol, "tol", low=0.0, high=1e-2, low_open=True)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    return rel_tol, tol, max_iter
+
+
+def root_status(search: RootSearch, tol, rel_stderr, rel_tol, regular=True):
+    """``(status, converged, message)`` of a root on a Monte-Carlo sample."""
+    detail = (f"residual {search.residual:.3g} (tol {tol:.3g}), relative stderr of E[C] "
+              f"{rel_stderr:.3g} (rel_tol {rel_tol:.3g}), {search.evaluations} evaluations")
+    if search.exhausted:
+        return "max_iter", False, f"max_iter reached: {detail}"
+    if search.residual <= tol and rel_stderr <= rel_tol and regular:
+        return "converged", True, f"converged: {detail}"
+    return "not_converged", False, f"not converged: {detail}" + ("" if regular else "; slope <= 0")
+
+
+@dataclass(frozen=True)
+class CapacityResult(Result):
+    """Finite-size capacity from ``p_c E[C_{p_c}] = F(kappa) d^2`` (see :func:`replica.finite_size.capacity`).
+
+    ``status``: ``"converged"`` (residual ``<= tol``, relative stderr of ``E[C]``
+    ``<= rel_tol`` and an increasing equation at the root), ``"not_converged"`` (one of
+    these checks failed) or ``"max_iter"`` (the root search ran out of iterations).
+    ``message`` gives the residual.
+    """
+
+    STATUSES = ("converged", "not_converged", "max_iter")
+
+    d: int
+    kappa: float
+    margin: float
+    top_k: int
+    p_c: float
+    stderr: float  # of p_c (delta method)
+    alpha: float  # p_c ln p_c / d^2
+    alpha_stderr: float
+    alpha_c: float  # F(kappa) / 2, the d -> infinity limit
+    tail_second_moment: float  # F(kappa)
+    expected_cost: float  # E[C] at p_c
+    expected_cost_stderr: float
+    samples: int
+    order_statistics: int
+    converged: bool
+    iterations: int  # evaluations of the equation
+    residual: float  # |log(p E[C_p] / (F d^2))| at p_c
+    seed: int
+    status: str
+    message: str
+    outputs: int | None = None  # K distinct answers (None: one per fact)
+    problem: str = "dp"
+    ensemble: str = "gaussian"
+    effective_weights: int = 0  # N_eff in p E[C] = F N_eff: d^2, or d (K - 1) for the OP with K <= d
+
+
+def _initial_guess(target: float) -> float:
+    # p (2 ln p - ln ln p - 1.5) ~ target, a rough finite-size form of E C_p
+    log_p = math.log(max(target, 4.0))
+    for _ in range(50):
+        cost = max(2.0 * log_p - math.log(max(log_p, 1.0)) - 1.5, 0.5)
+        log_p = max(math.log(target / cost), math.log(2.0))
+    return math.exp(log_p)
+
+
+class SampledRoot(NamedTuple):
+    """A root on a fixed sample: the load (or the given p), the sample and E[C] there."""
+
+    p: float
+    rows: int
+    mean: float
+    stderr: float
+    order_statistics: int
+    search: RootSearch  # of the last round (evaluations: all rounds)
+
+
+def _smallest_load(top_k: int) -> float:
+    """The smallest ``p`` allowed with ``top_k`` (one constrained competitor)."""
+    return max(2.0, top_k + 1.0)
+
+
+def _load_at(log_p: float, top_k: int) -> float:
+    """``exp(log_p)``, kept at or above :func:`_smallest_load`.
+
+    ``exp(log(p_min))`` can round to just below ``p_min`` (e.g. ``p_min = 301``), where
+    fewer than one competitor would be constrained.
+    """
+    return max(math.exp(log_p), _smallest_load(top_k))
+
+
+def _solve_load(estimator, target, rows, p_guess, max_iter) -> RootSearch:
+    """Root of ``log(p E[C_p]) = log(target)`` in ``log p`` with a fixed sample."""
+    def g(log_p):
+        p = _load_at(log_p, estimator.top_k)
+        return math.log(p * estimator.estimate(p, rows)[0]) - math.log(target)
+
+    p_min = _smallest_load(estimator.top_k)
+    try:
+        return bracketed_root(g, math.log(max(p_guess, p_min)), 1.1, lower=math.log(p_min),
+                               max_iter=max_iter)
+    except BelowLimit:
+        raise ValueError(f"capacity below p = {p_min:g} (the smallest p allowed with top_k = "
+                         f"{estimator.top_k}): F(kappa) d^2 < {p_min:g} E[C_{p_min:g}]; "
+                         "increase d or kappa") from None
+
+
+def _capacity_root(estimator, target, rel_tol, max_iter) -> SampledRoot:
+    """Sample size from a pilot at the guess, then the root on one fixed sample (enlarged if needed)."""
+    p_guess = max(_initial_guess(target), _smallest_load(estimator.top_k))
+    rows = expected_cost_from(estimator, p_guess, rel_tol).samples
+    evaluations = 0
+    for _ in range(SAMPLE_ROUNDS):
+        search = _solve_load(estimator, target, rows, p_guess, max_iter)
+        evaluations += search.evaluations
+        p_c = _load_at(search.x, estimator.top_k)
+        mean, err, _, k, _ = estimator.estimate(p_c, rows)
+        if err / mean <= rel_tol or search.exhausted:
+            break
+        rows = rows_for(err / mean * math.sqrt(rows), rel_tol)
+        p_guess = p_c
+    return SampledRoot(p_c, rows, mean, err, k, search._replace(evaluations=evaluations))
+
+
+def _log_load_slope(estimator, root: SampledRoot, h=1e-3) -> float:
+    """``d log(p E[C_p]) / d log p`` at ``p_c`` by a common-random-number difference."""
+    p_c, rows = root.p, root.rows
+    p_low = max(p_c * math.exp(-h), _smallest_load(estimator.top_k))
+    m_plus = estimator.estimate(p_c * math.exp(h), rows)[0]
+    m_minus = estimator.estimate(p_low, rows)[0] if p_low < p_c else root.mean
+    return (math.log(p_c * math.exp(h) * m_plus) - math.log(p_low * m_minus)) / (h + math.log(p_c / p_low))
+
+
+MAX_TOP_K = 10**5
+"""Largest ``top_k`` accepted by :func:`replica.finite_size.capacity` (see its docstring)."""
+
+
+def _smallest_load_cost(top_k: int, margin: float, law=NORMAL_LAW) -> float:
+    """Exact ``p E[C_p]`` at ``p = top_k + 1`` (one constrained competitor).
+
+    With one kept competitor ``c`` (the smallest of ``top_k``) the cost is
+    ``(c + margin - t_1)_+^2 / 2``, whose mean over ``t_1`` is ``g(c + margin) / 2``
+    (``replica.cost.NormalLaw.lift_cost``); the mean over ``c`` is :func:`control_mean`.
+    """
+    p_min = _smallest_load(top_k)
+    return p_min * 0.5 * control_mean(p_min - 1.0, top_k, margin, law)
+
+
+def _check_capacity_range(d, tail, margin, top_k, law=NORMAL_LAW):
+    """Reject ``top_k > MAX_TOP_K`` and margins for which even ``p = top_k + 1`` is above capacity."""
+    top_k = check_int(top_k, "top_k", low=1, high=MAX_TOP_K)
+    target = tail * float(d) ** 2
+    if _smallest_load_cost(top_k, margin, law) <= target:
+        return top_k
+    p_min = _smallest_load(top_k)
+    if _smallest_load_cost(top_k, 0.0, law) > target:
+        raise ValueError(f"d={d}, F(kappa)={tail:.6g}, top_k={top_k}: capacity below p = {p_min:g} (the smallest "
+                         f"p allowed with top_k = {top_k}) even at margin 0: F(kappa) d^2 < {p_min:g} "
+                         f"E[C_{p_min:g}]; increase d or kappa")
+    largest = brent(lambda m: _smallest_load_cost(top_k, m, law) - target, 0.0, margin, xtol=1e-6, require=True).root
+    raise ValueError(f"margin must lie in [0, {largest:.6g}] for d={d}, top_k={top_k} and F(kappa) = "
+                     f"{tail:.6g} (above it even p = {p_min:g} exceeds the capacity), "
+                     f"got {margin!r}")
+
+
+class AccuracySettings(NamedTuple):
+    """The accuracy settings of :func:`replica.finite_size.capacity` (its keyword-only ``**accuracy``), checked."""
+
+    rel_tol: float = 1e-3
+    tol: float = 1e-9
+    max_iter: int = 100
+    seed: int = DEFAULT_SEED
+
+
+def accuracy_settings(**accuracy) -> AccuracySettings:
+    """Check the ``**accuracy`` of :func:`replica.finite_size.capacity`; an unknown name raises TypeError."""
+    unknown = sorted(set(accuracy) - set(AccuracySettings._fields))
+    if unknown:
+        raise TypeError(f"capacity() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}")
+    rel_tol, tol, max_iter = check_accuracy(accuracy.get("rel_tol", 1e-3), accuracy.get("tol", 1e-9),
+                                             accuracy.get("max_iter", 100))
+    return AccuracySettings(rel_tol, tol, max_iter, resolve_seed(accuracy.get("seed")))
+
+
+class CapacityArguments(NamedTuple):
+    """The checked arguments of :func:`replica.finite_size.capacity` (``law``: the field law of the ensemble)."""
+
+    problem: str
+    d: int
+    kappa: float
+    law: object
+    margin: float
+    settings: AccuracySettings
+
+
+def capacity_arguments(d, kappa, margin, problem, ensemble, **accuracy) -> CapacityArguments:
+    """Check the arguments of :func:`replica.finite_size.capacity`, in its order; ``ValueError`` / ``TypeError``."""
+    problem = check_choice(problem, "problem", PROBLEMS)
+    d, kappa = check_d_kappa(d, kappa)
+    law = field_law(d, ensemble)
+    margin = check_real(margin, "margin", low=0.0)
+    settings = accuracy_settings(**accuracy)
+    return CapacityArguments(problem, d, kappa, law, margin, settings)
+
+
+def distinct_outputs_capacity(d, kappa, margin, top_k, law, settings: AccuracySettings,
+                              problem="dp") -> CapacityResult:
+    """:func:`replica.finite_size.capacity` with one answer per fact: the root of ``p E[C_p] = F(kappa) d^2``."""
+    tail = float(tail_second_moment(kappa))
+    top_k = _check_capacity_range(d, tail, margin, top_k, law)
+    estimator = CostEstimator(margin, top_k, settings.seed, law)
+    try:
+        root = _capacity_root(estimator, tail * float(d) ** 2, settings.rel_tol, settings.max_iter)
+    except ValueError as exc:
+        raise ValueError(f"d={d}, kappa={kappa!r}, top_k={top_k}: {exc}") from None
+    slope = _log_load_slope(estimator, root)
+    p_c, rel = root.p, root.stderr / root.mean
+    p_se = p_c * rel / slope
+    log_p = math.log(p_c)
+    status, converged, message = root_status(root.search, settings.tol, rel, settings.rel_tol, regular=slope > 0)
+    return CapacityResult(
+        d=d, kappa=kappa, margin=margin, top_k=top_k, p_c=p_c, stderr=p_se,
+        alpha=p_c * log_p / d**2, alpha_stderr=p_se * (log_p + 1.0) / d**2,
+        alpha_c=tail / 2.0, tail_second_moment=tail, expected_cost=root.mean,
+        expected_cost_stderr=root.stderr, samples=root.rows, order_statistics=root.order_statistics,
+        converged=converged, iterations=root.search.evaluations, residual=root.search.residual,
+        seed=settings.seed, status=status, message=message, problem=problem, ensemble=law.name,
+        effective_weights=d * d)
+

@@ -44,7 +44,12 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 templates_path = ["_templates"]
 html_static_path = ["_static"]
-html_theme = "alabaster"
+html_theme = "pydata_sphinx_theme"
+html_theme_options = {
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "secondary_sidebar_items": ["page-toc"],
+}
 html_title = "linear-memory-capacity"
 # Committed outputs of the scripts under docs/: included by the results pages, never
 # documents of their own.
@@ -69,8 +74,9 @@ exclude_patterns = [
     "*.txt",
 ]
 
-# myst-parser: the notes and reports are plain GitHub markdown.
-myst_enable_extensions: list[str] = []
+# myst-parser: the notes and reports are GitHub markdown; equations are $...$, $$...$$
+# (dollarmath) or amsmath environments, rendered by MathJax.
+myst_enable_extensions: list[str] = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
 
 # autosummary / autodoc / numpydoc

@@ -24,9 +24,9 @@ from replica.common.results import Result
 
 from ..accuracy import loads_from_alpha, measure_accuracy
 from ..capacity import estimate_capacity, theory_capacity
+from ..executors import terminate_executor
 from ..solvers import check_problem
 from ..store import ResultStore
-from ..sweep import _terminate as _terminate_executor
 from ..sweep import run_tasks
 from .config import QUICK, ReproduceConfig
 from .plan import (accuracy_runs, in_run_order, measurement_specs, measurement_tasks, optimal_accuracy_options,
@@ -291,7 +291,7 @@ def reproduce(out, config: ReproduceConfig = QUICK, executor=None, progress=None
             estimates = in_run_order(config, runs + alongside, estimates + more)
     except BaseException:
         if lane is not None:
-            _terminate_executor(executor)  # ends the sweep of the other thread too
+            terminate_executor(executor)  # ends the sweep of the other thread too
         raise
     finally:
         ctx.store.close()

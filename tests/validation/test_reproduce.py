@@ -177,3 +177,31 @@ def test_large_d_estimates_go_alongside_with_a_pool_only():
     # the run at spectra_dim stays in the main thread (the measurements start from it)
     at64 = dataclasses.replace(FULL, scale_runs=(("op", 64, 8, 0), ("dp", 256, 4, 0)))
     assert [(r[0], r[2]) for r in split_alongside(at64, Pool())[1]] == [("dp", 256)]
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_measurement_with_k_answers_reads_the_target_map(problem):
+    # option outputs = 4: the score matrix is (4, p); the record's samples against a direct
+    # computation from the instance's scores and its target map
+    import numpy as np
+
+    from validation import make_instance, solve
+    from validation.sweep import Task, execute_task
+
+    p, K = 24, 4
+    task = Task(function="validation.reproduce:measurement_trial", experiment="measure", problem=problem,
+                solver="hebbian", ensemble="gaussian", d=8, p=p, kappa=1.0, seed=0, trial=0,
+                options=(("outputs", K),))
+    record = execute_task(task)
+    assert record["status"] in ("stored", "not_stored"), record
+    inst = make_instance(8, p, problem=problem, seed=record["instance_seed"], outputs=K)
+    W = solve(inst, solver="hebbian").matrix()
+    S = inst.scores(W) / (np.linalg.norm(W) / 8)
+    f = inst.target_index
+    np.testing.assert_array_equal(record["targets"], [S[f[mu], mu] for mu in range(p)])
+    np.testing.assert_array_equal(record["top_competitors"],
+                                  [max(S[r, mu] for r in range(K) if r != f[mu]) for mu in range(p)])
+    np.testing.assert_array_equal(record["competitors"],
+                                  [S[r, mu] for r in range(K) for mu in range(p) if r != f[mu]])
+    s = np.linalg.svd(W, compute_uv=False)
+    np.testing.assert_allclose(record["singular_values"], s / (np.linalg.norm(W) / np.sqrt(8)), rtol=1e-12)

@@ -14,6 +14,7 @@ from ..capacity import theory_capacity
 from ..ce_protocol import CEProtocol
 from ..sweep import Task
 from .config import ReproduceConfig
+from .rules import decision_settings, rank_search_settings, rank_solver, scales_to_large_d, takes_run_options
 
 __all__ = ["solve_options", "scale_runs", "capacity_runs", "split_alongside", "in_run_order", "measurement_specs",
            "measurement_tasks", "accuracy_runs", "optimal_accuracy_options"]
@@ -23,19 +24,18 @@ def solve_options(config: ReproduceConfig, solver: str, kappa: float, time_limit
                   decision=True) -> dict:
     """Options of one ``optimal`` trial: the time limit, the rank-m starts at kappa < 1 and, for a
     capacity trial (``decision``), storability only (no max-margin refinement)."""
-    if solver != "optimal":
+    if not takes_run_options(solver):
         return {}
     opts = {"time_limit": config.time_limit if time_limit is None else time_limit}
     if decision:
-        opts["refine"] = False
-    if kappa < 1.0:
-        opts["restarts"] = config.rank_restarts
+        opts.update(decision_settings(solver))
+    opts.update(rank_search_settings(solver, kappa, config.rank_restarts))
     return opts
 
 
 def scale_runs(config: ReproduceConfig) -> tuple:
     """``config.scale_runs``, or none for the LP reference (its memory grows as d p^2: small d only)."""
-    return config.scale_runs if config.optimal_solver == "optimal" else ()
+    return config.scale_runs if scales_to_large_d(config.optimal_solver) else ()
 
 
 def capacity_runs(config: ReproduceConfig) -> list:
@@ -52,9 +52,9 @@ def capacity_runs(config: ReproduceConfig) -> list:
     runs = [run(prob, config.optimal_solver, d, 1.0) for d in config.optimal_dims for prob in ("op", "dp")]
     runs += [run("op", "hebbian", d, 1.0) for d in config.hebbian_dims]
     # rank constraints need the projected-gradient solver (the LP is full rank only)
-    runs += [run("op", "optimal", config.kappa_dim, k) for k in config.kappas]
-    if config.kappa_dim not in config.optimal_dims or config.optimal_solver != "optimal":
-        runs.append(run("op", "optimal", config.kappa_dim, 1.0))
+    runs += [run("op", rank_solver(), config.kappa_dim, k) for k in config.kappas]
+    if config.kappa_dim not in config.optimal_dims or config.optimal_solver != rank_solver():
+        runs.append(run("op", rank_solver(), config.kappa_dim, 1.0))
     for prob, d, trials, rounds in scale_runs(config):
         scale = {"trials": trials, "rounds": rounds, "design": "bracket", "bracket_step": config.scale_step,
                  "solver_options": solve_options(config, config.optimal_solver, 1.0, config.scale_time_limit)}
@@ -107,7 +107,7 @@ def measurement_specs(config: ReproduceConfig, estimates) -> list:
     specs = []
     for problem in ("op", "dp"):
         for kappa in (1.0, config.spectra_kappa):
-            solver = config.optimal_solver if kappa == 1.0 else "optimal"
+            solver = config.optimal_solver if kappa == 1.0 else rank_solver()
             specs.append((problem, solver, kappa, "gaussian", p_near(problem, solver, kappa)))
     # Hebbian memories at the same p as the optimal OP one (same load)
     specs.append(("op", "hebbian", 1.0, config.hebbian_ensemble, specs[0][4]))
@@ -127,7 +127,7 @@ def accuracy_runs(config: ReproduceConfig) -> list:
     """(solver, d, alphas, ensemble, options) of every accuracy curve of ``config``."""
     runs = [("hebbian", d, config.accuracy_alphas, config.hebbian_ensemble, {}) for d in config.accuracy_dims]
     opts = optimal_accuracy_options(config)
-    if config.optimal_solver == "optimal":
+    if takes_run_options(config.optimal_solver):
         opts.setdefault("time_limit", config.time_limit)
     runs += [(config.optimal_solver, d, config.accuracy_optimal_alphas, "gaussian", opts)
              for d in config.accuracy_optimal_dims]
@@ -139,5 +139,5 @@ def accuracy_runs(config: ReproduceConfig) -> list:
 
 def optimal_accuracy_options(config: ReproduceConfig) -> dict:
     """``accuracy_optimal_options`` as a dict; they are options of ``optimal`` only (none for ``lp``)."""
-    return dict(config.accuracy_optimal_options) if config.optimal_solver == "optimal" else {}
+    return dict(config.accuracy_optimal_options) if takes_run_options(config.optimal_solver) else {}
 

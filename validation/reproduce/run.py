@@ -32,6 +32,7 @@ from .config import QUICK, ReproduceConfig
 from .plan import (accuracy_runs, in_run_order, measurement_specs, measurement_tasks, optimal_accuracy_options,
                    solve_options, split_alongside)
 from .report import ReproduceData, write_outputs
+from .rules import capacity_ensemble
 
 __all__ = ["ReproduceResult", "reproduce", "run_status", "RunContext", "BackgroundLane"]
 
@@ -110,7 +111,7 @@ def _estimate_all(ctx: RunContext, runs, lane="") -> list:
     config = ctx.config
     estimates = []
     for problem, solver, d, kappa, settings in runs:
-        ensemble = config.hebbian_ensemble if solver == "hebbian" else "gaussian"
+        ensemble = capacity_ensemble(solver, config.hebbian_ensemble)
         ctx.say(f"capacity{lane}: {problem} {solver} d={d} kappa={kappa:g}")
         t0 = time.perf_counter()
         est = estimate_capacity(d, problem, solver, kappa, ensemble, seed=config.seed, executor=ctx.executor,

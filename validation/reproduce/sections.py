@@ -14,6 +14,7 @@ import os
 import numpy as np
 
 from .plan import optimal_accuracy_options
+from .rules import accuracy_reference, is_hebbian, trains_cross_entropy
 from .tables import concat, fmt, reldiff, summary_columns
 
 __all__ = ["figure_success", "figure_alpha_vs_d", "figure_alpha_kappa", "spectra_panels", "figure_spectra",
@@ -26,7 +27,7 @@ def figure_success(out, estimates):
 
     path = figures.plot_success(estimates, os.path.join(out, "fig1_success_probability.png"))
     lines = []
-    for e in sorted(estimates, key=lambda e: (e["solver"] == "hebbian", e["problem"], e["d"])):
+    for e in sorted(estimates, key=lambda e: (is_hebbian(e["solver"]), e["problem"], e["d"])):
         if e["kappa"] != 1.0:
             continue
         th = e["theory"]
@@ -46,7 +47,7 @@ def figure_alpha_vs_d(out, estimates, theory):
     path = figures.plot_alpha_vs_d(estimates, theory["alpha_d"], os.path.join(out, "fig2_alpha_vs_d.png"))
     inside = [e for e in estimates if e["kappa"] == 1.0 and math.isfinite(e["theory"].get("p_c", math.nan))]
     n_in = sum(1 for e in inside if e["p_c_low"] <= e["theory"]["p_c"] <= e["p_c_high"])
-    opt_op = sorted([e for e in inside if e["solver"] != "hebbian" and e["problem"] == "op"], key=lambda e: e["d"])
+    opt_op = sorted([e for e in inside if not is_hebbian(e["solver"]) and e["problem"] == "op"], key=lambda e: e["d"])
     trend = ""
     if len(opt_op) >= 2:
         trend = (f" The measured OP alpha goes from {fmt(opt_op[0]['alpha'])} at d = {opt_op[0]['d']} to "
@@ -90,7 +91,7 @@ def spectra_panels(config, specs, measurements):
     for problem, solver, kappa, _ensemble, p in specs:
         recs = measurements.get((problem, solver, kappa, p), [])
         sv = concat(recs, "singular_values")
-        if solver == "hebbian":
+        if is_hebbian(solver):
             law = hebbian_spectrum(p / dm)
             label, support = f"finite-ratio theory c = p/d = {p / dm:.1f}", (law.lower, law.upper)
         else:
@@ -127,7 +128,7 @@ def figure_spectra(out, panels, rows):
 
 def _predicted_scores(solver, d, p, ensemble):
     """(predicted water level, predicted target mean) in competitor-std units (NaN where no theory)."""
-    if solver == "hebbian":
+    if is_hebbian(solver):
         from replica.hebbian import hebbian_score_moments
 
         return math.nan, float(hebbian_score_moments(d, p, ensemble).standardized_target_mean)
@@ -156,7 +157,7 @@ def score_panels(config, specs, measurements):
         lines = [(math.sqrt(2 * math.log(p)), "sqrt(2 ln p)", ":")]
         if math.isfinite(water):
             lines.append((water, "predicted water level L*", "--"))
-        if solver == "hebbian" and math.isfinite(pred_target):
+        if is_hebbian(solver) and math.isfinite(pred_target):
             lines.append((pred_target, "predicted target mean", "-."))
         panels.append({"title": f"{solver} {problem.upper()}, d={dm}, p={p} ({len(recs)} instances)",
                        "targets": tg, "top_competitors": top, "competitors": comp, "lines": lines})
@@ -197,7 +198,7 @@ def _accuracy_theory(curves, n_points=16) -> list:
     for c in curves:
         lo, hi = min(pt.alpha for pt in c.points), max(pt.alpha for pt in c.points)
         ps = sorted(set(loads_from_alpha(c.d, np.linspace(lo, hi, n_points))) | {pt.p for pt in c.points})
-        ref = "optimal" if c.solver == "adam" else c.solver
+        ref = accuracy_reference(c.solver)
         vals = [theory_accuracy(c.d, p, ref, c.ensemble, c.kappa)[0] for p in ps]
         out.append({"d": c.d, "solver": c.solver, "alpha": [load(c.d, p) for p in ps], "accuracy": vals})
     return out
@@ -209,7 +210,7 @@ def _nearest(rows, alpha):
 
 def _accuracy_text(config, rows) -> str:
     """Report paragraph of figure 6 from the measured accuracy rows."""
-    heb = [_nearest([r for r in rows if r["d"] == d and r["solver"] == "hebbian"], 0.5)
+    heb = [_nearest([r for r in rows if r["d"] == d and is_hebbian(r["solver"])], 0.5)
            for d in config.accuracy_dims]
     lines = [f"- Hebbian, d = {r['d']}, p = {r['p']} (alpha = {fmt(r['alpha'])}): measured accuracy "
              f"{fmt(r['accuracy'])} [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}], theory {fmt(r['theory'])} "
@@ -245,7 +246,7 @@ def _adam_lines(config, rows) -> list:
     """Report lines of the Adam curves: the largest load with mean accuracy >= 0.99, and the accuracy at alpha ~ 1."""
     lines = []
     for d in config.accuracy_adam_dims:
-        pts = sorted([r for r in rows if r["solver"] == "adam" and r["d"] == d], key=lambda r: r["alpha"])
+        pts = sorted([r for r in rows if trains_cross_entropy(r["solver"]) and r["d"] == d], key=lambda r: r["alpha"])
         if not pts:
             continue
         ok = [r for r in pts if math.isfinite(r["accuracy"]) and r["accuracy"] >= 0.99]

@@ -14,6 +14,8 @@ import numpy as np
 
 from replica import summarize_scores
 
+from .rules import is_hebbian, rank_solver
+
 __all__ = ["write_csv", "summary_columns", "concat", "fmt", "reldiff", "trials_of", "table_capacity",
            "table_success_curves", "kappa_points", "table_alpha_kappa", "ACCURACY_COLUMNS", "accuracy_rows",
            "OUTPUTS_COLUMNS", "outputs_rows", "table_op_vs_dp", "GAP_COLUMNS", "table_op_dp_gap"]
@@ -93,7 +95,7 @@ def kappa_points(config, estimates) -> list:
     """Rows of the rank-constrained estimates (OP, optimal, d = ``kappa_dim``)."""
     points = []
     for e in estimates:
-        if e["solver"] == "optimal" and e["d"] == config.kappa_dim and e["problem"] == "op":
+        if e["solver"] == rank_solver() and e["d"] == config.kappa_dim and e["problem"] == "op":
             th = e["theory"]
             points.append({"kappa": e["kappa"], "d": e["d"], "alpha": e["alpha"], "alpha_low": e["alpha_low"],
                            "alpha_high": e["alpha_high"],
@@ -147,8 +149,8 @@ def table_op_vs_dp(out, config, estimates, moment_rows, score_rows):
         e = next((e for e in estimates if e["problem"] == problem and e["solver"] == config.optimal_solver
                   and e["d"] == config.spectra_dim and e["kappa"] == 1.0), {})
         m = next((r for r in moment_rows if r["problem"] == problem and r["kappa"] == 1.0
-                  and r["solver"] != "hebbian"), {})
-        s = next((r for r in score_rows if r["problem"] == problem and r["solver"] != "hebbian"), {})
+                  and not is_hebbian(r["solver"])), {})
+        s = next((r for r in score_rows if r["problem"] == problem and not is_hebbian(r["solver"])), {})
         rows.append({"problem": problem.upper(),
                      **{k: e.get(k, math.nan) for k in ("p_c", "p_c_low", "p_c_high", "alpha")},
                      "sv_m4": m.get("sv_m4", math.nan), "sv_max": m.get("sv_max", math.nan),

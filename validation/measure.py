@@ -57,14 +57,18 @@ class Spectrum(Result):
 
     Attributes
     ----------
-    values : ndarray (d,)
-        ``s / (||W||_F / sqrt(d))``, descending; ``mean(values**2) = 1``
-        (``replica.normalized_singular_values`` with ``kappa = 1``).
+    values : ndarray (round(kappa d),)
+        ``s sqrt(F(kappa)) / (||W||_F / sqrt(d))`` for the ``round(kappa d)`` largest
+        ``s``, descending (``replica.normalized_singular_values``); with ``kappa = 1``
+        all ``d`` values and ``mean(values**2) = 1``.
     d : int
+        Size of ``W``.
     numerical_rank : int
         Values above ``d * eps * max(values)``.
     second_moment, fourth_moment : float
-        ``mean(s^2)`` (1 up to rounding) and ``mean(s^4)`` (quarter circle: 2).
+        ``mean(s^2)`` and ``mean(s^4)`` of ``values`` (``kappa = 1``: 1 up to rounding
+        and, for the quarter circle, 2; ``kappa < 1``: the moments of
+        ``replica.spectrum(kappa)``).
     """
 
     STATUSES = ("ok",)
@@ -84,16 +88,19 @@ class Spectrum(Result):
                 "summary": _summary(self.values)}
 
 
-def spectrum(W) -> Spectrum:
+def spectrum(W, kappa=1.0) -> Spectrum:
     """Normalised singular values and their moments (``notes/spectra.md``).
 
-    The values are ``replica.normalized_singular_values`` of the singular values of
-    ``W`` (units ``||W||_F / sqrt(d)``, mean square 1), the units of
-    ``replica.spectrum(1.0)``.
+    The values are ``replica.normalized_singular_values(s, kappa)`` of the singular
+    values ``s`` of ``W``: the units of ``replica.spectrum(kappa)`` (for ``kappa = 1``
+    all ``d`` values in units of ``||W||_F / sqrt(d)``, mean square 1; for a rank
+    fraction ``kappa < 1`` the ``round(kappa d)`` largest, times ``sqrt(F(kappa))``).
 
     Parameters
     ----------
     W : array_like (d, d) or Solution
+    kappa : float
+        Rank fraction in (0, 1] whose law the units are those of (default 1).
 
     Returns
     -------
@@ -102,13 +109,13 @@ def spectrum(W) -> Spectrum:
     Raises
     ------
     ValueError
-        If W is not square and finite, or W = 0.
+        If W is not square and finite, W = 0, or ``kappa`` is outside (0, 1].
     """
     singular = np.linalg.svd(_as_matrix(W), compute_uv=False)
     if not np.any(singular > 0.0):
         raise ValueError("W is zero: its normalised singular values are undefined")
-    values = normalized_singular_values(singular)
-    d = values.size
+    values = normalized_singular_values(singular, kappa)
+    d = singular.size
     cut = d * np.finfo(float).eps * values[0]
     return Spectrum(values=values, d=d, numerical_rank=int(np.sum(values > cut)),
                     second_moment=float(np.mean(values**2)), fourth_moment=float(np.mean(values**4)))
@@ -126,12 +133,14 @@ class ScoreDistribution(Result):
     unit : float
         ``||W||_F / d``, the competitor standard deviation the scores are divided by.
     targets : ndarray (p,)
-        ``S[mu, mu] / unit``.
+        ``S[t(mu), mu] / unit``, with ``t = instance.target_index`` (the diagonal
+        ``t(mu) = mu`` unless the instance has ``outputs=K`` shared answers; then ``S``
+        is ``K x p`` and ``t`` its target map).
     top_competitors : ndarray (p,)
-        ``max_{rho != mu} S[rho, mu] / unit``.
+        ``max_{rho != t(mu)} S[rho, mu] / unit``.
     competitors : ndarray (n,)
-        All competitor scores ``S[rho, mu] / unit`` (rho != mu), or a uniform random
-        subsample of ``max_competitors`` of them.
+        All competitor scores ``S[rho, mu] / unit`` (``rho != t(mu)``, in the row-major
+        order of ``S``), or a uniform random subsample of ``max_competitors`` of them.
     competitors_subsampled : bool
     margins : ndarray (p,)
         ``targets - top_competitors``.

@@ -101,3 +101,56 @@ def test_score_distribution_with_k_answers_uses_the_target_rows():
     masked[idx, np.arange(20)] = -np.inf
     np.testing.assert_array_equal(dist.top_competitors, masked.max(axis=0))
     assert dist.competitors.size == 20 * 3
+
+
+def _answer_instance(problem, p, K, shuffled):
+    """An instance with K shared answers; its map f is ``mu mod K`` or a shuffle of it."""
+    f = np.random.default_rng(K).permutation(np.arange(p) % K) if shuffled else None
+    return make_instance(8, p, problem=problem, seed=11, outputs=K, targets=f)
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+@pytest.mark.parametrize("p, K, shuffled", [(30, 3, False), (30, 3, True), (12, 12, True)])
+def test_score_distribution_with_k_answers_against_the_score_matrix(problem, p, K, shuffled):
+    # Every sample read off S = scores / (||W||_F / d) through the target map f, element by
+    # element.  With K = p and a shuffled map S is square and its diagonal holds
+    # competitors: a diagonal reading would pass the shapes and get the values wrong.
+    inst = _answer_instance(problem, p, K, shuffled)
+    f = np.asarray(inst.target_index)
+    assert shuffled == bool(np.any(f[:K] != np.arange(K)))
+    W = np.random.default_rng(4).standard_normal((8, 8))
+    dist = score_distribution(inst, W)
+    S = inst.scores(W) / (np.linalg.norm(W) / 8)
+    assert S.shape == (K, p) and dist.unit == np.linalg.norm(W) / 8
+    np.testing.assert_array_equal(dist.targets, [S[f[mu], mu] for mu in range(p)])
+    top = [max(S[r, mu] for r in range(K) if r != f[mu]) for mu in range(p)]
+    np.testing.assert_array_equal(dist.top_competitors, top)
+    np.testing.assert_array_equal(dist.margins, dist.targets - np.asarray(top))
+    competitors = [S[r, mu] for r in range(K) for mu in range(p) if r != f[mu]]  # row-major
+    np.testing.assert_array_equal(dist.competitors, competitors)
+    if shuffled and K == p:
+        assert not np.array_equal(dist.targets, np.diag(S))
+    sub = score_distribution(inst, W, max_competitors=10, seed=3)
+    assert sub.competitors_subsampled and set(sub.competitors) <= set(competitors)
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_spectrum_of_a_k_answer_memory_against_its_singular_values(problem):
+    # The Hebbian memory of a K-answer instance (OP: rank K): the values against numpy's
+    # singular values in units of ||W||_F / sqrt(d), and with kappa < 1 the round(kappa d)
+    # largest of them times sqrt(F(kappa))
+    from replica.quarter_circle import tail_second_moment
+    from validation import solve
+
+    inst = _answer_instance(problem, 30, 3, True)
+    W = solve(inst, solver="hebbian").matrix()
+    s = np.linalg.svd(W, compute_uv=False)
+    full = spectrum(W)
+    np.testing.assert_allclose(full.values, s / (np.linalg.norm(W) / math.sqrt(8)), rtol=1e-12)
+    assert full.d == 8 and full.numerical_rank == (3 if problem == "op" else 8)
+    half = spectrum(W, kappa=0.5)
+    np.testing.assert_array_equal(half.values, normalized_singular_values(s, 0.5))
+    np.testing.assert_allclose(half.values, full.values[:4] * math.sqrt(tail_second_moment(0.5)), rtol=1e-12)
+    assert half.d == 8 and half.fourth_moment == pytest.approx(np.mean(half.values ** 4))
+    with pytest.raises(ValueError, match="kappa"):
+        spectrum(W, kappa=1.5)

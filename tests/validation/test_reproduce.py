@@ -98,12 +98,13 @@ def test_tiny_reproduce_writes_every_output_and_resumes(tmp_path):
 def test_result_contract_ok_and_incomplete():
     import json
 
-    from validation.reproduce import ReproduceResult, _run_status
+    from validation.reproduce import ReproduceResult
+    from validation.reproduce.run import run_status
 
     ok_estimate = {"solver": "optimal", "problem": "op", "d": 8, "kappa": 1.0, "status": "ok", "converged": True}
     failed_estimate = dict(ok_estimate, status="failed", converged=False)
-    assert _run_status([ok_estimate], 0) == ("ok", "ok")
-    incomplete = _run_status([ok_estimate, failed_estimate], 2)
+    assert run_status([ok_estimate], 0) == ("ok", "ok")
+    incomplete = run_status([ok_estimate, failed_estimate], 2)
     assert incomplete[0] == "incomplete" and "failed" in incomplete[1]
     assert "2 measurement trials failed" in incomplete[1]
     for status, message in (("ok", "ok"), incomplete):
@@ -129,7 +130,7 @@ def test_measurement_of_a_rank_search_that_finds_nothing_is_a_not_stored_record(
 
 
 def test_op_dp_gap_table_pairs_the_problems_by_d(tmp_path):
-    from validation.reproduce import _table_op_dp_gap
+    from validation.reproduce.tables import table_op_dp_gap
 
     def row(problem, d, p_c, solver="optimal", kappa=1.0):
         return {"problem": problem, "solver": solver, "d": d, "kappa": kappa, "p_c": p_c, "p_c_low": p_c - 1,
@@ -138,7 +139,7 @@ def test_op_dp_gap_table_pairs_the_problems_by_d(tmp_path):
 
     rows = [row("op", 16, 110.0), row("dp", 16, 100.0), row("op", 32, 300.0),  # no DP at d = 32
             row("dp", 16, 50.0, solver="hebbian"), row("op", 16, 60.0, kappa=0.5)]
-    path, gap = _table_op_dp_gap(str(tmp_path), QUICK, rows)
+    path, gap = table_op_dp_gap(str(tmp_path), QUICK, rows)
     assert [r["d"] for r in gap] == [16]
     assert gap[0]["op_minus_dp"] == pytest.approx(0.1) and gap[0]["undecided"] == 2
     assert (gap[0]["op_status"], gap[0]["dp_status"]) == ("ok", "unbracketed")
@@ -147,30 +148,60 @@ def test_op_dp_gap_table_pairs_the_problems_by_d(tmp_path):
 
 def test_lp_reference_skips_the_large_d_estimates():
     # the LP needs O(d p^2) memory: the bracketed d = 128, 256 estimates run with "optimal" only
-    from validation.reproduce import FULL, _capacity_runs
+    from validation.reproduce import FULL
+    from validation.reproduce.plan import capacity_runs
 
-    large = {(r[0], r[2]) for r in _capacity_runs(FULL) if r[2] >= 128 and r[1] == "optimal"}
+    large = {(r[0], r[2]) for r in capacity_runs(FULL) if r[2] >= 128 and r[1] == "optimal"}
     assert large == {("op", 128), ("dp", 128), ("op", 256), ("dp", 256)}
     lp = dataclasses.replace(FULL, optimal_solver="lp")
-    assert max(r[2] for r in _capacity_runs(lp) if r[1] == "lp") == max(FULL.optimal_dims)
+    assert max(r[2] for r in capacity_runs(lp) if r[1] == "lp") == max(FULL.optimal_dims)
 
 
 def test_large_d_estimates_go_alongside_with_a_pool_only():
     """With 2+ workers the bracketed large-d runs (longest first) move to the second thread."""
-    from validation.reproduce import FULL, _capacity_runs, _in_run_order, _split_alongside
+    from validation.reproduce import FULL
+    from validation.reproduce.plan import capacity_runs, in_run_order, split_alongside
 
     class Pool:
         workers = 2
 
-    runs = _capacity_runs(FULL)
-    main, alongside = _split_alongside(FULL, Pool())
+    runs = capacity_runs(FULL)
+    main, alongside = split_alongside(FULL, Pool())
     assert [(r[0], r[2]) for r in alongside] == [("dp", 256), ("op", 256), ("dp", 128), ("op", 128)]
     assert all(r[4]["design"] == "bracket" for r in alongside)
     assert len(main) + len(alongside) == len(runs) and not any(r in main for r in alongside)
-    assert _split_alongside(FULL, None) == (runs, [])
+    assert split_alongside(FULL, None) == (runs, [])
     # the estimates come back in the order of the runs, whichever thread made them
     labels = [f"{r[0]}-{r[1]}-{r[2]}-{r[3]}" for r in main + alongside]
-    assert _in_run_order(FULL, main + alongside, labels) == [f"{r[0]}-{r[1]}-{r[2]}-{r[3]}" for r in runs]
+    assert in_run_order(FULL, main + alongside, labels) == [f"{r[0]}-{r[1]}-{r[2]}-{r[3]}" for r in runs]
     # the run at spectra_dim stays in the main thread (the measurements start from it)
     at64 = dataclasses.replace(FULL, scale_runs=(("op", 64, 8, 0), ("dp", 256, 4, 0)))
-    assert [(r[0], r[2]) for r in _split_alongside(at64, Pool())[1]] == [("dp", 256)]
+    assert [(r[0], r[2]) for r in split_alongside(at64, Pool())[1]] == [("dp", 256)]
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_measurement_with_k_answers_reads_the_target_map(problem):
+    # option outputs = 4: the score matrix is (4, p); the record's samples against a direct
+    # computation from the instance's scores and its target map
+    import numpy as np
+
+    from validation import make_instance, solve
+    from validation.sweep import Task, execute_task
+
+    p, K = 24, 4
+    task = Task(function="validation.reproduce:measurement_trial", experiment="measure", problem=problem,
+                solver="hebbian", ensemble="gaussian", d=8, p=p, kappa=1.0, seed=0, trial=0,
+                options=(("outputs", K),))
+    record = execute_task(task)
+    assert record["status"] in ("stored", "not_stored"), record
+    inst = make_instance(8, p, problem=problem, seed=record["instance_seed"], outputs=K)
+    W = solve(inst, solver="hebbian").matrix()
+    S = inst.scores(W) / (np.linalg.norm(W) / 8)
+    f = inst.target_index
+    np.testing.assert_array_equal(record["targets"], [S[f[mu], mu] for mu in range(p)])
+    np.testing.assert_array_equal(record["top_competitors"],
+                                  [max(S[r, mu] for r in range(K) if r != f[mu]) for mu in range(p)])
+    np.testing.assert_array_equal(record["competitors"],
+                                  [S[r, mu] for r in range(K) for mu in range(p) if r != f[mu]])
+    s = np.linalg.svd(W, compute_uv=False)
+    np.testing.assert_allclose(record["singular_values"], s / (np.linalg.norm(W) / np.sqrt(8)), rtol=1e-12)

@@ -38,7 +38,7 @@ from replica.common.checks import check_choice, check_int, check_kappa, check_re
 from replica.common.results import Result
 from replica.common.seeds import resolve_seed
 
-from .capacity import _p_from_load, load
+from .capacity.loads import load, p_from_load
 from .ensembles import ENSEMBLES, PROBLEMS
 from .solvers import SOLVERS
 from .sweep import Task, run_tasks
@@ -61,7 +61,7 @@ def loads_from_alpha(d: int, alphas) -> list:
     out = []
     for a in alphas:
         a = check_real(a, "alpha", low=0.0, low_open=True)
-        out.append(max(2, int(round(_p_from_load(d, a)))))
+        out.append(max(2, int(round(p_from_load(d, a)))))
     return out
 
 

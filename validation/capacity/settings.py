@@ -21,10 +21,12 @@ from ..solvers import SOLVERS, rank_for
 from ..sweep import Task
 from .trials import STORAGE_TRIAL
 
-__all__ = ["DESIGNS", "CapacityDesign", "SweepSettings", "parse_criterion", "split_settings",
+__all__ = ["DESIGNS", "BRACKET_FROM_D", "CapacityDesign", "SweepSettings", "parse_criterion", "split_settings",
            "measurement_template"]
 
 DESIGNS = ("auto", "grid", "bracket")
+BRACKET_FROM_D = 128
+"""Smallest d at which the design ``"auto"`` is ``"bracket"`` (``"grid"`` below)."""
 
 
 def parse_criterion(criterion) -> float | None:
@@ -101,7 +103,7 @@ class CapacityDesign:
                    "bracket_step": check_real(self.bracket_step, "bracket_step", low=0.0, low_open=True),
                    "max_expansions": check_int(self.max_expansions, "max_expansions", low=0)}
         if changes["kind"] == "auto":
-            changes["kind"] = "bracket" if d >= 128 else "grid"
+            changes["kind"] = "bracket" if d >= BRACKET_FROM_D else "grid"
         if self.center is not None:
             changes["center"] = check_real(self.center, "center", low=2.0)
         return dataclasses.replace(self, **changes)

@@ -41,18 +41,16 @@ from __future__ import annotations
 from ..ensembles import ENSEMBLES, PROBLEMS
 from ..solvers import SOLVERS
 from .compare import TABLE_ROWS, comparison_markdown, comparison_row
-from .design import STARTS, PointRunner, expand, refine
 from .driver import estimate_capacity
 from .fit import LogisticFit, fit_logistic
 from .loads import load, p_from_load
 from .results import CapacityEstimate, CurvePoint
-from .settings import DESIGNS, CapacityDesign, SweepSettings, measurement_template, parse_criterion, split_settings
-from .theory import asymptotic_alpha, theory_capacity
-from .trials import STORAGE_TRIAL, TrialCounts, check_trials, record_status, split_outputs, storage_trial
+from .settings import BRACKET_FROM_D, DESIGNS, CapacityDesign, SweepSettings, parse_criterion
+from .theory import theory_capacity
+from .trials import STORAGE_TRIAL, TrialCounts, record_status, storage_trial
 
 __all__ = ["CurvePoint", "CapacityEstimate", "CapacityDesign", "SweepSettings", "LogisticFit",
            "estimate_capacity", "fit_logistic", "theory_capacity", "storage_trial", "load", "parse_criterion",
            "DESIGNS", "PROBLEMS", "SOLVERS", "ENSEMBLES",
-           "p_from_load", "asymptotic_alpha", "record_status", "TrialCounts", "TABLE_ROWS", "comparison_row",
-           "comparison_markdown", "STORAGE_TRIAL", "split_outputs", "check_trials", "split_settings",
-           "measurement_template", "PointRunner", "STARTS", "expand", "refine"]
+           "p_from_load", "record_status", "TrialCounts", "TABLE_ROWS", "comparison_row", "comparison_markdown",
+           "STORAGE_TRIAL", "BRACKET_FROM_D"]

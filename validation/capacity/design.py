@@ -71,6 +71,7 @@ def _start_bracket(runner: PointRunner, design: CapacityDesign, center: float) -
 
 
 STARTS = {"grid": _start_grid, "bracket": _start_bracket}
+"""The function placing the first points of each design: ``STARTS[kind](runner, design, center)``."""
 
 
 def expand(runner: PointRunner, design: CapacityDesign) -> None:

@@ -28,7 +28,6 @@ class _Estimation:
     template: Task
     design: CapacityDesign
     sweep: SweepSettings
-    extra: dict
     counts: TrialCounts
     theory: dict
 
@@ -39,7 +38,7 @@ def _prepare(d, problem, solver, kappa, ensemble, seed, design, settings) -> _Es
     threshold = parse_criterion(extra.get("criterion", "all"))
     m, lenient = measurement_template(d, problem, solver, kappa, ensemble, seed, sweep, extra)
     design = design.checked(m.d)
-    return _Estimation(m, design, sweep, extra, TrialCounts(lenient, threshold), _theory(m, threshold, extra))
+    return _Estimation(m, design, sweep, TrialCounts(lenient, threshold), _theory(m, threshold, extra))
 
 
 def _theory(m: Task, threshold, extra: dict) -> dict:

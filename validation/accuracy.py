@@ -38,8 +38,11 @@ from replica.common.checks import check_choice, check_int, check_kappa, check_re
 from replica.common.results import Result
 from replica.common.seeds import resolve_seed
 
-from .capacity import _p_from_load, load
+from .capacity.loads import load, p_from_load
+from .capacity.trials import STORAGE_TRIAL
 from .ensembles import ENSEMBLES, PROBLEMS
+from .intervals import wilson_interval
+from .solver_rules import accuracy_is_exact, accuracy_theory_memory, decision_settings, supports_search_modes
 from .solvers import SOLVERS
 from .sweep import Task, run_tasks
 
@@ -47,6 +50,7 @@ __all__ = ["AccuracySettings", "AccuracyPoint", "AccuracyCurve", "measure_accura
            "theory_accuracy"]
 
 _CONFIDENCE = 0.95
+_Z = float(stats.norm.ppf(0.5 + _CONFIDENCE / 2))  # normal quantile of the Wilson interval
 _LOWER_BOUND = ("accuracy of the returned W (for optimal above the all-stored capacity: the squared-hinge "
                 "iterate at which non-storability was certified, not an accuracy maximiser; for adam: the "
                 "trained W): a lower bound on the best accuracy")
@@ -61,7 +65,7 @@ def loads_from_alpha(d: int, alphas) -> list:
     out = []
     for a in alphas:
         a = check_real(a, "alpha", low=0.0, low_open=True)
-        out.append(max(2, int(round(_p_from_load(d, a)))))
+        out.append(max(2, int(round(p_from_load(d, a)))))
     return out
 
 
@@ -75,14 +79,15 @@ def theory_accuracy(d: int, p: int, solver: str, ensemble: str = "gaussian", kap
     """
     import replica
 
-    if solver == "hebbian":
+    memory = accuracy_theory_memory(solver)
+    if memory == "hebbian":
         if kappa != 1.0:
             return math.nan, math.nan, "none (no finite-size theory of the rank-truncated Hebbian memory)"
         return float(replica.hebbian_accuracy(d, p, ensemble)), 0.0, "replica.hebbian_accuracy"
-    if solver in ("optimal", "lp"):
+    if memory == "optimal":
         res = replica.optimal_accuracy(d, p, kappa)
         return float(res.accuracy), float(res.stderr), "replica.optimal_accuracy (replica-symmetric prediction)"
-    return math.nan, math.nan, "none (adam has no accuracy theory)"
+    return math.nan, math.nan, f"none ({solver} has no accuracy theory)"
 
 
 # ---------------------------------------------------------------------------------
@@ -159,17 +164,6 @@ class AccuracyPoint(Result):
         return out
 
 
-def _wilson(successes: float, n: float):
-    """95 % Wilson score interval of a binomial proportion."""
-    zq = float(stats.norm.ppf(0.5 + _CONFIDENCE / 2))
-    phat = successes / n
-    centre = (phat + zq * zq / (2 * n)) / (1 + zq * zq / n)
-    half = zq * math.sqrt(phat * (1 - phat) / n + zq * zq / (4 * n * n)) / (1 + zq * zq / n)
-    low = 0.0 if successes <= 0 else max(0.0, centre - half)
-    high = 1.0 if successes >= n else min(1.0, centre + half)
-    return low, high
-
-
 def _point(d, p, fractions, errors, stored, theory, exact) -> AccuracyPoint:
     """The :class:`AccuracyPoint` of the per-instance recall fractions at ``p``."""
     n = len(fractions)
@@ -188,7 +182,7 @@ def _point(d, p, fractions, errors, stored, theory, exact) -> AccuracyPoint:
         low, high, status = max(0.0, mean - half), min(1.0, mean + half), "ok"
         message = f"mean of {n} instances +- t_{{0.975,{n - 1}}} sd/sqrt(n)"
     else:
-        low, high = _wilson(mean * n * p, n * p)
+        low, high = (float(v) for v in wilson_interval(mean * n * p, n * p, z=_Z))
         status = "degenerate"
         message = (f"all {n} instances have accuracy {mean:.6g}: Wilson interval of the {n * p} pooled "
                    "inputs (treats inputs as independent)")
@@ -311,16 +305,14 @@ def _template(d, problem, solver, ensemble, kappa, seed, s: AccuracySettings) ->
     check_choice(solver, "solver", SOLVERS)
     check_choice(ensemble, "ensemble", ENSEMBLES)
     kappa = float(check_kappa(kappa))
-    options = dict(s.solver_options or {})
-    if solver == "optimal":
-        options.setdefault("refine", False)
-    return Task("validation.capacity:storage_trial", s.experiment, problem, solver, ensemble, d, 0, kappa,
+    options = decision_settings(solver, dict(s.solver_options or {}))
+    return Task(STORAGE_TRIAL, s.experiment, problem, solver, ensemble, d, 0, kappa,
                 resolve_seed(seed), 0, tuple(sorted(options.items())))
 
 
 def _measured(solver, options) -> str:
     """What the curve measures (the lower-bound text of the solver, or of the give-up search)."""
-    return _GIVE_UP if solver == "optimal" and dict(options or {}).get("give_up") else _LOWER_BOUND
+    return _GIVE_UP if supports_search_modes(solver) and dict(options or {}).get("give_up") else _LOWER_BOUND
 
 
 def _curve_status(points, solver, options=None):
@@ -381,9 +373,10 @@ def measure_accuracy(d, loads, *, problem="op", solver="hebbian", ensemble="gaus
         good = [r for r in recs if r["status"] != "error" and r.get("recall_fraction") is not None]
         value, theory_se, source = theory_accuracy(m.d, p, solver, ensemble, m.kappa)
         points.append(_point(m.d, p, [float(r["recall_fraction"]) for r in good], len(recs) - len(good),
-                             sum(bool(r.get("stored")) for r in good), (value, theory_se), solver == "hebbian"))
+                             sum(bool(r.get("stored")) for r in good), (value, theory_se), accuracy_is_exact(solver)))
     status, message = _curve_status(points, solver, s.solver_options)
-    measures = "accuracy of the Hebbian memory" if solver == "hebbian" else _measured(solver, s.solver_options) + \
+    exact = accuracy_is_exact(solver)
+    measures = "accuracy of the Hebbian memory" if exact else _measured(solver, s.solver_options) + \
         " (exact, = 1, where every trial stored all inputs)"
     return AccuracyCurve(m.d, m.problem, m.solver, m.ensemble, m.kappa, tuple(points), source, measures, m.seed,
                          s.trials, time.perf_counter() - start, status, status != "failed", message)

@@ -20,21 +20,13 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy import special  # noqa: E402
 
+from .intervals import wilson_interval  # noqa: E402
+from .solver_rules import memory_label, theory_memory  # noqa: E402
+
 __all__ = ["plot_success", "plot_alpha_vs_d", "plot_alpha_kappa", "plot_spectra", "plot_scores",
            "plot_accuracy", "wilson_interval"]
 
 _DPI = 110
-
-
-def wilson_interval(stored, decided, z=1.959964):
-    """Wilson score interval of a binomial proportion (arrays allowed)."""
-    k = np.asarray(stored, float)
-    n = np.maximum(np.asarray(decided, float), 1e-300)
-    phat = k / n
-    denom = 1 + z * z / n
-    centre = (phat + z * z / (2 * n)) / denom
-    half = z * np.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / denom
-    return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
 
 
 def _err(y, lo, hi):
@@ -62,7 +54,7 @@ def plot_success(estimates, path):
         if est["kappa"] != 1.0:
             continue
         groups.setdefault((est["problem"], est["solver"]), []).append(est)
-    order = sorted(groups, key=lambda k: (k[1] == "hebbian", k[0]))
+    order = sorted(groups, key=lambda k: (theory_memory(k[1]) == "hebbian", k[0]))
     fig, axes = plt.subplots(1, len(order), figsize=(4.6 * len(order), 3.8), squeeze=False)
     for ax, key in zip(axes[0], order):
         problem, solver = key
@@ -86,12 +78,13 @@ def plot_success(estimates, path):
             th = est["theory"].get("alpha", math.nan)
             if math.isfinite(th):
                 ax.axvline(th, color=color, ls="--", lw=1)
-        asym = 0.125 if solver == "hebbian" else 0.5
+        hebbian = theory_memory(solver) == "hebbian"
+        asym = 0.125 if hebbian else 0.5
         ax.axvline(asym, color="k", lw=1.2, ls=":")
-        ax.text(asym, 0.5, f" d->inf: {'1/8' if solver == 'hebbian' else '1/2'}", transform=ax.get_xaxis_transform(),
+        ax.text(asym, 0.5, f" d->inf: {'1/8' if hebbian else '1/2'}", transform=ax.get_xaxis_transform(),
                 ha="left", va="center", fontsize=7, rotation=90)
         name = {"op": "original problem (OP)", "dp": "decoupled problem (DP)"}[problem]
-        ax.set_title(f"{'Hebbian' if solver == 'hebbian' else solver}, {name}", fontsize=10)
+        ax.set_title(f"{memory_label(solver)}, {name}", fontsize=10)
         ax.set_xlabel(r"load $\alpha = p\,\ln p / d^2$")
         ax.set_ylim(-0.03, 1.03)
         ax.grid(alpha=0.3)

@@ -19,8 +19,8 @@ from validation.capacity import (
 from validation.store import ResultStore
 
 SYNTH = "validation.sweep:synthetic_trial"
-MODULES = ["validation._cmd_capacity", "validation._cmd_compare", "validation._cmd_export",
-           "validation._cmd_reproduce"]
+MODULES = ["validation.cli.capacity", "validation.cli.compare", "validation.cli.export",
+           "validation.cli.reproduce"]
 
 
 def test_fit_recovers_exact_logistic_counts():

@@ -59,7 +59,7 @@ def test_capacity_and_export_formats(fmt, store_dir, capsys):
 
 @pytest.mark.parametrize("fmt", ["table", "csv", "json"])
 def test_reproduce_summary_formats(fmt, capsys):
-    from validation._cmd_reproduce import _write_summary
+    from validation.cli.reproduce import _write_summary
     from validation.reproduce import ReproduceResult
 
     result = ReproduceResult("out", "out/report.md", ("out/fig1.png",), ("out/capacity.csv",), float("nan"), 3,
@@ -93,13 +93,13 @@ def test_largest_seed_is_accepted(capsys):
 
 
 def test_compare_formats(tmp_path, capsys, monkeypatch):
-    from validation import _cmd_compare
+    from validation.cli import compare as compare_command
 
     rows = [{"memory": "Hebbian OP", "d": 16, "p_c": float("nan"), "p_c_low": 1.0, "p_c_high": 2.0,
              "theory_p_c": 3.0, "rel_diff": float("inf"), "alpha": 0.1, "theory_alpha": 0.1, "trials": 4,
              "undecided": 0}]
     # the measurement is estimate_capacity (tested in test_capacity_estimation.py): only the output here
-    monkeypatch.setattr(_cmd_compare, "_measure_rows", lambda args, spec: rows)
+    monkeypatch.setattr(compare_command, "_measure_rows", lambda args, spec: rows)
     for fmt in ("markdown", "table", "csv", "json"):
         assert main(["compare", "--max-d", "16", "--out", str(tmp_path), "--format", fmt]) == 0
         out = capsys.readouterr().out

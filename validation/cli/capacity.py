@@ -9,11 +9,17 @@ import sys
 
 from replica.common.cliutil import add_command, check_output_folder, render
 
+from ..capacity.settings import BRACKET_FROM_D, CapacityDesign
+from ..solver_rules import uses_rank_search
+from .common import add_restarts_option, executor_from_args, mode_options, restarts_setting
+
 _COLUMNS = ["p", "alpha", "trials", "stored", "not_stored", "undecided", "errors"]
 
 
 def register(subparsers) -> None:
-    from .capacity import DESIGNS, ENSEMBLES, PROBLEMS, SOLVERS
+    from ..capacity import DESIGNS, ENSEMBLES, PROBLEMS, SOLVERS
+
+    design = CapacityDesign()
 
     parser = add_command(
         subparsers, "capacity", run, help="measure P(stored) against p and locate p_c (with a 95%% interval)",
@@ -32,12 +38,14 @@ def register(subparsers) -> None:
     parser.add_argument("--trials", type=int, default=20, help="instances per grid point per round (>= 1)")
     parser.add_argument("--rounds", type=int, default=2, help="refinement rounds (>= 0)")
     parser.add_argument("--design", choices=DESIGNS, default="auto",
-                        help="first points: grid (5 points over +-25%% in p) | bracket (the theory "
-                             "p_c, then single points 5%%, 10%%, 20%%, ... away until P = 1/2 is "
-                             "bracketed) | auto (bracket for d >= 128, grid below)")
+                        help=f"first points: grid ({design.initial_points} points over "
+                             f"+-{100 * design.initial_width:g}%% in p) | bracket (the theory p_c, then single "
+                             f"points {100 * design.bracket_step:g}%%, {200 * design.bracket_step:g}%%, "
+                             f"{400 * design.bracket_step:g}%%, ... away until P = 1/2 is bracketed) | auto "
+                             f"(bracket for d >= {BRACKET_FROM_D}, grid below)")
     parser.add_argument("--bracket-step", type=float, default=None, metavar="S",
-                        help="first step of the bracketing design in ln p (> 0; default 0.05, i.e. 5%%); "
-                             "at d >= 256 the transition is about 1%% wide, so 0.01 resolves it")
+                        help=f"first step of the bracketing design in ln p (> 0; default {design.bracket_step:g}); "
+                             "a narrow transition (large d) needs a smaller step, see notes/capacity_estimation.md")
     parser.add_argument("--criterion", type=_criterion_argument, default="all", metavar="all|accuracy:A",
                         help="stored = every input recalled (all, default) or the returned W recalls >= A of "
                              "the inputs (accuracy:A, A in (0, 1]; p_c is then a lower bound for solvers other "
@@ -46,11 +54,9 @@ def register(subparsers) -> None:
                         help="K >= 2 distinct answers shared by the facts (balanced map mu mod K); "
                              "theory replica.capacity(outputs=K, problem=...) (default: one answer per fact)")
     parser.add_argument("--top-k", type=int, default=1, metavar="K",
-                        help="optimal only: stored = every target in the top K (default 1); K >= 2 is a search "
-                             "whose not_found verdicts count as not stored, so p_c is a lower bound; theory "
-                             "replica.capacity(top_k=K)")
-    from ._cmd_solve import add_restarts_option
-
+                        help="optimal only: stored = every target in the top K (default %(default)s); K >= 2 is "
+                             "a search whose not_found verdicts count as not stored, so p_c is a lower bound; "
+                             "theory replica.capacity(top_k=K)")
     add_restarts_option(parser)
     parser.add_argument("--out", default=None,
                         help="folder of a result store: trials are saved there and reused on a rerun")
@@ -60,7 +66,7 @@ def _criterion_argument(text: str) -> str:
     """argparse type of ``--criterion``: checked by ``validation.capacity.parse_criterion``."""
     import argparse
 
-    from .capacity import parse_criterion
+    from ..capacity import parse_criterion
 
     try:
         parse_criterion(text)
@@ -71,11 +77,11 @@ def _criterion_argument(text: str) -> str:
 
 def _summary(est) -> str:
     """The lines above the grid table: measured and theory p_c, status and message."""
-    from .solvers import rank_for
+    from ..solvers import rank_for
 
     outputs = "" if est.outputs is None else f" outputs={est.outputs}"
-    if est.solver == "optimal" and rank_for(est.d, est.kappa) < est.d:
-        from .solvers.rank_search import DEFAULT_RESTARTS
+    if uses_rank_search(est.solver, est.d, rank_for(est.d, est.kappa)):
+        from ..solvers.rank_search import DEFAULT_RESTARTS
 
         restarts = est.solver_options.get("restarts")
         outputs += f" restarts={restarts if restarts is not None else f'{DEFAULT_RESTARTS} (default)'}"
@@ -90,12 +96,8 @@ def _summary(est) -> str:
 
 
 def run(args) -> int:
-    from ._cmd_solve import mode_options
-    from .capacity import estimate_capacity
-    from .cli import executor_from_args
-    from .store import STORE_SUFFIXES, ResultStore
-
-    from ._cmd_solve import restarts_setting
+    from ..capacity import estimate_capacity
+    from ..store import STORE_SUFFIXES, ResultStore
 
     options = mode_options(args.solver, top_k=args.top_k)
     restarts = restarts_setting(args.solver, args.restarts)

@@ -1,4 +1,4 @@
-"""Command line ``replica <command> ...``: one module ``replica._cmd_<name>`` per sub-command.
+"""Command line ``replica <command> ...``: one module ``replica.cli.<name>`` per sub-command.
 
 Each module's ``register(subparsers)`` adds its parser with
 :func:`replica.common.cliutil.add_command`; list a module in ``COMMAND_MODULES`` to add
@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import sys
 
-from .common.cliutil import dispatch
+from ..common.cliutil import dispatch
 
-COMMAND_MODULES = ["replica._cmd_table", "replica._cmd_capacity", "replica._cmd_saddle"]
+__all__ = ["main", "COMMAND_MODULES"]
+
+COMMAND_MODULES = ["replica.cli.table", "replica.cli.capacity", "replica.cli.saddle"]
 
 
 def main(argv=None) -> int:
+    """Run ``replica`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     return dispatch("replica", "Replica theory of linear associative memories.", COMMAND_MODULES, argv)
 
 

@@ -9,17 +9,19 @@ import sys
 
 from replica.common.cliutil import add_command, render
 
+from .common import executor_from_args, mode_options
+
 _COLUMNS = ["d", "ensemble", "p", "alpha", "trials", "accuracy", "ci_low", "ci_high", "theory", "z",
             "theory_inside", "bound", "status"]
 
 
 def register(subparsers) -> None:
-    from .capacity import ENSEMBLES, PROBLEMS, SOLVERS
+    from ..capacity import ENSEMBLES, PROBLEMS, SOLVERS
 
     parser = add_command(
         subparsers, "accuracy", run, help="measure the recall accuracy against p, beside the theory",
         description="Mean fraction of the p inputs that the memory recalls, over independent instances, "
-                    "with a 95 %% interval (mean +- t sd/sqrt(n) between instances; Wilson interval of "
+                    "with a 95 % interval (mean +- t sd/sqrt(n) between instances; Wilson interval of "
                     "the pooled inputs when every instance has the same accuracy), beside "
                     "replica.hebbian_accuracy (hebbian) or the replica-symmetric replica.optimal_accuracy "
                     "(optimal, lp).  For optimal, lp and adam the measurement is the accuracy of the "
@@ -37,15 +39,14 @@ def register(subparsers) -> None:
     parser.add_argument("--kappa", type=float, default=1.0, help="rank fraction in (0, 1]")
     parser.add_argument("--ensemble", choices=ENSEMBLES, nargs="+", default=["gaussian"],
                         help="embedding ensembles (default gaussian)")
-    parser.add_argument("--trials", type=int, default=20, help="instances per load (>= 2, default 20)")
+    parser.add_argument("--trials", type=int, default=20, help="instances per load (>= 2, default %(default)s)")
     parser.add_argument("--give-up", action="store_true",
                         help="optimal only: the give-up search (give up the costliest inputs, re-solve) "
                              "instead of the decision W; still a lower bound on the best accuracy")
 
 
 def _curves(args, executor) -> list:
-    from ._cmd_solve import mode_options
-    from .accuracy import loads_from_alpha, measure_accuracy
+    from ..accuracy import loads_from_alpha, measure_accuracy
 
     options = mode_options(args.solver, args.give_up)
     curves = []
@@ -59,8 +60,6 @@ def _curves(args, executor) -> list:
 
 
 def run(args) -> int:
-    from .cli import executor_from_args
-
     executor = executor_from_args(args)
     try:
         curves = _curves(args, executor)

@@ -1,9 +1,9 @@
-"""``validation compare``: the README table "Theory against simulation".
+"""``validation compare``: the table "theory against simulation" (:mod:`validation.capacity.compare`).
 
-Rows: optimal OP and DP at d = 16, 32, 64; rank kappa = 0.25 and 0.5 at d = 32 (OP);
-Hebbian at d = 32, 64, 128.  Columns: measured p_c with its 95 % interval, the
-finite-size theory p_c, the relative difference, measured and theory alpha.
-Trials are kept in OUT/results.sqlite, so an interrupted run resumes.
+Rows: the memories of :data:`validation.capacity.TABLE_ROWS` (optimal OP and DP, rank-
+constrained optimal and Hebbian memories).  Columns: measured p_c with its 95 %
+interval, the finite-size theory p_c, the relative difference, measured and theory
+alpha.  Trials are kept in OUT/results.sqlite, so an interrupted run resumes.
 See ``notes/capacity_estimation.md``.
 """
 
@@ -14,14 +14,21 @@ import sys
 
 from replica.common.cliutil import FORMATS, add_command, check_output_folder, render
 
+from ..solver_rules import time_limited_options
+from .common import executor_from_args
+
 _COLUMNS = ["memory", "d", "p_c", "p_c_low", "p_c_high", "theory_p_c", "rel_diff", "alpha", "theory_alpha",
             "trials", "undecided"]
 
 
 def register(subparsers) -> None:
     parser = add_command(
-        subparsers, "compare", run, help='the README table "Theory against simulation" (measured p_c against theory)',
-        description="Measure p_c for the README rows and print them next to the finite-size theory.  "
+        subparsers, "compare", run,
+        help="measure p_c of a fixed set of memories and print it beside the finite-size theory",
+        description="Measure p_c with its 95 % interval for each memory of validation.capacity.TABLE_ROWS "
+                    "(optimal OP and DP, rank-constrained optimal and Hebbian memories; --max-d keeps the small "
+                    "ones) and print one row per memory: measured p_c and interval, the finite-size theory "
+                    "p_c, the relative difference, measured and theory alpha, trials (undecided).  "
                     "OUT/comparison.md and OUT/comparison.csv are written in every format.",
         formats=("markdown", *FORMATS), format_default="markdown",
         seed=True, seed_default=0, seed_help="base seed, an integer in [0, 2**63 - 1] (default 0)", executor=True)
@@ -35,10 +42,9 @@ def register(subparsers) -> None:
 
 
 def _measure_rows(args, rows_spec) -> list:
-    """One comparison row per README row (capacity estimates through one store and executor)."""
-    from .capacity import comparison_row, estimate_capacity
-    from .cli import executor_from_args
-    from .store import ResultStore
+    """One comparison row per table row (capacity estimates through one store and executor)."""
+    from ..capacity import comparison_row, estimate_capacity
+    from ..store import ResultStore
 
     store = ResultStore(args.out)
     executor = executor_from_args(args)
@@ -46,7 +52,7 @@ def _measure_rows(args, rows_spec) -> list:
     try:
         for problem, solver, d, kappa, ensemble in rows_spec:
             sys.stderr.write(f"compare: {problem} {solver} d={d} kappa={kappa:g}\n")
-            opts = {"refine": False, "time_limit": args.time_limit} if solver == "optimal" else {}
+            opts = time_limited_options(solver, args.time_limit)
             est = estimate_capacity(d, problem, solver, kappa, ensemble, trials=args.trials, seed=args.seed,
                                     rounds=args.rounds, executor=executor, store=store, experiment="compare",
                                     progress=True, solver_options=opts)
@@ -60,15 +66,15 @@ def _measure_rows(args, rows_spec) -> list:
 def run(args) -> int:
     from replica.common.checks import check_int, check_real
 
-    from .capacity import TABLE_ROWS, comparison_markdown
-    from .store import STORE_SUFFIXES
+    from ..capacity import TABLE_ROWS, comparison_markdown
+    from ..store import STORE_SUFFIXES
 
     check_int(args.trials, "trials", low=1)
     check_real(args.time_limit, "time-limit", low=0.0, low_open=True)
     max_d = None if args.max_d is None else check_int(args.max_d, "max-d", low=2)
     rows_spec = [r for r in TABLE_ROWS if max_d is None or r[2] <= max_d]
     if not rows_spec:
-        raise ValueError(f"max-d = {args.max_d} leaves no rows (smallest d is 16)")
+        raise ValueError(f"max-d = {args.max_d} leaves no rows (smallest d is {min(r[2] for r in TABLE_ROWS)})")
     check_output_folder(args.out, file_suffixes=STORE_SUFFIXES)
     rows = _measure_rows(args, rows_spec)
     md = comparison_markdown(rows)

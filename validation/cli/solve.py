@@ -15,6 +15,8 @@ import time
 
 from replica.common.cliutil import add_command, add_progress_option, render
 
+from .common import add_restarts_option, mode_options, restarts_setting
+
 PROGRESS_AFTER = 2.0
 """Seconds of solving before progress lines appear."""
 
@@ -23,8 +25,8 @@ _COLUMNS = ["d", "p", "problem", "ensemble", "seed", "solver", "kappa", "rank", 
 
 
 def register(subparsers) -> None:
-    from .ensembles import ENSEMBLES, PROBLEMS
-    from .solvers import SOLVERS
+    from ..ensembles import ENSEMBLES, PROBLEMS
+    from ..solvers import SOLVERS
 
     parser = add_command(
         subparsers, "solve", run, help="solve one random instance with a chosen solver",
@@ -50,32 +52,6 @@ def register(subparsers) -> None:
                            "status not_found when it finds no W)")
     add_restarts_option(parser)
     add_progress_option(parser)
-
-
-def add_restarts_option(parser) -> None:
-    """``--restarts R``: most starts of the rank-m search of ``optimal`` (``notes/rank_search.md``)."""
-    parser.add_argument("--restarts", type=int, default=None, metavar="R",
-                        help="optimal at kappa < 1: most starts of the rank-m search (integer >= 1; default: "
-                             "the production setting, 32 starts ending at the first that stores); a search "
-                             "that ends without storing is not_found, a LOWER-BOUND verdict")
-
-
-def restarts_setting(solver: str, restarts) -> dict:
-    """``{"restarts": R}`` for the solve settings (empty when not given), checked.
-
-    Raises
-    ------
-    ValueError
-        If ``restarts`` is not an integer >= 1 or is given with a solver other than ``optimal``.
-    """
-    from .solvers.rank_search import check_restarts
-
-    if restarts is None:
-        return {}
-    restarts = check_restarts(restarts)
-    if solver != "optimal":
-        raise ValueError(f"--restarts is a setting of solver 'optimal' (rank-m search), got --solver {solver}")
-    return {"restarts": restarts}
 
 
 class _Progress:
@@ -109,9 +85,9 @@ class _Progress:
 def run(args) -> int:
     from replica.common.checks import check_int, check_kappa
 
-    from .ensembles import make_instance
-    from .solvers import check_problem, solve
-    from .solvers.optimal import monitored
+    from ..ensembles import make_instance
+    from ..solvers import check_problem, solve
+    from ..solvers.optimal import monitored
 
     check_int(args.d, "d", low=2)
     check_int(args.p, "p", low=2)
@@ -128,22 +104,6 @@ def run(args) -> int:
         progress.close()
     _write(instance, solution, args.format)
     return 130 if solution.message.startswith("interrupted") else 0
-
-
-def mode_options(solver: str, give_up: bool = False, top_k: int = 1) -> dict | None:
-    """Solver options of the ``--give-up`` / ``--top-k`` flags (None when both are off).
-
-    Raises
-    ------
-    ValueError
-        If a flag is given with a solver other than ``optimal``.
-    """
-    if not give_up and top_k == 1:
-        return None
-    if solver != "optimal":
-        flag = "--give-up" if give_up else f"--top-k {top_k}"
-        raise ValueError(f"{flag} is a search mode of solver 'optimal', got --solver {solver}")
-    return {"give_up": True} if give_up else {"top_k": top_k}
 
 
 def _write(instance, solution, fmt: str) -> None:

@@ -10,6 +10,8 @@ import sys
 
 from replica.common.cliutil import add_command, check_output_folder, render
 
+from .common import executor_from_args
+
 
 def register(subparsers) -> None:
     parser = add_command(
@@ -21,12 +23,11 @@ def register(subparsers) -> None:
         seed=True, seed_help="override the base seed of the configuration (an integer in [0, 2**63 - 1])",
         executor=True)
     parser.add_argument("--quick", action="store_true",
-                        help="small d and few trials (about 1 min on 2 cores; the full run, to d = 256, took "
-                             "61 min on 2 cores)")
+                        help="small d and few trials (the sizes and run times of both runs: notes/reproduce.md)")
     parser.add_argument("--out", default="reproduce-out", help="output folder (default: reproduce-out)")
     parser.add_argument("--trials", type=int, default=None,
                         help="override the trials per grid point (grid-design estimates; the bracketed "
-                             "d = 128, 256 estimates of the full run keep theirs)")
+                             "estimates of the full run keep theirs)")
     parser.add_argument("--optimal-solver", choices=("optimal", "lp"), default="optimal",
                         help="solver for the optimal memories: optimal (default) | lp (exact, small d only)")
 
@@ -49,8 +50,7 @@ def _write_summary(result, fmt) -> None:
 def run(args) -> int:
     from replica.common.checks import check_int
 
-    from .cli import executor_from_args
-    from .reproduce import FULL, QUICK, reproduce
+    from ..reproduce import FULL, QUICK, reproduce
 
     config = QUICK if args.quick else FULL
     changes = {"optimal_solver": args.optimal_solver}

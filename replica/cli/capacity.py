@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from .common.cliutil import add_command, render
+from ..common.cliutil import add_command, render
 
 COLUMNS = ["d", "kappa", "margin", "top_k", "p_c", "stderr", "alpha", "alpha_stderr", "alpha_c", "converged"]
 HEBBIAN_COLUMNS = ["hebbian_p_c", "hebbian_alpha", "hebbian_alpha_c", "hebbian_converged"]
@@ -32,8 +32,10 @@ def register(subparsers) -> None:
         seed=True, seed_help="seed of the common random numbers (default: replica.common.seeds.DEFAULT_SEED)",
         theory=True,
     )
-    parser.add_argument("--kappa", type=float, default=1.0, metavar="K", help="rank fraction in (0, 1] (default 1)")
-    parser.add_argument("--top-k", type=int, default=1, metavar="K", help="target among the K best (default 1)")
+    parser.add_argument("--kappa", type=float, default=1.0, metavar="K",
+                        help="rank fraction in (0, 1] (default %(default)g)")
+    parser.add_argument("--top-k", type=int, default=1, metavar="K",
+                        help="target among the K best (default %(default)s)")
     parser.add_argument("--hebbian", action="store_true",
                         help="add the finite-size Hebbian capacity (replica.hebbian.hebbian_capacity)")
     parser.add_argument("--ensemble", choices=["gaussian", "sphere"], default="gaussian",
@@ -43,13 +45,12 @@ def register(subparsers) -> None:
     parser.add_argument("--problem", choices=["op", "dp"], default="dp",
                         help="original (shared outputs) or decoupled problem (default dp; matters with --outputs)")
     parser.add_argument("--rel-tol", type=float, default=1e-3, metavar="R",
-                        help="relative Monte-Carlo standard error of E[C] (default 1e-3)")
-
+                        help="relative Monte-Carlo standard error of E[C] (default %(default)g)")
 
 
 def _hebbian_row(d, kappa, ensemble):
-    from .hebbian import hebbian_capacity
-    from .quarter_circle import alpha_c_hebbian
+    from ..hebbian import hebbian_capacity
+    from ..quarter_circle import alpha_c_hebbian
 
     result = hebbian_capacity(d, ensemble=ensemble, kappa=kappa)
     return {"hebbian_p_c": float(result.p_c), "hebbian_alpha": float(result.alpha),
@@ -58,7 +59,7 @@ def _hebbian_row(d, kappa, ensemble):
 
 
 def run(args) -> int:
-    from .finite_size import capacity
+    from ..finite_size import capacity
 
     rows = []
     model = args.outputs is not None or args.ensemble != "gaussian" or args.problem != "dp"

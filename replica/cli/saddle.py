@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from .common.cliutil import add_command, add_progress_option, progress, render
+from ..common.cliutil import add_command, add_progress_option, progress, render
 
 COLUMNS = ["d", "p", "alpha", "q", "q_stderr", "free_entropy", "free_entropy_stderr", "residual",
            "capacity_coefficient", "converged"]
@@ -41,7 +41,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from . import saddle
+    from .. import saddle
 
     sample = saddle.ReplicaSample(
         saddle.DEFAULT_SAMPLES if args.samples is None else args.samples, args.seed,
@@ -60,7 +60,7 @@ def run(args) -> int:
 
 def _rows(args, sample, bar) -> list:
     """One row per (d, p); ``bar.update()`` after each saddle point."""
-    from . import saddle
+    from .. import saddle
 
     rows = []
     for d in args.d:

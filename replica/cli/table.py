@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from .common.checks import check_kappa
-from .common.cliutil import add_command, add_progress_option, parse_grid, progress, render
+from ..common.checks import check_kappa
+from ..common.cliutil import add_command, add_progress_option, parse_grid, progress, render
 
 DEFAULT_KAPPAS = [0.05, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0]
 COLUMNS = ["kappa", "s_kappa", "alpha_c", "alpha_c_hebbian"]
@@ -18,7 +18,7 @@ def register(subparsers) -> None:
         description=(
             "Print s_kappa (truncation point of the quarter-circle law), the asymptotic "
             "capacity alpha_c(kappa) = p ln p / d^2 of an optimal rank-kappa*d memory, and "
-            "the Hebbian value F(kappa)/8.  Default: a grid from 0.05 to 1."
+            f"the Hebbian value F(kappa)/8.  Default: a grid from {DEFAULT_KAPPAS[0]:g} to {DEFAULT_KAPPAS[-1]:g}."
         ),
     )
     group = parser.add_mutually_exclusive_group()

@@ -1,0 +1,203 @@
+"""The estimator :func:`estimate_capacity`: its phases, and the estimate's message."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from replica.common.checks import check_real
+
+from ..solver_rules import accuracy_is_exact
+from ..sweep import Task
+from .design import STARTS, PointRunner, expand, refine
+from .fit import LogisticFit
+from .loads import load, p_from_load
+from .results import CapacityEstimate
+from .settings import CapacityDesign, SweepSettings, measurement_template, parse_criterion, split_settings
+from .theory import asymptotic_alpha, theory_capacity
+from .trials import TrialCounts, split_outputs
+
+__all__ = ["estimate_capacity"]
+
+
+@dataclass
+class _Estimation:
+    """What the phases of :func:`estimate_capacity` share: the checked measurement, its settings and counts."""
+
+    template: Task
+    design: CapacityDesign
+    sweep: SweepSettings
+    counts: TrialCounts
+    theory: dict
+
+
+def _prepare(d, problem, solver, kappa, ensemble, seed, design, settings) -> _Estimation:
+    """The checked arguments of :func:`estimate_capacity`, the theory beside them and empty counts."""
+    design, sweep, extra = split_settings(design, settings)
+    threshold = parse_criterion(extra.get("criterion", "all"))
+    m, lenient = measurement_template(d, problem, solver, kappa, ensemble, seed, sweep, extra)
+    design = design.checked(m.d)
+    return _Estimation(m, design, sweep, TrialCounts(lenient, threshold), _theory(m, threshold, extra))
+
+
+def _theory(m: Task, threshold, extra: dict) -> dict:
+    """:func:`theory_capacity` of the measurement (none for a synthetic task function)."""
+    if extra.get("task_function") is None:
+        top_k = int(dict(extra.get("solver_options") or {}).get("top_k", 1))
+        return theory_capacity(m.d, m.solver, m.kappa, m.ensemble, threshold, extra.get("outputs"), m.problem,
+                               top_k)
+    return {"p_c": math.nan, "alpha": math.nan, "alpha_c": math.nan, "source": "none (synthetic task)"}
+
+
+def _center(run: _Estimation) -> float:
+    """Centre of the first points: the design's, the theory p_c, or p at the asymptotic alpha_c."""
+    center = run.design.center
+    if center is None:
+        m = run.template
+        center = run.theory["p_c"] if math.isfinite(run.theory["p_c"]) else \
+            p_from_load(m.d, asymptotic_alpha(m.solver, m.kappa))
+        center = check_real(center, "center", low=2.0)
+    return center
+
+
+def _criterion_message(threshold: float, solver: str) -> str:
+    """What a capacity at an accuracy threshold means for ``solver``."""
+    head = (f"accuracy criterion: a trial counts as stored when the {{}} recalls >= {threshold:g} of the inputs "
+            f"(p_c: half the instances reach it; the theory: mean accuracy = {threshold:g})")
+    if accuracy_is_exact(solver):
+        return head.format("Hebbian W") + " (exact for the Hebbian memory)"
+    return (head.format("returned W") + f"; {solver} does not maximise the accuracy where not every input "
+            "can be stored, so p_c is a LOWER BOUND on the accuracy capacity of the best memory")
+
+
+def _messages(fit: LogisticFit, curve, counts: TrialCounts, solver: str, first_error=None) -> str:
+    """The estimate's message: criterion, fit problems, left-out trials, a warning above 10 %."""
+    lenient = counts.lenient
+    undecided = sum(c.undecided for c in curve)
+    errors = sum(c.errors for c in curve)
+    total = sum(c.trials for c in curve)
+    not_found = sum(c.not_found for c in curve)
+    msgs = [] if counts.threshold is None else [_criterion_message(counts.threshold, solver)]
+    if not_found:
+        msgs.append(f"{not_found}/{total} trials not_found (the search found no W; not a certificate), "
+                    "counted as not stored: p_c is a LOWER BOUND on the threshold")
+    if fit.status != "ok":
+        msgs.append(fit.message)
+    if undecided and lenient:
+        msgs.append(f"{undecided}/{total} trials undecided, counted as not stored (no storing W "
+                    "found within the budget): p_c is a lower bound on the storability threshold")
+    elif undecided:
+        msgs.append(f"{undecided}/{total} trials undecided (excluded from the fit)")
+    if errors:
+        msgs.append(f"{errors}/{total} trials failed with an error (excluded; the first: {first_error})")
+    if (0 if lenient else undecided) + errors > 0.1 * total:
+        msgs.append("WARNING: more than 10% of trials excluded; p_c may be biased")
+    return "; ".join(msgs) or "ok"
+
+
+def _criterion_text(threshold) -> str:
+    return "all" if threshold is None else f"accuracy:{threshold:g}"
+
+
+def _estimate(run: _Estimation, seconds: float, first_error=None) -> CapacityEstimate:
+    """The :class:`CapacityEstimate` of the final counts (``ValueError`` when every trial failed)."""
+    m, design, counts, theory = run.template, run.design, run.counts, run.theory
+    fit = counts.fit()
+    curve = counts.curve(m.d)
+    if first_error is not None and all(c.errors == c.trials for c in curve):
+        raise ValueError(f"every trial of {m.problem}/{m.solver} d={m.d} kappa={m.kappa:g} failed with an "
+                         f"error; the first: {first_error}")
+    p_c, p_lo, p_hi = (math.exp(v) for v in (fit.log_p_c, fit.log_p_c_low, fit.log_p_c_high))
+    outputs, options = split_outputs(m)
+
+    def alpha_of(p):
+        return load(m.d, p) if math.isfinite(p) and p > 1 else math.nan
+
+    return CapacityEstimate(
+        m.d, m.problem, m.solver, m.kappa, m.ensemble, p_c, p_lo, p_hi, alpha_of(p_c), alpha_of(p_lo),
+        alpha_of(p_hi), fit.slope, curve, theory, sum(c.undecided for c in curve), sum(c.errors for c in curve),
+        fit.status, fit.converged, _messages(fit, curve, counts, m.solver, first_error), m.seed, design.trials,
+        seconds, options, design.kind, _criterion_text(counts.threshold), outputs, sum(c.not_found for c in curve))
+
+
+def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kappa: float = 1.0,
+                      ensemble: str = "gaussian", *, seed=0, design="auto", **settings) -> CapacityEstimate:
+    """Measure P(stored) on an adaptive grid of p and locate p_c with a 95 % interval.
+
+    See ``notes/capacity_estimation.md``.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``d >= 2``.
+    problem : {"op", "dp"}
+    solver : {"hebbian", "optimal", "lp", "adam"}
+    kappa : float
+        Rank fraction in (0, 1].
+    ensemble : {"gaussian", "sphere"}
+    seed : None, int, SeedSequence or Generator
+        Base seed (``replica.common.seeds.resolve_seed``; ``None``: the package default
+        seed); trial t at p uses ``task_seed(seed, p, t)``.
+    design : {"auto", "grid", "bracket"} or CapacityDesign
+        Where the trials go (see :class:`CapacityDesign`).
+    **settings
+        Keywords overriding fields of ``design`` (``trials``, ``rounds``,
+        ``initial_points``, ``initial_width``, ``bracket_step``, ``max_expansions``,
+        ``center``) and of :class:`SweepSettings` (``executor``, ``store``,
+        ``progress``, ``experiment``, or a whole ``sweep=SweepSettings(...)``), and:
+
+        ``solver_options`` (dict)
+            Passed to ``validation.solve`` through ``validation.solvers.solve_arguments``
+            (for ``optimal`` ``refine`` defaults to False: only storability is measured).
+            ``{"top_k": k}`` measures the top-k capacity (theory ``replica.capacity(d,
+            kappa, top_k=k)``; ``not_found`` trials count as not stored and make p_c a
+            lower bound, ``notes/top_k.md``).  ``{"restarts": R}``: ``optimal`` at rank
+            kappa d < d, starts of the restart search (default
+            ``validation.solvers.rank_search.DEFAULT_RESTARTS``, recorded with every trial).
+        ``undecided_as_not_stored`` (bool)
+            Count ``undecided`` trials (budget exhausted without a storing W) as not
+            stored: the estimate is then the threshold for *finding* a storing memory
+            within the budget, a lower bound on the storability threshold (the message
+            says so).  Default: True for the solvers that end without a decision on
+            their own (``adam``, ``svp``), False otherwise (undecided trials are then
+            excluded and reported).  The restart search of ``optimal`` at rank kappa d <
+            d (``notes/rank_search.md``) says ``not_found`` when every planned start
+            ended without storing (counted as not stored: p_c a LOWER BOUND), and
+            ``undecided`` only when a budget cut it short.
+        ``criterion`` (str)
+            ``"all"`` (default: stored = every input recalled) or ``"accuracy:A"``
+            (stored = the returned W recalls at least the fraction ``A`` of the
+            inputs, ``A`` in (0, 1]; theory ``replica.accuracy_capacity``; for
+            solvers other than ``hebbian`` p_c is a lower bound on the accuracy
+            capacity of the best memory, said in ``message``).
+        ``task_function`` (str)
+            ``"module:function"`` replacing :func:`storage_trial` (tests use
+            :func:`validation.sweep.synthetic_trial`).
+        ``outputs`` (int)
+            ``K >= 2`` distinct answers shared by the facts (balanced map ``mu mod K``;
+            ``notes/many_to_one.md``); theory ``replica.capacity(d, kappa, outputs=K,
+            problem=problem)``.  Default None: one answer per fact.
+
+    Returns
+    -------
+    CapacityEstimate
+
+    Raises
+    ------
+    ValueError
+        For out-of-range arguments or a bad ``criterion``; before any trial, for a
+        solver that cannot run at this size (``validation.solvers.check_problem``:
+        ``lp`` at kappa < 1 or too large, memory above the limit); after the trials,
+        when every trial failed with an error (the message quotes the first).
+    TypeError
+        For an unknown keyword.
+    """
+    start = time.perf_counter()
+    run = _prepare(d, problem, solver, kappa, ensemble, seed, design, settings)
+    center = _center(run)
+    runner = PointRunner(run.template, run.design.trials, run.sweep, run.counts)
+    STARTS[run.design.kind](runner, run.design, center)
+    expand(runner, run.design)
+    refine(runner, run.design)
+    return _estimate(run, time.perf_counter() - start, runner.first_error)

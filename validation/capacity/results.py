@@ -1,0 +1,156 @@
+"""Result types of the capacity estimate: the counts at one p and the whole estimate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from replica.common.results import Result
+
+from .fit import LogisticFit
+from .loads import load
+
+__all__ = ["CurvePoint", "CapacityEstimate"]
+
+
+@dataclass(frozen=True)
+class CurvePoint(Result):
+    """Counts at one p: ``trials`` run = stored + not_stored + undecided + errors + not_found.
+
+    ``not_stored`` counts certified verdicts only; ``not_found`` counts the
+    lower-bound verdicts of the search modes of ``optimal`` (``top_k``, ``give_up``:
+    no W found, not a certificate), which the fit counts as not stored.  ``status`` is
+    ``"ok"`` when at least one trial was decided (stored, not stored or not found) and
+    ``"undecided"`` when none was (every trial undecided or an error); ``converged`` is
+    ``status == "ok"``.
+    """
+
+    STATUSES: ClassVar[tuple] = ("ok", "undecided")
+
+    p: int
+    alpha: float
+    trials: int
+    stored: int
+    not_stored: int
+    undecided: int
+    errors: int
+    status: str
+    converged: bool
+    message: str
+    not_found: int = 0
+
+    @classmethod
+    def from_counts(cls, d, p, counts) -> CurvePoint:
+        """From ``[stored, not_stored, undecided, errors, trials(, not_found)]`` at ``p``."""
+        stored, not_stored, undecided, errors, trials = counts[:5]
+        not_found = counts[5] if len(counts) > 5 else 0
+        ok = stored + not_stored + not_found > 0
+        message = f"{stored} stored, {not_stored} not stored, {undecided} undecided, {errors} errors"
+        if not_found:
+            message += f", {not_found} not found (lower-bound verdicts)"
+        return cls(p, load(d, p), trials, stored, not_stored, undecided, errors,
+                   "ok" if ok else "undecided", ok, message, not_found)
+
+    @property
+    def decided(self) -> int:
+        """Stored + not stored + not found trials."""
+        return self.stored + self.not_stored + self.not_found
+
+
+@dataclass(frozen=True)
+class CapacityEstimate(Result):
+    """Measured capacity of one (d, problem, solver, kappa, ensemble).
+
+    Attributes
+    ----------
+    p_c, p_c_low, p_c_high : float
+        Where the fitted P(stored) = 1/2 and its 95 % profile-likelihood interval.
+    alpha, alpha_low, alpha_high : float
+        The same as loads p ln p / d^2.
+    slope : float
+        Fitted logistic slope in ln p (transition width ~ 1/slope in ln p).
+    curve : tuple of CurvePoint
+    theory : dict
+        ``{p_c, alpha, alpha_c, source}`` of :func:`theory_capacity`.
+    undecided, errors : int
+        Trials that were undecided or failed (excluded from the fit unless undecided
+        trials are counted as not stored).
+    status : str
+        The fit's status (:class:`LogisticFit`): ``"ok"``, ``"separated"`` (interval
+        from the gap between all-stored and none-stored points), ``"unbracketed"``
+        (P = 1/2 not inside the grid; the interval is clipped and p_c is unreliable) or
+        ``"failed"`` (no decided trial; p_c and its interval are NaN, ``None`` in
+        ``to_dict``).
+    converged : bool
+        ``status`` is ``"ok"`` or ``"separated"``.
+    message : str
+    seed, trials : int
+        Base seed and trials per grid point per round.
+    seconds : float
+    solver_options : dict
+    design : str
+        ``"grid"`` or ``"bracket"``: how the first points were placed.
+    criterion : str
+        ``"all"`` (stored = every input recalled) or ``"accuracy:A"`` (stored = the
+        returned W recalls at least the fraction A; for solvers other than ``hebbian``
+        p_c is then a lower bound on the accuracy capacity, and ``message`` says so).
+    outputs : int or None
+        ``K`` distinct answers shared by the facts, or None (one answer per fact; the
+        key ``outputs`` is then absent from ``to_dict``).
+    not_found : int
+        Trials with the lower-bound verdict ``not_found`` of a search mode of
+        ``optimal`` (``solver_options`` ``top_k >= 2`` or ``give_up``): counted as not
+        stored, so p_c is then a LOWER BOUND on the threshold (``message`` says so;
+        the key ``not_found`` is absent from ``to_dict`` when no trial had it).
+    """
+
+    STATUSES: ClassVar[tuple] = LogisticFit.STATUSES
+
+    d: int
+    problem: str
+    solver: str
+    kappa: float
+    ensemble: str
+    p_c: float
+    p_c_low: float
+    p_c_high: float
+    alpha: float
+    alpha_low: float
+    alpha_high: float
+    slope: float
+    curve: tuple
+    theory: dict
+    undecided: int
+    errors: int
+    status: str
+    converged: bool
+    message: str
+    seed: int
+    trials: int
+    seconds: float
+    solver_options: dict = field(default_factory=dict)
+    design: str = "grid"
+    criterion: str = "all"
+    outputs: int | None = None
+    not_found: int = 0
+
+    @property
+    def lower_bound(self) -> bool:
+        """p_c is a lower bound: some trials were ``not_found`` (or undecided counted as not stored)."""
+        return self.not_found > 0 or "lower bound" in self.message
+
+    def _payload(self) -> dict:
+        return {"d": self.d, "problem": self.problem, "solver": self.solver, "kappa": self.kappa,
+                "ensemble": self.ensemble, "p_c": self.p_c, "p_c_low": self.p_c_low,
+                "p_c_high": self.p_c_high, "alpha": self.alpha, "alpha_low": self.alpha_low,
+                "alpha_high": self.alpha_high, "slope": self.slope,
+                "curve": [c.to_dict() for c in self.curve],
+                "theory": {k: self.theory[k] for k in ("p_c", "alpha", "alpha_c") if k in self.theory},
+                "theory_source": self.theory.get("source"),
+                "undecided": self.undecided, "errors": self.errors, "status": self.status,
+                "converged": self.converged, "message": self.message, "seed": self.seed,
+                "trials": self.trials, "seconds": self.seconds, "solver_options": dict(self.solver_options),
+                "design": self.design, "criterion": self.criterion,
+                **({} if self.outputs is None else {"outputs": self.outputs}),
+                **({"not_found": self.not_found} if self.not_found else {})}
+

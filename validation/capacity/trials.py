@@ -1,0 +1,164 @@
+"""One storage trial (the sweep task of a capacity estimate) and the counting of its verdicts.
+
+A trial builds its instance from ``task_seed(seed, p, trial)`` and solves it
+(:func:`storage_trial`); :class:`TrialCounts` keeps the counts per grid point under the
+criterion (``"all"`` or ``"accuracy:A"``) and fits them.
+"""
+
+from __future__ import annotations
+
+from ..ensembles import make_instance
+from ..solvers import check_problem, solve, solve_arguments
+from ..sweep import Task, task_seed
+from .fit import LogisticFit, fit_logistic
+from .results import CurvePoint
+
+__all__ = ["STORAGE_TRIAL", "storage_trial", "record_status", "split_outputs", "check_trials", "TrialCounts"]
+
+STORAGE_TRIAL = "validation.capacity:storage_trial"
+"""The ``function`` of the storage-trial tasks (part of every stored trial's key)."""
+
+
+def split_outputs(task: Task):
+    """``(outputs, solver settings)`` from the task options (``outputs`` is for the instance)."""
+    settings = dict(task.options)
+    return settings.pop("outputs", None), settings
+
+
+def storage_trial(task: Task) -> dict:
+    """One storage trial: build the instance from the task's seed, solve it, report.
+
+    Returns
+    -------
+    dict
+        ``status`` (the solver's ``stored`` / ``not_stored`` / ``undecided``), ``stored``,
+        ``instance_seed`` and the solver's diagnostics (margin, iterations, ...).  A
+        ``not_found`` verdict (search modes of ``optimal``) is recorded as status
+        ``not_stored`` with ``verdict = "not_found"``, which :class:`TrialCounts` counts
+        apart; so is the ``not_found`` of the rank-m restart search of ``optimal``.
+
+    Notes
+    -----
+    The option ``outputs`` (``K`` distinct answers, balanced map ``mu mod K``) goes to
+    :func:`validation.make_instance`, not to the solver; at ``p < K`` it is ``p``.
+    """
+    seed = task_seed(task.seed, task.p, task.trial)
+    outputs, settings = split_outputs(task)
+    if outputs is not None:  # below p = K every fact has its own answer: K = p
+        outputs = min(int(outputs), task.p)
+    inst = make_instance(task.d, task.p, problem=task.problem, ensemble=task.ensemble, seed=seed,
+                         outputs=outputs)
+    sol = solve(inst, solver=task.solver, kappa=task.kappa, **solve_arguments(settings))
+    out = {k: v for k, v in sol.to_dict().items() if not isinstance(v, (list, dict))}
+    out["instance_seed"] = seed
+    out.update(record_status(sol))
+    return out
+
+
+def record_status(sol) -> dict:
+    """``status``, ``stored`` (and ``verdict``) of a sweep record of the solution ``sol``.
+
+    A ``stored`` label that the float64 recall does not confirm is recorded
+    ``undecided``; the lower-bound verdict ``not_found`` (rank-m search, search modes)
+    is recorded as ``not_stored`` with ``verdict="not_found"``, so that sweeps count it
+    as not stored and can still tell it from a certificate.
+    """
+    status = sol.status
+    if status == "stored" and not sol.stored:  # never trust a label over the verified recall
+        status = "undecided"
+    extra = {}
+    if status == "not_found":
+        status, extra = "not_stored", {"verdict": "not_found"}
+    return {"status": status, "stored": bool(sol.stored) if status != "undecided" else None, **extra}
+
+
+def check_trials(template: Task, p: int) -> None:
+    """``validation.solvers.check_problem`` for the storage trials of ``template`` up to size ``p``."""
+    if template.function != STORAGE_TRIAL:
+        return
+    check_problem(template.d, int(p), template.problem, template.solver, template.kappa,
+                  solve_arguments(split_outputs(template)[1]).get("options"))
+
+
+_STATUS_INDEX = {"stored": 0, "not_stored": 1, "undecided": 2, "error": 3, "not_found": 5}
+
+
+class TrialCounts:
+    """Counts per grid point: ``p -> [stored, not_stored, undecided, errors, trials, not_found]``.
+
+    ``undecided_as_not_stored`` decides whether undecided trials enter the fit as
+    failures (see :func:`estimate_capacity`).  With an accuracy ``threshold`` a record
+    counts as stored when its ``recall_fraction`` is at least the threshold and as not
+    stored otherwise (:meth:`classify`).
+    """
+
+    def __init__(self, undecided_as_not_stored: bool = False, threshold: float | None = None):
+        self.lenient = undecided_as_not_stored
+        self.threshold = threshold
+        self.by_p: dict = {}
+
+    def classify(self, record: dict) -> str:
+        """The counted status of a trial record under the criterion."""
+        status = record["status"]
+        if self.threshold is None and record.get("verdict") == "not_found":
+            return "not_found"
+        if self.threshold is None or status == "error":
+            return status
+        fraction = record.get("recall_fraction")
+        if fraction is None:  # a task function that measures no accuracy
+            return "undecided"
+        return "stored" if float(fraction) >= self.threshold else "not_stored"
+
+    def __contains__(self, p) -> bool:
+        return p in self.by_p
+
+    def points(self) -> list:
+        """The grid points so far, sorted."""
+        return sorted(self.by_p)
+
+    def done(self, p) -> int:
+        """Trials run at ``p`` so far (the next trial index)."""
+        return self.by_p[p][4] if p in self.by_p else 0
+
+    def add(self, p, status: str) -> None:
+        """Count one trial at ``p`` with record status ``status``."""
+        c = self.by_p.setdefault(p, [0, 0, 0, 0, 0, 0])
+        c[_STATUS_INDEX[status]] += 1
+        c[4] += 1
+
+    def decided(self, p) -> int:
+        """Trials entering the fit at ``p``: stored + not stored + not found (+ undecided if counted as failures)."""
+        c = self.by_p[p]
+        return c[0] + c[1] + c[5] + (c[2] if self.lenient else 0)
+
+    def frequency(self, p) -> float:
+        """Stored fraction of the decided trials at ``p``."""
+        return self.by_p[p][0] / self.decided(p)
+
+    def any_decided(self) -> bool:
+        return any(self.decided(p) for p in self.by_p)
+
+    def sides(self):
+        """(has a point with frequency > 1/2, has one with frequency < 1/2) among decided."""
+        high = low = False
+        for p in self.by_p:
+            if self.decided(p):
+                high |= self.frequency(p) > 0.5
+                low |= self.frequency(p) < 0.5
+        return high, low
+
+    def mostly_undecided(self, p) -> bool:
+        """More than half of the trials at ``p`` are left out of the fit."""
+        c = self.by_p[p]
+        return (0 if self.lenient else c[2]) + c[3] > c[4] / 2
+
+    def fit(self) -> LogisticFit:
+        """:func:`fit_logistic` of the counts; status ``"failed"`` without decided trials."""
+        ps = self.points()
+        decided = [self.decided(p) for p in ps]
+        if sum(decided) == 0:
+            return LogisticFit.with_status("failed")
+        return fit_logistic(ps, [self.by_p[p][0] for p in ps], decided)
+
+    def curve(self, d) -> tuple:
+        return tuple(CurvePoint.from_counts(d, p, self.by_p[p]) for p in self.points())

@@ -22,11 +22,11 @@ import time
 import numpy as np
 
 import replica
+from replica.common.ensembles import ENSEMBLES
 from replica.common.seeds import DEFAULT_SEED
 from validation.accuracy import loads_from_alpha, measure_accuracy
 
 DIMENSIONS = (64, 128)
-ENSEMBLES = ("gaussian", "sphere")
 ALPHAS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1.0)
 TRIALS = 40
 SEED = DEFAULT_SEED

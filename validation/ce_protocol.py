@@ -26,6 +26,7 @@ from typing import Callable, ClassVar
 import numpy as np
 
 from replica.common.checks import check_choice, check_int, check_real
+from replica.common.loads import p_from_load
 from replica.common.results import Result
 from replica.common.seeds import resolve_seed
 
@@ -302,14 +303,7 @@ class _Search:
 
 def _load_of_alpha(alpha, d):
     """The integer nearest to the root ``N >= 1`` of ``N ln N = alpha d^2`` (Newton from above)."""
-    target = alpha * d * d
-    n = max(target, math.e)
-    for _ in range(100):
-        step = (n * math.log(n) - target) / (math.log(n) + 1.0)
-        n -= step
-        if abs(step) <= 1e-9 * n:
-            break
-    return max(2, int(round(n)))
+    return max(2, int(round(p_from_load(d, alpha, method="newton"))))
 
 
 def _summary(d, accuracy, results, base, settings, seconds):

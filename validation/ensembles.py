@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from replica.common.checks import check_choice, check_int, check_memory
+from replica.common.ensembles import ENSEMBLES
 from replica.common.results import json_safe
 from replica.common.seeds import resolve_seed
 
@@ -37,7 +38,6 @@ from . import _rng
 __all__ = ["make_instance", "instance_bytes", "Instance", "PROBLEMS", "ENSEMBLES"]
 
 PROBLEMS = ("op", "dp")
-ENSEMBLES = ("gaussian", "sphere")
 
 
 def instance_bytes(d: int, p: int) -> float:

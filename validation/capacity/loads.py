@@ -1,20 +1,17 @@
-"""The load alpha = p ln p / d^2 (natural log) and its inverse p(alpha) (Lambert W)."""
+"""The load alpha = p ln p / d^2 (natural log) and its inverse p(alpha) (Lambert W).
+
+Both live in :mod:`replica.common.loads`; measurements invert the load by its closed
+form (``method="lambertw"``).
+"""
 
 from __future__ import annotations
 
-import math
-
-from scipy import special
+from replica.common.loads import load
+from replica.common.loads import p_from_load as _p_from_load_any
 
 __all__ = ["load", "p_from_load"]
 
 
-def load(d, p):
-    """alpha = p ln p / d^2 (natural log)."""
-    return p * math.log(p) / d ** 2
-
-
 def p_from_load(d, alpha):
     """Inverse of :func:`load` on p >= e^{-1}: solve p ln p = alpha d^2 (Lambert W)."""
-    x = alpha * d * d
-    return float(x / special.lambertw(x).real)
+    return _p_from_load_any(d, alpha, method="lambertw")

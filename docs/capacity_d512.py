@@ -2,7 +2,7 @@
 
 Runs::
 
-    validation capacity --d 512 --problem op --solver optimal --trials 4 --rounds 0 \\
+    validation capacity --d 512 --problem op --solver optimal --trials 4 --rounds 0 --seed 0 \\
         --design bracket --bracket-step 0.01 --workers 2 --out STORE --format table
 
 (decisions only, ``refine`` off as in every capacity sweep), then reads the per-trial
@@ -29,7 +29,7 @@ import time
 
 D = 512
 ARGV = ["capacity", "--d", str(D), "--problem", "op", "--solver", "optimal", "--trials", "4", "--rounds", "0",
-        "--design", "bracket", "--bracket-step", "0.01", "--workers", "2", "--format", "table"]
+        "--seed", "0", "--design", "bracket", "--bracket-step", "0.01", "--workers", "2", "--format", "table"]
 
 
 def gemm_seconds(p, d, repeats=3):

@@ -122,7 +122,7 @@ def _estimate(run: _Estimation, seconds: float, first_error=None) -> CapacityEst
 
 
 def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kappa: float = 1.0,
-                      ensemble: str = "gaussian", *, seed=0, design="auto", **settings) -> CapacityEstimate:
+                      ensemble: str = "gaussian", *, seed=None, design="auto", **settings) -> CapacityEstimate:
     """Measure P(stored) on an adaptive grid of p and locate p_c with a 95 % interval.
 
     See ``notes/capacity_estimation.md``.

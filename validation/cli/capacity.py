@@ -29,7 +29,8 @@ def register(subparsers) -> None:
                     "and grid), csv (the grid, then a blank line and a second section 'quantity,value' "
                     "with the summary: p_c and its interval, alpha, the theory, status, seed), json (the "
                     "whole estimate).",
-        seed=True, seed_default=0, seed_help="base seed, an integer in [0, 2**63 - 1] (default 0)", executor=True)
+        seed=True, seed_help="base seed, an integer in [0, 2**63 - 1] (default: the package seed, "
+             "replica.common.seeds.DEFAULT_SEED)", executor=True)
     parser.add_argument("--d", type=int, required=True, help="dimension (>= 2)")
     parser.add_argument("--problem", choices=PROBLEMS, default="op", help="op (original) or dp (decoupled)")
     parser.add_argument("--solver", choices=SOLVERS, default="optimal", help="the solver (default optimal)")

@@ -31,7 +31,8 @@ def register(subparsers) -> None:
                     "p_c, the relative difference, measured and theory alpha, trials (undecided).  "
                     "OUT/comparison.md and OUT/comparison.csv are written in every format.",
         formats=("markdown", *FORMATS), format_default="markdown",
-        seed=True, seed_default=0, seed_help="base seed, an integer in [0, 2**63 - 1] (default 0)", executor=True)
+        seed=True, seed_help="base seed, an integer in [0, 2**63 - 1] (default: the package seed, "
+             "replica.common.seeds.DEFAULT_SEED)", executor=True)
     parser.add_argument("--trials", type=int, default=40, help="instances per grid point per round (>= 1)")
     parser.add_argument("--rounds", type=int, default=2, help="refinement rounds (>= 0)")
     parser.add_argument("--out", default="compare-out",

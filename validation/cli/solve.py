@@ -33,7 +33,8 @@ def register(subparsers) -> None:
         description="Build a random memory problem (original 'op' or decoupled 'dp') from a seed, "
                     "solve it and report whether it is stored, the recall fraction and the "
                     "normalised margin (units of ||W||_F / d).",
-        seed=True, seed_default=0, seed_help="instance seed, an integer in [0, 2**63 - 1] (default 0)")
+        seed=True, seed_help="instance seed, an integer in [0, 2**63 - 1] (default: the package seed, "
+             "replica.common.seeds.DEFAULT_SEED)")
     parser.add_argument("--d", type=int, required=True, help="dimension (>= 2)")
     parser.add_argument("--p", type=int, required=True, help="number of associations (>= 2)")
     parser.add_argument("--problem", choices=PROBLEMS, default="op", help="op (original) or dp (decoupled)")

@@ -13,14 +13,8 @@ Usage::
 
 CI runs ``--check``: a changed result file without regenerated tables fails the build.
 
-Interval kinds (the fit statuses of :class:`validation.capacity.LogisticFit`, defined in
-``docs/glossary.md``):
-
-* ``ok``: a 95 % profile-likelihood interval of the logistic fit;
-* ``separated``: every trial stored at one load and none at the next: the two loads
-  *bracket* p_c; no fitted interval exists and the midpoint is not a measurement;
-* ``unbracketed``: the grid does not bracket P(stored) = 1/2; p_c is an extrapolation
-  and no interval is given.
+Interval kinds: the fit statuses, as defined once in
+``validation.capacity.fit.FIT_STATUS_MEANINGS`` (and the glossary).
 """
 
 from __future__ import annotations
@@ -31,6 +25,10 @@ import difflib
 import json
 import sys
 from pathlib import Path
+
+from validation.capacity.fit import FIT_STATUS_MEANINGS
+from validation.capacity.fit import interval_text as fit_interval_text
+from validation.capacity.fit import separation_bracket
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
@@ -47,23 +45,28 @@ MEMORY = {"optimal": "optimal", "hebbian": "Hebbian"}
 
 
 def read_run(folder: Path):
-    """The capacity rows and the provenance of one committed run."""
+    """The capacity rows (each with its success curve) and the provenance of one committed run."""
     meta = json.loads((folder / "provenance.json").read_text())
     with open(folder / "capacity.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
+    with open(folder / "success_curves.csv", newline="") as fh:
+        curves = list(csv.DictReader(fh))
+    for r in rows:
+        key = (r["problem"], r["solver"], r["d"], float(r["kappa"]))
+        r["curve"] = [c for c in curves if (c["problem"], c["solver"], c["d"], float(c["kappa"])) == key]
     return rows, meta
 
 
 def interval_text(row) -> str:
-    """p_c with its interval, labelled by the kind of interval the fit status gives."""
-    p_c, low, high, status = float(row["p_c"]), float(row["p_c_low"]), float(row["p_c_high"]), row["status"]
-    if status == "ok":
-        return f"{p_c:.1f} [{low:.1f}, {high:.1f}] (95 % PL)"
-    if status == "separated":
-        return f"between {low:.1f} and {high:.1f} (bracket)"
-    if status == "unbracketed":
-        return f"{p_c:.1f} (extrapolated, no interval)"
-    return f"no estimate ({status})"
+    """p_c with its interval, labelled by the kind of interval the fit status gives.
+
+    A ``separated`` fit shows the two loads of its curve that bracket p_c (all trials
+    stored at the lower, none at the upper).
+    """
+    low, high = float(row["p_c_low"]), float(row["p_c_high"])
+    if row["status"] == "separated" and (bracket := separation_bracket(row.get("curve", ()))) is not None:
+        low, high = bracket
+    return fit_interval_text(float(row["p_c"]), low, high, row["status"])
 
 
 def capacity_row(row) -> str:
@@ -118,10 +121,11 @@ def headline_page(rows, meta) -> str:
         "certified and a search whose starts all fail counts as not stored. Full-rank rows of the",
         "optimal solver are certified in both directions.",
         "",
-        "Interval kinds: `ok`, a 95 % profile-likelihood interval (PL); `separated`, all trials",
-        "stored at one load and none at the next, so the two loads bracket p_c and no interval is",
-        "fitted; `unbracketed`, the grid does not bracket P(stored) = 1/2 (an extrapolation). The",
-        "difference to the theory is given only where an interval was fitted.",
+        "Interval kinds (fit statuses):",
+        "",
+        *[f"- `{status}`: {meaning}." for status, meaning in FIT_STATUS_MEANINGS.items()],
+        "",
+        "The difference to the theory is given only where an interval was fitted.",
         "",
     ]
     lines += full_table(rows, meta)

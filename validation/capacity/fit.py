@@ -14,7 +14,7 @@ from scipy import optimize, special, stats
 
 from replica.common.results import Result
 
-__all__ = ["LogisticFit", "fit_logistic"]
+__all__ = ["LogisticFit", "fit_logistic", "FIT_STATUS_MEANINGS", "interval_text", "separation_bracket"]
 
 _CHI2_95 = float(stats.chi2.ppf(0.95, 1))  # 3.841...
 _MAX_SLOPE = 400.0
@@ -28,6 +28,56 @@ _FIT_MESSAGES = {
     "failed": "no decided trials: nothing to fit",
 }
 
+
+FIT_STATUS_MEANINGS = {
+    "ok": "a 95 % profile-likelihood interval of the logistic fit (PL)",
+    "separated": "every trial stored at one load and none at the next: the two loads bracket p_c; "
+                 "no interval is fitted and the midpoint is not a measurement",
+    "unbracketed": "the grid does not bracket P(stored) = 1/2: p_c is an extrapolation, no interval",
+    "failed": "no decided trial: nothing to fit",
+}
+"""What each fit status says about the interval shown with p_c: the one definition used by
+the report, the generated tables and the glossary."""
+
+
+def interval_text(value, low, high, status, fmt=lambda x: f"{x:.1f}") -> str:
+    """``value`` with its interval, labelled by the kind of interval the fit ``status`` gives.
+
+    ``ok``: ``"v [lo, hi] (95 % PL)"``; ``separated``: ``"between lo and hi (bracket)"``;
+    ``unbracketed``: ``"v (extrapolated, no interval)"``; otherwise ``"no estimate (status)"``.
+    """
+    if status == "ok":
+        return f"{fmt(value)} [{fmt(low)}, {fmt(high)}] (95 % PL)"
+    if status == "separated":
+        return f"between {fmt(low)} and {fmt(high)} (bracket)"
+    if status == "unbracketed":
+        return f"{fmt(value)} (extrapolated, no interval)"
+    return f"no estimate ({status})"
+
+
+
+def separation_bracket(points):
+    """The two loads that bracket p_c when a fit is ``separated``.
+
+    Parameters
+    ----------
+    points : iterable of mappings
+        Curve points with ``p``, ``stored`` and ``not_stored`` (decided trials are
+        ``stored + not_stored``).
+
+    Returns
+    -------
+    (float, float) or None
+        The largest ``p`` at which every decided trial was stored and the smallest larger
+        ``p`` at which none was; None when the curve has no such pair.
+    """
+    pts = sorted((float(q["p"]), int(q["stored"]), int(q["stored"]) + int(q["not_stored"])) for q in points)
+    full = [p for p, k, n in pts if n > 0 and k == n]
+    if not full:
+        return None
+    low = max(full)
+    empty = [p for p, k, n in pts if n > 0 and k == 0 and p > low]
+    return (low, min(empty)) if empty else None
 
 @dataclass(frozen=True)
 class LogisticFit(Result):

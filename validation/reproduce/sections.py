@@ -13,12 +13,21 @@ import os
 
 import numpy as np
 
+from ..capacity.fit import FIT_STATUS_MEANINGS, interval_text, separation_bracket
 from .plan import optimal_accuracy_options
 from .rules import accuracy_reference, is_hebbian, trains_cross_entropy
 from .tables import concat, fmt, reldiff, summary_columns
 
 __all__ = ["figure_success", "figure_alpha_vs_d", "figure_alpha_kappa", "spectra_panels", "figure_spectra",
            "score_panels", "figure_scores", "figure_accuracy", "figure_outputs"]
+
+
+def alpha_interval(e) -> str:
+    """The measured alpha of an estimate with the interval its fit status gives (a bracket of loads if separated)."""
+    low, high = e["alpha_low"], e["alpha_high"]
+    if e["status"] == "separated" and (bracket := separation_bracket(e["curve"])) is not None:
+        low, high = (p * math.log(p) / e["d"] ** 2 for p in bracket)
+    return interval_text(e["alpha"], low, high, e["status"], fmt=fmt)
 
 
 def figure_success(out, estimates):
@@ -32,11 +41,13 @@ def figure_success(out, estimates):
             continue
         th = e["theory"]
         lines.append(f"- {e['solver']} {e['problem'].upper()}, d = {e['d']}: measured alpha = "
-                     f"{fmt(e['alpha'])} [{fmt(e['alpha_low'])}, {fmt(e['alpha_high'])}], finite-size theory "
-                     f"{fmt(th.get('alpha', math.nan))} ({reldiff(e['alpha'], th.get('alpha'))})")
+                     f"{alpha_interval(e)}, finite-size theory {fmt(th.get('alpha', math.nan))} "
+                     + (f"({reldiff(e['alpha'], th.get('alpha'))})" if e["status"] == "ok" else
+                        f"(fit status {e['status']}: no fitted interval, so no difference is given)"))
+    legend = "; ".join(f"`{k}`: {v}" for k, v in FIT_STATUS_MEANINGS.items())
     text = ("Theory: the optimal memory's capacity tends to alpha_c = 1/2 and the Hebbian rule's to 1/8 "
             "as d grows; at finite d the finite-size theory (dashed) predicts p_c(d). "
-            "Measured (95% profile-likelihood intervals):\n\n" + "\n".join(lines))
+            f"Measured, with the interval its fit status gives ({legend}):\n\n" + "\n".join(lines))
     return path, text
 
 
@@ -45,7 +56,8 @@ def figure_alpha_vs_d(out, estimates, theory):
     from .. import figures
 
     path = figures.plot_alpha_vs_d(estimates, theory["alpha_d"], os.path.join(out, "fig2_alpha_vs_d.png"))
-    inside = [e for e in estimates if e["kappa"] == 1.0 and math.isfinite(e["theory"].get("p_c", math.nan))]
+    full_rank = [e for e in estimates if e["kappa"] == 1.0 and math.isfinite(e["theory"].get("p_c", math.nan))]
+    inside = [e for e in full_rank if e["status"] == "ok"]
     n_in = sum(1 for e in inside if e["p_c_low"] <= e["theory"]["p_c"] <= e["p_c_high"])
     opt_op = sorted([e for e in inside if not is_hebbian(e["solver"]) and e["problem"] == "op"], key=lambda e: e["d"])
     trend = ""
@@ -56,8 +68,9 @@ def figure_alpha_vs_d(out, estimates, theory):
     th_big = [q for q in theory["alpha_d"]["optimal"] if q["d"] == dmax][0]
     text = (f"Theory: alpha(d) decreases towards 1/2 (optimal) with corrections of order ln ln p / ln p; "
             f"the finite-size theory gives alpha = {fmt(th_big['alpha'])} even at d = {dmax}. "
-            f"Measured: the theory p_c lies inside the 95% interval for {n_in} of {len(inside)} "
-            f"full-rank estimates.{trend}")
+            f"Measured: the theory p_c lies inside the 95% profile-likelihood interval for {n_in} of the "
+            f"{len(inside)} full-rank estimates with a fitted interval ({len(full_rank) - len(inside)} more "
+            f"have none).{trend}")
     return path, text
 
 

@@ -30,24 +30,19 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import os
 import warnings
-from dataclasses import dataclass, field
-from typing import ClassVar
 
-import numpy as np
-
-from replica.common.checks import check_choice, check_int, check_kappa, check_memory
-from replica.common.results import Result
+from replica.common.checks import check_choice, check_kappa, check_memory
 
 from .options import AdamOptions, LPOptions, OptimalOptions, SolverOptions, SVPOptions
+from .solution import STATUSES, Solution, assess, rank_for
+from .threads import BLAS_THREAD_VARIABLES, ensure_threads, set_threads, thread_count
 
 __all__ = ["Solution", "solve", "solve_arguments", "SHARED_ARGUMENTS", "SOLVERS", "STATUSES", "rank_for",
-           "assess", "check_problem", "solver_bytes", "set_threads", "thread_count",
+           "assess", "check_problem", "solver_bytes", "set_threads", "thread_count", "BLAS_THREAD_VARIABLES",
            "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "SolverOptions"]
 
 SOLVERS = ("hebbian", "optimal", "lp", "adam", "svp")
-STATUSES = ("stored", "not_stored", "undecided", "not_found")
 
 _DISPATCH = {
     "hebbian": ("validation.solvers.hebbian", "solve_hebbian"),
@@ -60,75 +55,6 @@ _DISPATCH = {
 # the options class of each solver (None: the solver has no specific settings)
 _OPTIONS = {"hebbian": None, "optimal": OptimalOptions, "lp": LPOptions, "adam": AdamOptions,
             "svp": SVPOptions}
-
-# ---------------------------------------------------------------------------------
-# threads: one numba / BLAS thread per process unless the user says otherwise
-# ---------------------------------------------------------------------------------
-BLAS_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-"""Variables that set the BLAS thread count (read by the libraries when they load)."""
-
-# what the user set, read when this module is first imported (before any worker
-# environment of validation.sweep is in place)
-_USER_NUMBA_THREADS = os.environ.get("NUMBA_NUM_THREADS")
-_USER_BLAS_THREADS = next((os.environ[v] for v in BLAS_THREAD_VARIABLES if os.environ.get(v)), None)
-_threads: dict = {}   # the counts applied in this process ("set" once applied)
-
-
-def set_threads(threads=None) -> dict:
-    """Set the numba and BLAS thread counts of this process.
-
-    Parameters
-    ----------
-    threads : int, optional
-        Threads for both.  ``None``: the default policy, one thread each, except that a
-        ``NUMBA_NUM_THREADS`` (numba) or ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS`` /
-        ``MKL_NUM_THREADS`` (BLAS) set by the user before the first import is left in
-        charge.  Sweeps run one thread per worker process; on a shared or small machine
-        several threads per solve oversubscribe the cores and can be many times slower
-        (``benchmarks/threads.md``).
-
-    Returns
-    -------
-    dict
-        ``{"numba": n, "blas": n}``, the counts in force (``None``: left to the library).
-
-    Raises
-    ------
-    ValueError
-        If ``threads`` is not an integer >= 1.
-
-    Notes
-    -----
-    BLAS is limited with ``threadpoolctl`` (libraries already loaded) and through the
-    variables above (libraries loaded later, child processes); numba with
-    ``numba.set_num_threads`` (capped at the pool size numba started with).
-    """
-    import numba
-    from threadpoolctl import threadpool_limits
-
-    if threads is not None:
-        threads = check_int(threads, "threads", low=1)
-    numba_n = threads if threads is not None else (None if _USER_NUMBA_THREADS else 1)
-    blas_n = threads if threads is not None else (None if _USER_BLAS_THREADS else 1)
-    if numba_n is not None:
-        numba.set_num_threads(min(numba_n, numba.config.NUMBA_NUM_THREADS))
-        numba_n = numba.get_num_threads()
-    if blas_n is not None:
-        threadpool_limits(limits=blas_n)
-        for var in BLAS_THREAD_VARIABLES:
-            os.environ[var] = str(blas_n)
-    _threads.update(numba=numba_n, blas=blas_n, set=True)
-    return {"numba": numba_n, "blas": blas_n}
-
-
-def thread_count() -> int:
-    """numba threads per process in force (1 unless :func:`set_threads` or ``NUMBA_NUM_THREADS`` chose more)."""
-    import numba
-
-    if "set" not in _threads:
-        set_threads()
-    return int(numba.get_num_threads())
-
 
 def solver_bytes(d: int, p: int, problem: str = "op", solver: str = "optimal", kappa: float = 1.0,
                  options=None) -> float:
@@ -145,7 +71,7 @@ def solver_bytes(d: int, p: int, problem: str = "op", solver: str = "optimal", k
     scores and a ``p x d`` work array.  The working set of ``optimal`` may grow later.
     """
     d, p = float(d), float(p)
-    rank = float(max(1, int(round(float(kappa) * d))))
+    rank = float(rank_for(int(d), kappa))
     scores = 2.0 * 8.0 * p * p
     if solver == "optimal":
         o = OptimalOptions.coerce(options)
@@ -194,171 +120,6 @@ def check_problem(d: int, p: int, problem: str = "op", solver: str = "optimal", 
         check_lp_size(d, p, kappa, _parse_options("lp", options))
     need = instance_bytes(d, p) + solver_bytes(d, p, problem, solver, kappa, _parse_options(solver, options))
     check_memory(need, f"solver {solver!r} at d={d}, p={p}, problem {problem!r}")
-
-
-def rank_for(d: int, kappa: float) -> int:
-    """Rank ``m = max(1, round(kappa d))`` of a rank-constrained memory.
-
-    Parameters
-    ----------
-    d : int
-        Dimension.
-    kappa : float
-        Rank ratio in (0, 1].
-
-    Returns
-    -------
-    int
-        Python's ``round`` (half to even) is used: ``kappa d = 2.5 -> 2``.
-
-    Raises
-    ------
-    ValueError
-        If ``kappa`` is outside (0, 1].
-    """
-    kappa = float(check_kappa(kappa))
-    return max(1, int(round(kappa * d)))
-
-
-@dataclass(frozen=True, eq=False)
-class Solution(Result):
-    """Result of :func:`solve`.
-
-    Attributes
-    ----------
-    solver : str
-    kappa : float
-    rank : int
-        ``max(1, round(kappa d))``.
-    W : ndarray (d, d) or None
-        The memory (float64).
-    factors : tuple (Q, R) or None
-        ``W = Q @ R.T`` with Q, R of shape (d, rank), when the solver works in factor form.
-    stored : bool
-        The returned W recalls all p inputs (verified in float64, ties fail).
-    recall_fraction : float
-        Fraction of recalled inputs.
-    margin : float
-        ``min_mu min_{rho != mu} (S[mu, mu] - S[rho, mu]) / (||W||_F / d)``; negative
-        when some input is not recalled.
-    converged : bool
-        The solver ended on its own stopping criterion, so ``status`` is its final
-        answer: True for every ``stored`` and ``not_stored`` decision and for the
-        closed-form ``hebbian``, and for ``not_found`` (the search ran to its end); for
-        ``undecided`` it is True only when the method has nothing left to do (``svp``: no
-        projected step lowers the loss), and False when a budget (``max_iter``,
-        ``time_limit``) or a numerical failure cut the solve short, so that a larger
-        budget might decide it.  The max-margin refinement of ``optimal`` reports its
-        own convergence in ``info["refine_converged"]``.
-    iterations : int
-    seconds : float
-        Wall time of the solve.
-    status : {"stored", "not_stored", "undecided", "not_found"}
-        ``stored``: the returned W recalls every input (with ``top_k``: puts every
-        target in the top k), verified in float64.  ``not_stored``: a statement
-        about the whole class of W (rank m) for ``optimal``, ``svp`` and ``lp`` (a
-        certificate), about the rule's own W for ``hebbian``; ``adam`` never says it.
-        ``undecided``: neither (for a search: a budget cut it short).  ``not_found``:
-        only the searches of ``optimal`` -- the rank-m restart search
-        (:mod:`validation.solvers.rank_search`) and the search modes (``give_up``,
-        ``top_k``; :mod:`validation.solvers.modes`) -- the search ran to its end
-        without a storing W, a *lower-bound* verdict (the W recalls
-        ``recall_fraction`` of the inputs, ``info["lower_bound"]`` is True), never a
-        certificate; capacity estimates count it as not stored and report it apart.
-        See ``message``, ``notes/simulation.md``, ``notes/rank_search.md`` and
-        ``notes/top_k.md``.
-    message : str
-        What happened, in words.
-    info : dict
-        Solver-specific small diagnostics (JSON-friendly), e.g. the LP optimum.
-    """
-
-    STATUSES: ClassVar[tuple[str, ...]] = STATUSES
-
-    solver: str
-    kappa: float
-    rank: int
-    W: np.ndarray | None
-    factors: tuple | None
-    stored: bool
-    recall_fraction: float
-    margin: float
-    converged: bool
-    iterations: int
-    seconds: float
-    status: str
-    message: str = ""
-    info: dict = field(default_factory=dict)
-
-    def matrix(self) -> np.ndarray:
-        """The memory as a dense (d, d) array (``Q @ R.T`` when only factors are held).
-
-        Returns
-        -------
-        ndarray (d, d)
-
-        Raises
-        ------
-        ValueError
-            If the solution holds neither W nor factors.
-        """
-        if self.W is not None:
-            return self.W
-        if self.factors is not None:
-            Q, R = self.factors
-            return Q @ R.T
-        raise ValueError("this Solution holds neither W nor factors")
-
-    def _payload(self) -> dict:
-        """Summary without arrays (``to_dict`` makes it JSON-safe: NaN and inf become None)."""
-        return {
-            "solver": self.solver,
-            "kappa": float(self.kappa),
-            "rank": int(self.rank),
-            "stored": bool(self.stored),
-            "recall_fraction": float(self.recall_fraction),
-            "margin": float(self.margin),
-            "converged": bool(self.converged),
-            "iterations": int(self.iterations),
-            "seconds": float(self.seconds),
-            "status": self.status,
-            "message": self.message,
-            "info": dict(self.info),
-        }
-
-
-def assess(instance, W=None, *, images=None):
-    """Verify a memory on an instance in float64.
-
-    Parameters
-    ----------
-    instance : validation.Instance
-    W : array_like (d, d), optional
-        The memory.  Needed for the margin normalisation.
-    images : array_like (p, d), optional
-        ``images[mu] = W @ e_mu`` if already at hand (saves a product).
-
-    Returns
-    -------
-    stored : bool
-    recall_fraction : float
-    margin : float
-        Normalised margin (see :class:`Solution`).
-    recalled : ndarray of bool (p,)
-
-    Raises
-    ------
-    ValueError
-        If ``W`` has the wrong shape.
-    """
-    from validation.recall import normalised_margin, recall_check
-
-    mat = np.asarray(W, dtype=np.float64)
-    if mat.shape != (instance.d, instance.d):
-        raise ValueError(f"W must have shape (d, d) = {(instance.d, instance.d)}, got {mat.shape}")
-    S = instance.scores(mat) if images is None else instance.scores_from_images(images)
-    recalled, margins = recall_check(S, None if instance.outputs is None else instance.target_index)
-    return (bool(recalled.all()), float(recalled.mean()), normalised_margin(margins, mat), recalled)
 
 
 SHARED_ARGUMENTS = ("tol", "max_iter", "time_limit", "seed", "refine", "restarts")
@@ -463,8 +224,7 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
         raise ValueError(f"instance must be a validation.Instance, got {type(instance).__name__}")
     solver = check_choice(solver, "solver", SOLVERS)
     kappa = float(check_kappa(kappa))
-    if "set" not in _threads:
-        set_threads()
+    ensure_threads()
     from .rank_search import check_restarts, uses_rank_search
 
     restarts = check_restarts(restarts)

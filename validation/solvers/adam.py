@@ -36,7 +36,7 @@ from replica.common.seeds import resolve_seed
 
 from .. import _rng
 from ..recall import recall_check
-from . import Solution, assess, rank_for
+from .solution import Solution, assess, rank_for
 from .options import AdamOptions
 
 __all__ = ["solve_adam", "AdamOptions"]

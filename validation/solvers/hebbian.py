@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from . import Solution, assess, rank_for
+from .solution import Solution, assess, rank_for
 
 __all__ = ["solve_hebbian", "hebbian_matrix"]
 

@@ -27,7 +27,7 @@ import numpy as np
 from replica.common.checks import check_int, check_real
 
 from .. import _rng
-from . import Solution, assess, rank_for
+from .solution import Solution, assess, rank_for
 from .options import MAX_NONZEROS, LPOptions
 
 __all__ = ["solve_lp", "lp_nonzeros", "MAX_NONZEROS", "LPOptions"]

@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from . import Solution, assess
+from .solution import Solution, assess, rank_for
 
 __all__ = ["solve_give_up", "solve_top_k", "top_k_check"]
 
@@ -187,7 +187,7 @@ def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options) 
     search = _Search(instance, kappa, tol, max_iter, time_limit, refine, options)
     from .optimal import _initial_point, _Params
 
-    params = _Params(instance.d, max(1, int(round(kappa * instance.d))))
+    params = _Params(instance.d, rank_for(instance.d, kappa))
     W0 = params.W(_initial_point(search.prob, params, options.initial))
     exempt = _strongest(search.margins(W0), k - 1)
     rows = np.arange(instance.p)[:, None]

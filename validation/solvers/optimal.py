@@ -78,6 +78,7 @@ from validation import _optimal_kernels as _k
 from validation import _rng
 
 from .options import OptimalOptions
+from .solution import Solution, rank_for
 
 __all__ = ["solve_optimal", "OptimalOptions", "monitored"]
 
@@ -696,7 +697,7 @@ class _Run:
         self.kappa, self.tol, self.max_iter, self.refine_on, self.o = kappa, tol, max_iter, refine, options
         self.prob = prob = _Problem(instance, blocked)
         self.d, self.p = prob.d, prob.p
-        self.params = _Params(self.d, max(1, int(round(kappa * self.d))))
+        self.params = _Params(self.d, rank_for(self.d, kappa))
         self.deadline = None if time_limit is None else self.t_start + time_limit
         self.screen = _Screen(prob) if _SCREEN_DP and prob.problem == "dp" else None
         x = _initial_point(prob, self.params, options.initial)
@@ -994,8 +995,6 @@ class _Run:
 
     def finish(self):
         """The result, verified in float64."""
-        from validation.solvers import Solution
-
         params, d = self.params, self.d
         x = self.best[1] if self.best is not None and self.status == "stored" else self.x
         W = params.W(x)

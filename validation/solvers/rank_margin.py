@@ -43,6 +43,7 @@ from replica.common.seeds import as_generator
 
 from .maxmargin import MaxMarginOptions, _Data, _Run, _warm_up
 from .options import SolverOptions
+from .solution import rank_for
 
 __all__ = ["solve_rank_max_margin", "RankMarginResult", "RankMarginOptions"]
 
@@ -400,6 +401,6 @@ def solve_rank_max_margin(instance, kappa, W0, *, tol=1e-3, max_iter=50, time_li
         raise ValueError(f"W0 must be a finite ({d}, {d}) array, got shape {W0.shape}")
     options = RankMarginOptions.coerce(options)
     _warm_up()
-    rank = max(1, int(round(kappa * d)))
+    rank = rank_for(d, kappa)
     return _Alternation(instance, rank, W0, tol=tol, max_iter=max_iter, time_limit=time_limit,
                         seed=seed, options=options).run()

@@ -33,6 +33,8 @@ import numpy as np
 
 from replica.common.seeds import resolve_seed
 
+from .solution import assess, check_rank, rank_for
+
 __all__ = ["solve_rank_search", "check_restarts", "DEFAULT_RESTARTS", "uses_rank_search"]
 
 DEFAULT_RESTARTS = 32
@@ -61,7 +63,7 @@ def check_restarts(restarts):
 
 def uses_rank_search(d, kappa, options) -> bool:
     """True when ``solve(..., "optimal")`` runs the restart search: rank below d, no search mode."""
-    rank = max(1, int(round(float(kappa) * int(d))))
+    rank = rank_for(int(d), kappa)
     return rank < int(d) and not options.give_up and options.top_k == 1
 
 
@@ -72,7 +74,7 @@ class _Search:
         self.t_start = time.perf_counter()
         self.instance, self.kappa, self.o = instance, kappa, options
         self.d = int(instance.d)
-        self.rank = max(1, int(round(kappa * self.d)))
+        self.rank = rank_for(self.d, kappa)
         self.tol, self.max_iter, self.used = budget["tol"], budget["max_iter"], 0
         self.refine = budget["refine"]
         self.restarts = DEFAULT_RESTARTS if budget["restarts"] is None else budget["restarts"]
@@ -168,8 +170,6 @@ class _Search:
         sol = self.best
         if sol is None:  # not_stored or cut in the full-rank decision: its W truncated to rank m
             W, factors = project_rank(self.full.W, self.rank)
-            from . import assess
-
             stored, fraction, margin, _ = assess(self.instance, W)
             sol = dataclasses.replace(self.full, W=W, factors=factors, stored=stored,
                                       recall_fraction=fraction, margin=margin, rank=self.rank)
@@ -238,12 +238,11 @@ def solve_rank_search(instance, kappa, *, tol=1e-3, max_iter=None, time_limit=No
     Raises
     ------
     ValueError
-        For kappa outside (0, 1], a rank ``round(kappa d)`` that rounds to 0, or
+        For kappa outside (0, 1], or
         ``restarts`` not None or an integer >= 1.
     """
     from .optimal import _warm_up
     from .options import OptimalOptions
-    from .svp import check_rank
 
     kappa = check_rank(instance.d, kappa)
     options = OptimalOptions.coerce(options)

@@ -24,47 +24,13 @@ import time
 
 import numpy as np
 
-from replica.common.checks import check_int, check_kappa, check_real
+from replica.common.checks import check_int, check_real
 
+from .memories import project_rank
 from .options import SVPOptions
+from .solution import Solution, assess, check_rank, rank_for
 
 __all__ = ["solve_svp", "SVPOptions", "project_rank", "check_rank"]
-
-
-def check_rank(d, kappa):
-    """``kappa`` checked for a rank-constrained solve at dimension ``d``; returns it as a float.
-
-    Raises
-    ------
-    ValueError
-        For kappa outside (0, 1] or NaN, or a rank ``round(kappa d)`` that rounds to 0.
-    """
-    kappa = float(check_kappa(kappa, "kappa"))
-    if round(kappa * int(d)) < 1:
-        raise ValueError(f"kappa * d = {kappa * int(d):.4g} rounds to rank 0; kappa must be at least "
-                         f"{0.5 / int(d):.4g} at d = {int(d)} (rank round(kappa d) >= 1)")
-    return kappa
-
-
-def project_rank(W, rank):
-    """Best rank-``rank`` approximation of ``W`` and its balanced factors.
-
-    Parameters
-    ----------
-    W : ndarray (d, d)
-    rank : int
-
-    Returns
-    -------
-    W_m : ndarray (d, d)
-        ``U_m diag(s_m) V_m^T`` (``W`` itself when ``rank >= d``).
-    factors : tuple (Q, R)
-        ``Q = U_m sqrt(s_m)``, ``R = V_m sqrt(s_m)``, so that ``W_m = Q R^T``.
-    """
-    U, s, Vt = np.linalg.svd(W)
-    root = np.sqrt(s[:rank])
-    Q, R = U[:, :rank] * root, Vt[:rank].T * root
-    return (W.copy() if rank >= W.shape[0] else Q @ R.T), (Q, R)
 
 
 class _SVP:
@@ -77,7 +43,7 @@ class _SVP:
         self.kappa, self.tol, self.max_iter, self.o = kappa, tol, max_iter, options
         self.prob = _Problem(instance)
         self.d, self.p = self.prob.d, self.prob.p
-        self.rank = max(1, int(round(kappa * self.d)))
+        self.rank = rank_for(self.d, kappa)
         self.deadline = None if time_limit is None else self.t_start + time_limit
         self.W = self._start(options.initial)
         self.iterations = self.full_passes = self.backtracks = 0
@@ -182,8 +148,6 @@ class _SVP:
 
     def finish(self):
         """The float64-verified :class:`validation.Solution`."""
-        from . import Solution, assess
-
         W_m, factors = project_rank(self.W, self.rank)
         W = W_m if self.rank < self.d else self.W
         stored, fraction, margin, _ = assess(self.prob.instance, W)
@@ -246,7 +210,7 @@ def solve_svp(instance, kappa=1.0, *, tol=1e-3, max_iter=2000, time_limit=None, 
     Raises
     ------
     ValueError
-        For kappa outside (0, 1] or a rank that rounds to 0, bad ``tol``, ``max_iter``, ``time_limit`` or options,
+        For kappa outside (0, 1], bad ``tol``, ``max_iter``, ``time_limit`` or options,
         or an initial point of the wrong shape.
 
     Notes

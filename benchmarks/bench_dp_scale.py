@@ -95,14 +95,14 @@ def main(argv=None):
     parser.add_argument("--cpu", type=int, default=None,
                         help="pin the process to this CPU (default: the last one it may use)")
     args = parser.parse_args(argv)
-    from validation.solvers import optimal as opt
     from validation.solvers import set_threads
+    from validation.solvers.warmup import warm_up
 
     cpu = max(os.sched_getaffinity(0)) if args.cpu is None else args.cpu
     os.sched_setaffinity(0, {cpu})
     threads = set_threads(1)
     t_start = time.perf_counter()
-    opt._warm_up()
+    warm_up()
     rows = []
     for d in args.d:
         for fraction in args.fractions:

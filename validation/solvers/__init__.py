@@ -14,9 +14,14 @@
 * ``lp`` -- exact feasibility by linear programming (HiGHS), small d, full rank.
 * ``adam`` -- Adam on the softmax cross-entropy (baseline with a step budget).
 
+Every solver has one entry in the registry (:mod:`validation.solvers.registry`): its
+function, options class, what its verdicts certify, memory estimate and sweep defaults;
+:func:`solve`, :func:`check_problem`, :func:`solver_bytes` and :func:`solve_arguments`
+read it, and :func:`~validation.solvers.registry.register_solver` adds a solver.
+
 The solver functions share argument names: ``solver(instance, kappa=1.0, *, tol,
 max_iter, time_limit, seed, refine, options)``, each taking only those it uses (see
-:data:`SHARED_ARGUMENTS`); the settings specific to one solver are a frozen options
+:data:`SHARED_ARGUMENTS` and ``SolverSpec.shared``); the settings specific to one solver are a frozen options
 dataclass (:class:`OptimalOptions`, :class:`SVPOptions`, :class:`LPOptions`, :class:`AdamOptions`), which
 :func:`solve` builds from a mapping.
 
@@ -28,33 +33,34 @@ on the returned W.  What ``status`` and ``converged`` mean for each solver is in
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import warnings
 
-from replica.common.checks import check_choice, check_kappa, check_memory
+from replica.common.checks import check_kappa, check_memory
 
-from .options import AdamOptions, LPOptions, OptimalOptions, SolverOptions, SVPOptions
+from .options import (
+    SHARED_ARGUMENTS,
+    AdamOptions,
+    LPOptions,
+    OptimalOptions,
+    SolverOptions,
+    SVPOptions,
+    check_restarts,
+)
+from .registry import dense_solve_bytes, register_solver, solver_names, solver_spec
 from .solution import STATUSES, Solution, assess, rank_for
 from .threads import BLAS_THREAD_VARIABLES, ensure_threads, set_threads, thread_count
 
 __all__ = ["Solution", "solve", "solve_arguments", "SHARED_ARGUMENTS", "SOLVERS", "STATUSES", "rank_for",
            "assess", "check_problem", "solver_bytes", "set_threads", "thread_count", "BLAS_THREAD_VARIABLES",
-           "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "SolverOptions"]
+           "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "SolverOptions", "register_solver"]
 
-SOLVERS = ("hebbian", "optimal", "lp", "adam", "svp")
 
-_DISPATCH = {
-    "hebbian": ("validation.solvers.hebbian", "solve_hebbian"),
-    "optimal": ("validation.solvers.optimal", "solve_optimal"),
-    "lp": ("validation.solvers.lp", "solve_lp"),
-    "adam": ("validation.solvers.adam", "solve_adam"),
-    "svp": ("validation.solvers.svp", "solve_svp"),
-}
+def __getattr__(name):
+    if name == "SOLVERS":  # the registered solver names (a tuple), also after register_solver
+        return solver_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-# the options class of each solver (None: the solver has no specific settings)
-_OPTIONS = {"hebbian": None, "optimal": OptimalOptions, "lp": LPOptions, "adam": AdamOptions,
-            "svp": SVPOptions}
 
 def solver_bytes(d: int, p: int, problem: str = "op", solver: str = "optimal", kappa: float = 1.0,
                  options=None) -> float:
@@ -70,30 +76,11 @@ def solver_bytes(d: int, p: int, problem: str = "op", solver: str = "optimal", k
     matrix, 16 bytes per nonzero).  ``adam``: W and its two moments, the ``p x p``
     scores and a ``p x d`` work array.  The working set of ``optimal`` may grow later.
     """
+    spec = solver_spec(solver) if solver in solver_names() else None
     d, p = float(d), float(p)
     rank = float(rank_for(int(d), kappa))
-    scores = 2.0 * 8.0 * p * p
-    if solver == "optimal":
-        o = OptimalOptions.coerce(options)
-        unknowns = d * d if rank >= d else 2.0 * d * rank
-        active = p * min(p - 1.0, float(o.max_active))
-        working = active * (24.0 + (4.0 * d if problem == "dp" else 0.0))
-        block = 12.0 * min(float(o.block_elements), p * p)
-        # DP full-pass screen: per input its images, the tracked competitors and bounds
-        screen = p * (8.0 * d + 4.0 * max(256.0, (p - 1.0) / 8.0) + 24.0) if problem == "dp" else 0.0
-        return 8.0 * unknowns * (12.0 + 2.0 * o.memory) + 8.0 * 6.0 * p * d + block + working + screen
-    if solver == "lp":
-        from .lp import lp_nonzeros
-
-        return 8.0 * 4.0 * d * d + scores + 16.0 * float(lp_nonzeros(int(d), int(p)))
-    if solver == "adam":
-        return 8.0 * 6.0 * d * d + scores + 8.0 * 2.0 * p * d
-    if solver == "svp":
-        o = SVPOptions.coerce(options)
-        active = p * min(p - 1.0, float(o.max_active))
-        working = active * (24.0 + (4.0 * d if problem == "dp" else 0.0))
-        return 8.0 * 8.0 * d * d + 8.0 * 6.0 * p * d + 12.0 * min(float(o.block_elements), p * p) + working
-    return 8.0 * 4.0 * d * d + scores
+    memory = dense_solve_bytes if spec is None else spec.memory  # unregistered: the closed-form estimate
+    return memory(d, p, problem, rank, options)
 
 
 def check_problem(d: int, p: int, problem: str = "op", solver: str = "optimal", kappa: float = 1.0,
@@ -112,18 +99,13 @@ def check_problem(d: int, p: int, problem: str = "op", solver: str = "optimal", 
     """
     from validation.ensembles import instance_bytes
 
-    solver = check_choice(solver, "solver", SOLVERS)
+    spec = solver_spec(solver)
     kappa = float(check_kappa(kappa))
-    if solver == "lp":
-        from .lp import check_lp_size
+    if spec.check_size is not None:
+        spec.check_size.load()(d, p, kappa, _parse_options(spec, options))
+    need = instance_bytes(d, p) + solver_bytes(d, p, problem, spec.name, kappa, _parse_options(spec, options))
+    check_memory(need, f"solver {spec.name!r} at d={d}, p={p}, problem {problem!r}")
 
-        check_lp_size(d, p, kappa, _parse_options("lp", options))
-    need = instance_bytes(d, p) + solver_bytes(d, p, problem, solver, kappa, _parse_options(solver, options))
-    check_memory(need, f"solver {solver!r} at d={d}, p={p}, problem {problem!r}")
-
-
-SHARED_ARGUMENTS = ("tol", "max_iter", "time_limit", "seed", "refine", "restarts")
-"""Arguments that every solver understands under the same name (see :func:`solve`)."""
 
 # deprecated spellings of shared arguments that stored sweep settings may still hold
 _DEPRECATED = {"max_iterations": "max_iter"}
@@ -222,19 +204,19 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
 
     if not isinstance(instance, Instance):
         raise ValueError(f"instance must be a validation.Instance, got {type(instance).__name__}")
-    solver = check_choice(solver, "solver", SOLVERS)
+    spec = solver_spec(solver)
+    solver = spec.name
     kappa = float(check_kappa(kappa))
     ensure_threads()
-    from .rank_search import check_restarts, uses_rank_search
-
     restarts = check_restarts(restarts)
-    if restarts is not None and solver != "optimal":
+    if restarts is not None and "restarts" not in spec.shared:
         raise ValueError(f"solver {solver!r} does not take restarts; got restarts={restarts!r}")
-    parsed = _parse_options(solver, options)
-    function = _solver_function(solver)
-    if solver == "optimal" and uses_rank_search(instance.d, kappa, OptimalOptions.coerce(parsed)):
-        from .rank_search import solve_rank_search as function
-    kwargs = _shared_keywords(solver, function, tol=tol, max_iter=max_iter, time_limit=time_limit,
+    parsed = _parse_options(spec, options)
+    entry = spec.entry
+    if spec.uses_rank_search(instance.d, kappa, parsed):
+        entry = spec.rank_search
+    function = entry.load(solver)
+    kwargs = _shared_keywords(spec, function, tol=tol, max_iter=max_iter, time_limit=time_limit,
                               seed=seed, refine=refine, restarts=restarts)
     if parsed is not None:
         kwargs["options"] = parsed
@@ -243,27 +225,14 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
     return function(instance, kappa=kappa, **kwargs)
 
 
-def _solver_function(solver):
-    module_name, func_name = _DISPATCH[solver]
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        if getattr(exc, "name", None) == module_name:
-            raise ImportError(
-                f"solver {solver!r} needs the module {module_name}, which is not available "
-                f"in this installation ({exc})") from exc
-        raise
-    return getattr(module, func_name)
-
-
-def _parse_options(solver, options):
+def _parse_options(spec, options):
     """``options`` as the solver's options dataclass (None for none given)."""
-    cls = _OPTIONS[solver]
+    cls = spec.options
     if options is None:
         return None
     if cls is None:
         if isinstance(options, SolverOptions) or len(dict(_as_mapping(options))):
-            raise ValueError(f"solver {solver!r} takes no options, got {options!r}; valid options: none")
+            raise ValueError(f"solver {spec.name!r} takes no options, got {options!r}; valid options: none")
         return None
     if isinstance(options, SolverOptions):
         return cls.coerce(options)
@@ -278,16 +247,21 @@ def _as_mapping(options):
                          f"{type(options).__name__}") from None
 
 
-def _shared_keywords(solver, function, **shared):
-    """The shared arguments given (not None) that ``function`` takes; ``seed`` may be ignored."""
+def _shared_keywords(spec, function, **shared):
+    """The shared arguments given (not None) that ``function`` takes.
+
+    An argument the solver does not take (``spec.shared``) raises, except ``seed``, which
+    every solver accepts (the deterministic ones ignore it); one the solver takes but this
+    function does not (``optimal``: ``seed`` and ``restarts`` at full rank and in the
+    search modes) is dropped.
+    """
     takes = inspect.signature(function).parameters
     out = {}
     for name, value in shared.items():
         if value is None:
             continue
-        if name not in takes:
-            if name in ("seed", "restarts"):  # harmless: deterministic solvers, full rank, search modes
-                continue
-            raise ValueError(f"solver {solver!r} does not take {name}; got {name}={value!r}")
-        out[name] = value
+        if name not in spec.shared and name != "seed":
+            raise ValueError(f"solver {spec.name!r} does not take {name}; got {name}={value!r}")
+        if name in takes:
+            out[name] = value
     return out

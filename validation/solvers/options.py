@@ -1,7 +1,7 @@
 """Solver-specific settings: one frozen options dataclass per solver.
 
 The arguments that every solver spells the same way (``tol``, ``max_iter``,
-``time_limit``, ``seed``, ``refine``; see :data:`validation.solvers.SHARED_ARGUMENTS`)
+``time_limit``, ``seed``, ``refine``, ``restarts``; :data:`SHARED_ARGUMENTS`)
 are keywords of :func:`validation.solve` and of the solver functions.  Everything
 specific to one solver lives in its options class, which checks its values when it is
 built:
@@ -19,6 +19,7 @@ and lists the valid ones.  The solver functions also accept an instance of the c
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -27,12 +28,14 @@ import numpy as np
 
 from replica.common.checks import check_choice, check_int, check_real
 
-__all__ = ["SolverOptions", "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "MAX_NONZEROS"]
+__all__ = ["SolverOptions", "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "MAX_NONZEROS",
+           "SHARED_ARGUMENTS", "check_restarts"]
 
 MAX_NONZEROS = 2_000_000
 """Default largest LP constraint matrix (nonzeros) that ``solver="lp"`` accepts."""
 
-_SHARED = ("tol", "max_iter", "time_limit", "seed", "refine", "restarts")
+SHARED_ARGUMENTS = ("tol", "max_iter", "time_limit", "seed", "refine", "restarts")
+"""Arguments that every solver understands under the same name (see :func:`validation.solve`)."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ class SolverOptions:
                 warnings.warn(f"option {name!r} of solver {cls.SOLVER!r} is deprecated; use "
                               f"{cls.ALIASES[name]!r}", DeprecationWarning, stacklevel=3)
                 name = cls.ALIASES[name]
-            if name in _SHARED:
+            if name in SHARED_ARGUMENTS:
                 raise ValueError(f"{name} is an argument of solve(), not an option of solver "
                                  f"{cls.SOLVER!r}; pass {name}=... to solve()")
             if name not in cls.names():
@@ -354,3 +357,20 @@ class SVPOptions(SolverOptions):
         for name in ("max_active", "block_elements", "max_backtracks"):
             self._set(name, check_int(getattr(self, name), name, low=1))
         self._set("stall_tol", check_real(self.stall_tol, "stall_tol", low=0.0))
+
+
+def check_restarts(restarts):
+    """``restarts`` checked: None or an integer >= 1 (bool and floats rejected).
+
+    Raises
+    ------
+    ValueError
+        Naming the value and the valid range.
+    """
+    if restarts is None:
+        return None
+    if isinstance(restarts, bool) or not isinstance(restarts, (numbers.Integral, np.integer)):
+        raise ValueError(f"restarts must be None or an integer >= 1, got {restarts!r}")
+    if int(restarts) < 1:
+        raise ValueError(f"restarts must be None or an integer >= 1, got {int(restarts)}")
+    return int(restarts)

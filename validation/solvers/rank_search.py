@@ -26,7 +26,6 @@ iteration budget cut the search before its planned starts ended).
 from __future__ import annotations
 
 import dataclasses
-import numbers
 import time
 
 import numpy as np
@@ -35,7 +34,7 @@ from replica.common.seeds import resolve_seed
 
 from .decision import DecisionRun, checked_arguments
 from .memories import balanced_factors, hebbian_memory, project_rank
-from .options import OptimalOptions
+from .options import OptimalOptions, check_restarts
 from .registry import search_mode
 from .solution import assess, check_rank, rank_for
 from .warmup import warm_up
@@ -47,23 +46,6 @@ DEFAULT_RESTARTS = 32
 that stores, so a storable instance usually costs one start, and an unstorable one all
 32 (``notes/rank_search.md``: 16 starts missed 1 of 96 instances that 64 starts stored at
 d = 8, 10; 32 missed none)."""
-
-
-def check_restarts(restarts):
-    """``restarts`` checked: None or an integer >= 1 (bool and floats rejected).
-
-    Raises
-    ------
-    ValueError
-        Naming the value and the valid range.
-    """
-    if restarts is None:
-        return None
-    if isinstance(restarts, bool) or not isinstance(restarts, (numbers.Integral, np.integer)):
-        raise ValueError(f"restarts must be None or an integer >= 1, got {restarts!r}")
-    if int(restarts) < 1:
-        raise ValueError(f"restarts must be None or an integer >= 1, got {int(restarts)}")
-    return int(restarts)
 
 
 def uses_rank_search(d, kappa, options) -> bool:

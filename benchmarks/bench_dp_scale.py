@@ -5,7 +5,7 @@ For every ``(d, problem, fraction)`` at ``p = round(fraction * p_c(d))`` (``p_c`
 BLAS thread (``validation.solvers.set_threads(1)``), a decision of the ``optimal``
 solver (``refine=False``, default options, ``tol = 1e-3``, ``max_iter = 20000``):
 
-* DP with screened full passes (``validation.solvers.optimal._SCREEN_DP = True``, the
+* DP with screened full passes (``OptimalOptions(screen_dp=True)``, the
   default) and without (``False``) on the same instance, checking that the decisions
   agree;
 * OP once (screening applies to DP full passes only);
@@ -39,18 +39,14 @@ COLUMNS = ("d", "p", "problem", "screen", "status", "seconds", "cpu_s", "gemm_s"
 
 def decide(instance, screen):
     """One timed decision; returns (solution, wall seconds, CPU seconds, screened share or None)."""
-    from validation.solvers import optimal as opt
+    from validation.solvers.decision import DecisionRun
     from validation.solvers.options import OptimalOptions
 
-    opt._SCREEN_DP = screen
-    try:
-        t0, c0 = time.perf_counter(), time.process_time()
-        run = opt._Run(instance, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False,
-                       options=OptimalOptions())
-        solution = run.run()
-        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-    finally:
-        opt._SCREEN_DP = True
+    t0, c0 = time.perf_counter(), time.process_time()
+    run = DecisionRun(instance, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False,
+                      options=OptimalOptions(screen_dp=screen))
+    solution = run.run()
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     share = None
     if run.screen is not None:
         share = run.screen.screened / max(run.screen.screened + run.screen.scanned, 1)

@@ -13,7 +13,6 @@ import pytest
 
 import replica
 from validation.ensembles import make_instance
-from validation.solvers import decision
 from validation.solvers import optimal as opt
 from validation.solvers.decision import DecisionRun, score_sigma
 from validation.solvers.problem import ConstraintProblem, exact_min_margins, full_pass
@@ -26,9 +25,8 @@ def _entries(fp):
 
 
 def _solve(instance, screen, monkeypatch):
-    monkeypatch.setattr(decision, "_SCREEN_DP", screen)
     run = DecisionRun(instance, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False,
-                   options=OptimalOptions())
+                      options=OptimalOptions(screen_dp=screen))
     return run, run.run()
 
 
@@ -114,9 +112,9 @@ def test_dp_start_pass_is_reused_by_the_first_refresh():
 def test_dp_rescaled_start_scans_again(monkeypatch):
     """With the start rescaled (the OP's start), the first refresh of the same DP instance
     scans inputs again: the reuse above is what saves that scan."""
-    monkeypatch.setattr(decision, "_RESCALE_DP_START", True)
     inst = make_instance(64, 540, "dp", seed=4)
-    run = DecisionRun(inst, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False, options=OptimalOptions())
+    run = DecisionRun(inst, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False,
+                      options=OptimalOptions(rescale_dp_start=True))
     assert run.start_pass is None
     run.refresh()
     assert run.screen.scanned > inst.p
@@ -128,7 +126,6 @@ def test_same_dp_decisions_with_and_without_start_rescaling(d, fraction, seed, m
     p = int(round(fraction * replica.capacity(d).p_c))
     inst = make_instance(d, p, "dp", seed=seed)
     reused = opt.solve_optimal(inst, refine=False)
-    monkeypatch.setattr(decision, "_RESCALE_DP_START", True)
-    rescaled = opt.solve_optimal(inst, refine=False)
+    rescaled = opt.solve_optimal(inst, refine=False, options={"rescale_dp_start": True})
     assert reused.status == rescaled.status
     assert reused.status in ("stored", "not_stored")

@@ -29,8 +29,6 @@ from .start import Unknowns, initial_point
 __all__ = ["DecisionRun", "checked_arguments", "monitored", "progress_callback", "score_sigma"]
 
 _monitor: dict = {"callback": None}   # set by monitored()
-_SCREEN_DP = True                     # screened DP full passes (tests switch it off to compare)
-_RESCALE_DP_START = False             # DP (p > 64): the start is not rescaled (tests switch it on to compare)
 
 
 @contextlib.contextmanager
@@ -86,7 +84,7 @@ class DecisionRun:
         self.d, self.p = prob.d, prob.p
         self.params = Unknowns(self.d, rank_for(self.d, kappa))
         self.deadline = None if time_limit is None else self.t_start + time_limit
-        self.screen = DPScreen(prob) if _SCREEN_DP and prob.problem == "dp" else None
+        self.screen = DPScreen(prob) if options.screen_dp and prob.problem == "dp" else None
         x = initial_point(prob, self.params, options.initial)
         W = self.params.W(x)
         threshold = np.inf if self.p <= 64 else self.threshold(score_sigma(W, self.d))
@@ -99,7 +97,7 @@ class DecisionRun:
         # very pass (notes/optimal_solver.md, section 6).  Rank-m starts and the rounds of
         # the search modes keep the rescaled start, so their lower-bound verdicts do not change.
         self.start_pass = None
-        if _RESCALE_DP_START or prob.problem != "dp" or self.p <= 64 or self.params.factored \
+        if options.rescale_dp_start or prob.problem != "dp" or self.p <= 64 or self.params.factored \
                 or blocked is not None:
             m_ws = self.ws.margins(prob.search_images(W))
             scale, _ = line_search(np.zeros_like(m_ws), m_ws, None, 0.0, (0, 0, 0, 0, 0))

@@ -162,6 +162,18 @@ class OptimalOptions(SolverOptions):
         d = 8, ``notes/rank_search.md``);
         a start that uses them up has run its planned course (the factor iteration
         creeps on an unstorable instance instead of stopping).
+    screen_dp : bool
+        Screen the full passes of DP instances (default True,
+        :class:`validation.solvers.screening.DPScreen`, ``notes/optimal_solver.md``,
+        section 6): an input whose untracked candidates provably stay above the
+        working-set threshold has only its tracked ones regenerated.  The pass's working
+        set, loss and violation counts are those of a plain pass (False), in canonical
+        order; False is the reference to compare against (slower).
+    rescale_dp_start : bool
+        Full-rank DP decision with p > 64: scale the start to the working-set loss
+        minimum along its ray, as for OP (default False: the unscaled start lets the
+        first full pass reuse the start's pass, section 6).  Rank-m starts and the
+        rounds of the search modes are always rescaled.
 
     Raises
     ------
@@ -186,6 +198,8 @@ class OptimalOptions(SolverOptions):
     top_k: int = 1
     max_rounds: int = 100
     start_max_iter: int = 500
+    screen_dp: bool = True
+    rescale_dp_start: bool = False
 
     def __post_init__(self):
         self._set("refine_tol", check_real(self.refine_tol, "refine_tol", low=0.0, high=1.0, low_open=True))
@@ -195,9 +209,10 @@ class OptimalOptions(SolverOptions):
         self._set("active_slack", check_real(self.active_slack, "active_slack", low=0.0))
         for name in ("max_active", "refresh", "memory", "block_elements", "top_k", "max_rounds"):
             self._set(name, check_int(getattr(self, name), name, low=1))
-        if not isinstance(self.give_up, (bool, np.bool_)):
-            raise ValueError(f"give_up must be True or False, got {self.give_up!r}")
-        self._set("give_up", bool(self.give_up))
+        for name in ("give_up", "screen_dp", "rescale_dp_start"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+            self._set(name, bool(getattr(self, name)))
         self._set("give_up_fraction", check_real(self.give_up_fraction, "give_up_fraction", low=0.0, high=1.0,
                                                  low_open=True))
         if self.give_up and self.top_k > 1:

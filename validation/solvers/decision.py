@@ -20,6 +20,7 @@ from replica.common.checks import check_int, check_kappa, check_real
 
 from .dual_ascent import certified_max_margin
 from .lbfgs import LBFGS, dot, line_search, norm, norm_poly
+from .memories import balanced_factors
 from .problem import ConstraintProblem, exact_min_margins, full_pass
 from .screening import DPScreen
 from .options import OptimalOptions
@@ -401,7 +402,8 @@ class DecisionRun:
         if self.phase == "refine" and np.isfinite(bound) and bound > 0:
             refine_gap = float((bound - margin) / bound)
             refine_converged = refine_gap <= self.o.refine_tol
-        factors = tuple(a.copy() for a in params.split(x)) if params.factored else None
+        self.final_x = x
+        factors = balanced_factors(W, params.rank) if params.factored else None
         return Solution(
             solver="optimal", kappa=self.kappa, rank=params.rank, W=W.copy(), factors=factors,
             stored=stored, recall_fraction=float(recalled.mean()), margin=margin,
@@ -418,6 +420,14 @@ class DecisionRun:
                   "refine_gap": refine_gap, "refine_converged": refine_converged,
                   "refine_status": self.refine_status},
         )
+
+    def final_factors(self):
+        """Copies of the iterate's own factors (Q, R) at the point :meth:`finish` returned.
+
+        They give the same W as the result's balanced factors, split as the iteration
+        left them (a warm start that continues the iteration).
+        """
+        return tuple(a.copy() for a in self.params.split(self.final_x))
 
     def _message(self, status, margin):
         rank_note = "" if not self.params.factored else f" rank-{self.params.rank} factor form;"

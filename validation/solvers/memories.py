@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["hebbian_memory", "truncated_svd", "balanced_factors", "project_rank", "dense_memory"]
+__all__ = ["hebbian_memory", "truncated_svd", "balanced_factors", "even_split", "project_rank", "dense_memory"]
 
 
 def hebbian_memory(targets, inputs):
@@ -63,7 +63,11 @@ def balanced_factors(W, rank):
     tuple (Q, R)
         Shapes (d, rank); ``Q @ R.T`` is the truncation (module docstring).
     """
-    U, s, V = truncated_svd(W, rank)
+    return even_split(*truncated_svd(W, rank))
+
+
+def even_split(U, s, V):
+    """Balanced factors ``(U diag(sqrt(s)), V diag(sqrt(s)))`` of singular triplets (:func:`truncated_svd`)."""
     root = np.sqrt(s)
     return U * root, V * root
 

@@ -67,11 +67,12 @@ class _Search:
                 self.out_of_budget = True
                 return None
         options = dataclasses.replace(self.o, give_up=False, top_k=1, initial=self.initial)
-        sol = DecisionRun(self.instance, self.kappa, time_limit=remaining, options=options,
-                   blocked=self.blocked.copy(), **self.args).run()
+        run = DecisionRun(self.instance, self.kappa, time_limit=remaining, options=options,
+                          blocked=self.blocked.copy(), **self.args)
+        sol = run.run()
         self.rounds += 1
         self.iterations += sol.iterations
-        self.initial = sol.factors if sol.factors is not None else sol.W
+        self.initial = run.final_factors() if sol.factors is not None else sol.W
         self.last = sol
         if not sol.converged and sol.status == "undecided":
             self.out_of_budget = True

@@ -21,8 +21,7 @@ class Unknowns:
         """The (d, d) memory of the flat vector ``x`` (a view at full rank)."""
         if not self.factored:
             return x.reshape(self.d, self.d)
-        Q, R = self.split(x)
-        return Q @ R.T
+        return dense_memory(self.split(x))
 
     def split(self, x):
         """The factors (Q, R) of ``x`` (views)."""

@@ -131,12 +131,18 @@ class DecisionRun:
         self.refine_status = None  # status of the certified max-margin refinement (full rank)
 
     def threshold(self, sigma):
+
+        """Working-set threshold ``1 + active_slack * sigma``."""
         return 1.0 + self.o.active_slack * sigma
 
     def out_of_time(self):
+
+        """True once the time limit has passed."""
         return self.deadline is not None and time.perf_counter() > self.deadline
 
     def run(self):
+
+        """Full passes, decisions and L-BFGS rounds until a stop; returns :meth:`finish`."""
         callback = _monitor["callback"]
         try:
             while True:
@@ -293,6 +299,8 @@ class DecisionRun:
         return None
 
     def budget_spent(self):
+
+        """True when the iteration or time budget is spent or L-BFGS stalled (sets the message)."""
         if (self.phase == "decide" and self.iterations >= self.max_iter) or \
                 (self.phase == "refine" and self.refine_iterations >= self.o.refine_max_iter) or \
                 self.out_of_time():

@@ -215,6 +215,8 @@ class MaxMarginData(ConstraintProblem):
         return float(exact_min_margins(self, W, block_elements).min())
 
     def normalised(self, W, low):
+
+        """Normalised margin ``d low / ||W||_F`` (``-inf`` for W = 0)."""
         norm = float(np.linalg.norm(W))
         return self.d * low / norm if norm > 0 else -np.inf
 
@@ -235,10 +237,12 @@ class DualWorkingSet:
 
     @classmethod
     def empty(cls, data):
+        """A working set without constraints."""
         return cls(data, np.empty(0, np.int64), np.empty(0), np.empty((0, data.d)))
 
     @property
     def size(self):
+        """Number of constraints."""
         return int(self.keys.size)
 
     def merged(self, rows, cols):
@@ -314,6 +318,8 @@ class DualAscentRun:
         self.rounds_since_pass = self.rounds_between = 0   # rounds of sweeps since the last full pass
 
     def out_of_time(self):
+
+        """True once the time limit has passed."""
         return self.deadline is not None and time.perf_counter() > self.deadline
 
     def consider(self, W):
@@ -324,6 +330,8 @@ class DualAscentRun:
         return margin
 
     def gap(self):
+
+        """Certified relative gap ``(bound - margin) / bound`` (None without a storing W)."""
         margin = self.best[0]
         if not margin > 0 or not np.isfinite(self.bound):
             return None
@@ -439,6 +447,8 @@ class DualAscentRun:
                 "gap": self.gap(), "seconds": time.perf_counter() - self.t_start}
 
     def run(self):
+
+        """Rounds of sweeps and full passes until a stop; returns :meth:`finish`."""
         try:
             self.full_pass(self.ws.memory())
             while self.status is None:
@@ -457,6 +467,8 @@ class DualAscentRun:
         return self.finish()
 
     def stop_status(self):
+
+        """The status that ends the solve after a full pass (None: go on)."""
         gap = self.gap()
         if gap is not None and gap <= self.tol:
             return "converged"
@@ -467,6 +479,8 @@ class DualAscentRun:
         return None
 
     def finish(self):
+
+        """The :class:`MaxMarginResult` of the best verified state."""
         margin, W = self.best
         if self.status in ("max_iter", "time_limit") and self.data.problem == "op":
             self.consider(self.ws.memory())   # the last dual iterate, verified

@@ -58,6 +58,7 @@ class ConstraintProblem:
 
     # images of the inputs: Y[mu] = W e_mu
     def images(self, W):
+        """Images of the inputs ``Y[mu] = W e_mu`` (float64), shape (p, d)."""
         return self.inputs @ W.T
 
     def search_images(self, W):
@@ -67,6 +68,8 @@ class ConstraintProblem:
         return self.inputs32 @ W.astype(np.float32).T
 
     def rows_per_block(self, block_elements):
+
+        """Inputs per block of a full pass with at most ``block_elements`` scores."""
         return max(1, min(self.p, int(block_elements) // max(self.n_cand, 1)))
 
     def block_margins(self, Y, start, stop, exact):
@@ -155,6 +158,8 @@ class DecisionWorkingSet:
         self._combine = np.empty((prob.p, prob.d))
 
     def margins(self, Y):
+
+        """Margins (float32 search precision) of the working-set constraints at images ``Y``."""
         Y32 = np.ascontiguousarray(Y, dtype=np.float32)
         out = np.empty(self.size)
         if self.size == 0:
@@ -253,6 +258,8 @@ class PassTally:
         self.cols.append(cols)
 
     def result(self, canonical=False):
+
+        """The :class:`PassResult` (``canonical``: entries in (input, competitor) order)."""
         rows = np.concatenate(self.rows) if self.rows else np.empty(0, np.int64)
         cols = np.concatenate(self.cols) if self.cols else np.empty(0, np.int64)
         if canonical:  # order by (input, competitor): independent of which inputs were screened

@@ -127,3 +127,24 @@ def test_search_modes_of_optimal():
     assert spec.uses_rank_search(16, 0.5, None) and not spec.uses_rank_search(16, 1.0, None)
     assert not spec.uses_rank_search(16, 0.5, {"give_up": True})
     assert registry.search_mode("hebbian", None) is None
+
+
+_SWEEPS = ([(solver, kappa, {}) for solver in ("hebbian", "optimal", "adam", "svp") for kappa in (1.0, 0.5)]
+           + [("lp", 1.0, {})]
+           + [("optimal", kappa, options) for kappa in (1.0, 0.5)
+              for options in ({"give_up": True}, {"top_k": 2}, {"restarts": 4, "refine": True})])
+
+
+@pytest.mark.parametrize("solver, kappa, options", _SWEEPS)
+def test_sweep_task_options_are_those_of_the_capacity_and_accuracy_sweeps(solver, kappa, options):
+    from validation import accuracy, capacity
+
+    spec = solver_spec(solver)
+    template, lenient = capacity._measurement(16, "op", solver, kappa, "gaussian", 1, capacity.SweepSettings(),
+                                              {"solver_options": dict(options)})
+    assert dict(template.options) == spec.sweep_task_options(16, kappa, options)
+    assert lenient == spec.undecided_as_not_stored
+    if kappa == 1.0:
+        settings = accuracy.AccuracySettings(solver_options=dict(options))
+        template = accuracy._template(16, "op", solver, "gaussian", kappa, 1, settings)
+        assert dict(template.options) == spec.sweep_task_options(16, kappa, options, restarts=False)

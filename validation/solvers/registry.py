@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from replica.common.checks import check_choice
 
-from .options import SHARED_ARGUMENTS, AdamOptions, LPOptions, OptimalOptions, SVPOptions
+from .options import SHARED_ARGUMENTS, AdamOptions, LPOptions, OptimalOptions, SVPOptions, check_restarts
 from .solution import rank_for
 
 __all__ = ["EntryPoint", "SolverSpec", "register_solver", "unregister_solver", "solver_spec", "solver_names",
@@ -185,6 +185,41 @@ class SolverSpec:
         if self.rank_search is None or rank_for(int(d), kappa) >= int(d):
             return False
         return self.search_mode(options) is None
+
+    def sweep_task_options(self, d, kappa, options, restarts=True) -> dict:
+        """The solver settings a sweep stores with every trial: ``options`` plus the sweep defaults.
+
+        ``sweep_options`` are added unless given; with ``restarts`` (capacity sweeps) a
+        trial that runs the rank search records its number of starts (``restarts``,
+        default ``DEFAULT_RESTARTS`` of the search's module), so that it is stored with
+        the trial.  Search modes are read from the flat mapping (``give_up``, ``top_k``).
+
+        Parameters
+        ----------
+        d : int
+        kappa : float
+        options : mapping or None
+            Flat solver settings (shared arguments and options, as a sweep stores them).
+        restarts : bool
+            Record the rank search's ``restarts`` (default True).
+
+        Returns
+        -------
+        dict
+
+        Raises
+        ------
+        ValueError
+            For ``restarts`` not None or an integer >= 1.
+        """
+        out = dict(options or {})
+        for name, value in self.sweep_options.items():
+            out.setdefault(name, value)
+        if restarts and self.rank_search is not None and rank_for(int(d), kappa) < int(d) \
+                and not out.get("give_up") and int(out.get("top_k", 1)) == 1:
+            default = EntryPoint(self.rank_search.module, "DEFAULT_RESTARTS").load()
+            out["restarts"] = check_restarts(out.get("restarts", default))
+        return out
 
     def search_mode(self, options):
         """The search-mode :class:`EntryPoint` that ``options`` select (None: the plain solve)."""

@@ -43,8 +43,8 @@ from .memories import hebbian_memory
 from .problem import ConstraintProblem, exact_min_margins
 from .options import SolverOptions
 
-__all__ = ["certified_max_margin", "MaxMarginResult", "MaxMarginOptions", "MaxMarginData", "DualWorkingSet",
-           "DualAscentRun"]
+__all__ = ["certified_max_margin", "checked_max_margin_arguments", "MaxMarginResult", "MaxMarginOptions",
+           "MaxMarginData", "DualWorkingSet", "DualAscentRun"]
 
 _PASS_RATIO = 3.0               # sweep cost per full-pass cost (at most a quarter in full passes)
 _OP_PASS_COST = 2.0             # cost of an OP full pass per score flop, in sweep flops (measured)
@@ -528,6 +528,18 @@ def certified_max_margin(instance, W0=None, *, tol=0.02, max_iter=100000, time_l
     ValueError
         As :func:`validation.solvers.maxmargin.solve_max_margin`.
     """
+    args = checked_max_margin_arguments(instance, W0, tol, max_iter, time_limit, callback, options)
+    return DualAscentRun(instance, seed=seed, **args).run()
+
+
+def checked_max_margin_arguments(instance, W0, tol, max_iter, time_limit, callback, options) -> dict:
+    """The arguments of :func:`certified_max_margin` checked: the keywords of :class:`DualAscentRun` but ``seed``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`validation.solvers.maxmargin.solve_max_margin`.
+    """
     tol = check_real(tol, "tol", low=0.0, high=1.0, low_open=True, high_open=True)
     max_iter = check_int(max_iter, "max_iter", low=1)
     if time_limit is not None:
@@ -540,5 +552,5 @@ def certified_max_margin(instance, W0=None, *, tol=0.02, max_iter=100000, time_l
         if W0.shape != (d, d) or not np.all(np.isfinite(W0)):
             raise ValueError(f"W0 must be a finite ({d}, {d}) array, got shape {W0.shape}")
     options = MaxMarginOptions.coerce(options)
-    return DualAscentRun(instance, W0, tol=tol, max_iter=max_iter, time_limit=time_limit, seed=seed,
-                         callback=callback, options=options).run()
+    return {"W0": W0, "tol": tol, "max_iter": max_iter, "time_limit": time_limit, "callback": callback,
+            "options": options}

@@ -29,7 +29,7 @@ module :mod:`validation.solvers.dual_ascent`; this module is its front end.
 
 from __future__ import annotations
 
-from .dual_ascent import MaxMarginOptions, MaxMarginResult, certified_max_margin
+from .dual_ascent import DualAscentRun, MaxMarginOptions, MaxMarginResult, checked_max_margin_arguments
 from .warmup import warm_up_max_margin
 
 __all__ = ["solve_max_margin", "MaxMarginResult", "MaxMarginOptions"]
@@ -82,6 +82,6 @@ def solve_max_margin(instance, W0=None, *, tol=0.02, max_iter=100000, time_limit
     -----
     Derivation, certificates and cost: ``notes/max_margin.md``.
     """
+    args = checked_max_margin_arguments(instance, W0, tol, max_iter, time_limit, callback, options)
     warm_up_max_margin()
-    return certified_max_margin(instance, W0, tol=tol, max_iter=max_iter, time_limit=time_limit, seed=seed,
-                                callback=callback, options=options)
+    return DualAscentRun(instance, seed=seed, **args).run()

@@ -25,6 +25,15 @@ max_iter, time_limit, seed, refine, options)``, each taking only those it uses (
 dataclass (:class:`OptimalOptions`, :class:`SVPOptions`, :class:`LPOptions`, :class:`AdamOptions`), which
 :func:`solve` builds from a mapping.
 
+Layout (imports run downward only): the bottom layer is :mod:`~validation.solvers.solution`
+(the result type, statuses, the rank rule), :mod:`~validation.solvers.options`,
+:mod:`~validation.solvers.threads` and :mod:`~validation.solvers.memories` (Hebbian W,
+truncated SVD, factor convention); the engine is :mod:`~validation.solvers.problem`,
+:mod:`~validation.solvers.screening`, :mod:`~validation.solvers.lbfgs`,
+:mod:`~validation.solvers.start`, :mod:`~validation.solvers.dual_ascent`,
+:mod:`~validation.solvers.decision` and :mod:`~validation.solvers.warmup`; the solver
+modules import those, never one another nor this front end.
+
 Every solver returns a :class:`Solution` (a :class:`replica.common.results.Result`)
 whose ``stored`` flag is verified in float64 by :func:`validation.recall.recall_check`
 on the returned W.  What ``status`` and ``converged`` mean for each solver is in

@@ -76,7 +76,9 @@ class Solution(Result):
     W : ndarray (d, d) or None
         The memory (float64).
     factors : tuple (Q, R) or None
-        ``W = Q @ R.T`` with Q, R of shape (d, rank), when the solver works in factor form.
+        At rank ``m < d``: ``W = Q @ R.T`` (to rounding) with Q, R of shape (d, m), split
+        evenly, ``Q = U_m S_m^(1/2)``, ``R = V_m S_m^(1/2)``, for every solver
+        (:mod:`validation.solvers.memories`); None at full rank.
     stored : bool
         The returned W recalls all p inputs (verified in float64, ties fail).
     recall_fraction : float

@@ -5,7 +5,7 @@ For every ``(d, problem, fraction)`` at ``p = round(fraction * p_c(d))`` (``p_c`
 BLAS thread (``validation.solvers.set_threads(1)``), a decision of the ``optimal``
 solver (``refine=False``, default options, ``tol = 1e-3``, ``max_iter = 20000``):
 
-* DP with screened full passes (``validation.solvers.optimal._SCREEN_DP = True``, the
+* DP with screened full passes (``OptimalOptions(screen_dp=True)``, the
   default) and without (``False``) on the same instance, checking that the decisions
   agree;
 * OP once (screening applies to DP full passes only);
@@ -39,18 +39,14 @@ COLUMNS = ("d", "p", "problem", "screen", "status", "seconds", "cpu_s", "gemm_s"
 
 def decide(instance, screen):
     """One timed decision; returns (solution, wall seconds, CPU seconds, screened share or None)."""
-    from validation.solvers import optimal as opt
+    from validation.solvers.decision import DecisionRun
     from validation.solvers.options import OptimalOptions
 
-    opt._SCREEN_DP = screen
-    try:
-        t0, c0 = time.perf_counter(), time.process_time()
-        run = opt._Run(instance, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False,
-                       options=OptimalOptions())
-        solution = run.run()
-        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-    finally:
-        opt._SCREEN_DP = True
+    t0, c0 = time.perf_counter(), time.process_time()
+    run = DecisionRun(instance, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False,
+                      options=OptimalOptions(screen_dp=screen))
+    solution = run.run()
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     share = None
     if run.screen is not None:
         share = run.screen.screened / max(run.screen.screened + run.screen.scanned, 1)
@@ -95,14 +91,14 @@ def main(argv=None):
     parser.add_argument("--cpu", type=int, default=None,
                         help="pin the process to this CPU (default: the last one it may use)")
     args = parser.parse_args(argv)
-    from validation.solvers import optimal as opt
     from validation.solvers import set_threads
+    from validation.solvers.warmup import warm_up
 
     cpu = max(os.sched_getaffinity(0)) if args.cpu is None else args.cpu
     os.sched_setaffinity(0, {cpu})
     threads = set_threads(1)
     t_start = time.perf_counter()
-    opt._warm_up()
+    warm_up()
     rows = []
     for d in args.d:
         for fraction in args.fractions:

@@ -6,9 +6,9 @@ One invocation measures, on the machine it runs on:
   ``p = round(f p_c(d))`` for ``f`` = 0.95 and 1.05 and every ``--d`` (DP up to
   ``--dp-max-d``), in GEMM-equivalents: solve wall time / the best of 7 float32
   ``(p x d) @ (d x p)`` score GEMMs timed in the same worker just before.  Each
-  decision is split into the time of the search full passes (``_full_pass``: float32
+  decision is split into the time of the search full passes (``full_pass``: float32
   OP scores or DP candidate regeneration, and the working-set selection), of the
-  float64 verification passes (``_exact_min_margins``) and of the rest (working-set
+  float64 verification passes (``exact_min_margins``) and of the rest (working-set
   L-BFGS iterations, line searches, Python);
 * **certified max margin** after every ``stored`` decision at 0.95 p_c up to
   ``--refine-max-d`` (OP) and ``--refine-max-dp-d`` (DP):
@@ -81,11 +81,11 @@ def _init_worker(cpus):
     """Pin this worker to one CPU of the queue; one numba and one BLAS thread."""
     cpu = cpus.get()
     os.sched_setaffinity(0, {cpu})
-    from validation.solvers import optimal as opt
     from validation.solvers import set_threads
+    from validation.solvers.warmup import warm_up
 
     set_threads(1)
-    opt._warm_up()
+    warm_up()
 
 
 class _Clock:
@@ -118,14 +118,13 @@ def _lbfgs_decision(instance):
 def run_case(case):
     """One decision (and what follows it) in a pinned worker; returns a row."""
     from validation.ensembles import make_instance
-    from validation.solvers import optimal as opt
-    from validation.solvers import solve
+    from validation.solvers import decision, solve
     from validation.solvers.maxmargin import solve_max_margin
 
     d, p, problem, fraction, seed = case["d"], case["p"], case["problem"], case["f"], case["seed"]
     instance = make_instance(d, p, problem, seed=seed)
     gemm = gemm_seconds(p, d)
-    clocks = [_Clock(opt, "_full_pass"), _Clock(opt, "_exact_min_margins")]
+    clocks = [_Clock(decision, "full_pass"), _Clock(decision, "exact_min_margins")]
     try:
         t0, c0 = time.perf_counter(), time.process_time()
         sol = solve(instance, "optimal", refine=False)

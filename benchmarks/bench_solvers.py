@@ -143,6 +143,8 @@ def _gemm_rates(d, p, repeats=5):
     """numpy GEMM rate and the optimal solver's full-pass score rate at (p x d)(d x p)."""
     from validation import make_instance
     from validation.solvers import optimal as opt
+    from validation.solvers.decision import score_sigma
+    from validation.solvers.problem import ConstraintProblem, full_pass
 
     rng = np.random.default_rng(0)
     rates = {}
@@ -157,17 +159,17 @@ def _gemm_rates(d, p, repeats=5):
             times.append(time.perf_counter() - t0)
         rates[f"numpy_gemm_{np.dtype(dtype).name}"] = 2.0 * p * p * d / min(times) / 1e9
     inst = make_instance(d, p, seed=0)
-    prob = opt._Problem(inst)
+    prob = ConstraintProblem(inst)
     # a representative solver state: the W after 30 L-BFGS iterations
     W = opt.solve_optimal(inst, refine=False, max_iter=30).W
-    thr = 1.0 + opt._sigma(W, d)
+    thr = 1.0 + score_sigma(W, d)
     defaults = opt.OptimalOptions()
     cap = defaults.max_active
-    opt._full_pass(prob, W, thr, cap, defaults.block_elements)
+    full_pass(prob, W, thr, cap, defaults.block_elements)
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        opt._full_pass(prob, W, thr, cap, defaults.block_elements)
+        full_pass(prob, W, thr, cap, defaults.block_elements)
         times.append(time.perf_counter() - t0)
     rates["optimal_full_pass"] = 2.0 * p * p * d / min(times) / 1e9
     Y = prob.images(W).astype(np.float32)

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from validation import make_instance, solve
 from validation import _optimal_kernels as _k
-from validation.solvers import OptimalOptions, assess, optimal as opt
+from validation.solvers import OptimalOptions, assess
+from validation.solvers.lbfgs import LBFGS, line_search, norm_poly
+from validation.solvers.problem import ConstraintProblem, exact_min_margins, full_pass
 from validation.solvers.optimal import solve_optimal
 
 
@@ -52,10 +54,10 @@ def test_not_stored_only_with_certificate(problem):
 def test_margin_bound_is_an_upper_bound_on_every_w():
     """Weak duality: d ||sum lam_i a_i|| / sum lam_i >= normalised margin of any W."""
     inst = make_instance(10, 30, seed=2)
-    prob = opt._Problem(inst)
+    prob = ConstraintProblem(inst)
     rng = np.random.default_rng(0)
     W0 = rng.normal(size=(10, 10))
-    ws = opt._full_pass(prob, W0, np.inf, 10**6, 1 << 20).ws
+    ws = full_pass(prob, W0, np.inf, 10**6, 1 << 20).ws
     lam = rng.random(ws.size)
     bound = 10 * np.linalg.norm(ws.combine(lam, exact=True)) / lam.sum()
     for _ in range(20):
@@ -149,9 +151,9 @@ def test_warm_start():
 def test_working_set_kernels_match_dense_margins():
     for problem in ("op", "dp"):
         inst = make_instance(9, 25, problem=problem, seed=8)
-        prob = opt._Problem(inst)
+        prob = ConstraintProblem(inst)
         W = np.random.default_rng(1).normal(size=(9, 9))
-        fp = opt._full_pass(prob, W, np.inf, 10**6, 1 << 20)
+        fp = full_pass(prob, W, np.inf, 10**6, 1 << 20)
         ws, min32 = fp.ws, fp.min_margin
         dense = _dense_margins(inst, W)
         assert ws.size == 25 * 24
@@ -163,10 +165,10 @@ def test_working_set_kernels_match_dense_margins():
         hinge = np.where(off, np.maximum(1.0 - dense, 0.0), 0.0)
         assert fp.loss == pytest.approx(np.square(hinge).sum(), rel=1e-4)
         np.testing.assert_array_equal(fp.violated, ((dense < 1.0) & off).sum(axis=1))
-        np.testing.assert_allclose(opt._exact_min_margins(prob, W, 1 << 20), dense.min(axis=1),
+        np.testing.assert_allclose(exact_min_margins(prob, W, 1 << 20), dense.min(axis=1),
                                    rtol=1e-12, atol=1e-12)
         # capped working set keeps the smallest margins of each input
-        ws3 = opt._full_pass(prob, W, np.inf, 3, 64).ws
+        ws3 = full_pass(prob, W, np.inf, 3, 64).ws
         for mu in range(25):
             kept = np.sort(dense[mu, ws3.cols[ws3.rows == mu]])
             np.testing.assert_allclose(kept, np.sort(dense[mu])[:3], rtol=1e-4, atol=1e-4)
@@ -223,7 +225,7 @@ def test_lbfgs_ring_buffer_matches_textbook_two_loop():
     n, memory = 30, 4
     A = rng.normal(size=(n, n))
     H = A @ A.T + n * np.eye(n)  # SPD: every pair has s.y > 0
-    lb = opt._LBFGS(memory)
+    lb = LBFGS(memory)
     pairs = []
     for _ in range(7):
         s_ = rng.normal(size=n)
@@ -255,10 +257,10 @@ def test_line_search_matches_grid_minimum():
         return np.sum(np.maximum(1 - m, 0) ** 2)
 
     grid = np.linspace(0, 20, 200001)
-    t, v = opt._line_search(m0, m1, None, 0.0, (0, 0, 0, 0, 0))
+    t, v = line_search(m0, m1, None, 0.0, (0, 0, 0, 0, 0))
     best = min(h(g, False) for g in grid[::10])
     assert v == pytest.approx(h(t, False)) and v <= best + 1e-9
-    t2, v2 = opt._line_search(m0, m1, m2, 0.0, (0, 0, 0, 0, 0))
+    t2, v2 = line_search(m0, m1, m2, 0.0, (0, 0, 0, 0, 0))
     # the kernel sums the 50 terms in its own order (numpy sums pairwise): at t2 = 0 the two
     # values of the same loss may differ by a few ulps, so compare within 50 roundoffs
     assert v2 == pytest.approx(h(t2, True)) and v2 <= h(0.0, True) * (1 + 50 * np.finfo(float).eps)
@@ -278,7 +280,7 @@ def test_line_search_ridge_term(n, seed, shift, ridge):
     rng = np.random.default_rng(seed)
     m0, m1 = rng.normal(size=n) + shift, rng.normal(size=n)
     W, D = rng.normal(size=(4, 4)), rng.normal(size=(4, 4))
-    poly = opt._norm_poly(W, D, None)
+    poly = norm_poly(W, D, None)
     assert poly[0] > 0 and poly[2] > 0 and poly[3] == poly[4] == 0
     np.testing.assert_allclose(np.polyval(poly[2::-1], 0.7), np.sum((W + 0.7 * D) ** 2), rtol=1e-12)
 
@@ -286,14 +288,14 @@ def test_line_search_ridge_term(n, seed, shift, ridge):
         hinge = np.sum(np.maximum(1.0 - m0[:, None] - np.outer(m1, t), 0.0) ** 2, axis=0)
         return hinge + lam * (poly[0] + poly[1] * t + poly[2] * t * t)
 
-    t_free, v_free = opt._line_search(m0, m1, None, 0.0, poly)
+    t_free, v_free = line_search(m0, m1, None, 0.0, poly)
     if v_free > 0:
         # (where the hinge is 0 along a stretch of the line, a vanishing ridge is all that
         # defines the minimiser, so only a positive hinge minimum must be unchanged)
-        t_tiny, v_tiny = opt._line_search(m0, m1, None, 1e-300, poly)
+        t_tiny, v_tiny = line_search(m0, m1, None, 1e-300, poly)
         assert t_tiny == pytest.approx(t_free, rel=1e-12, abs=1e-300)
         assert v_tiny == pytest.approx(v_free, rel=1e-12, abs=1e-280)  # + 1e-300 * poly(t)
-    t_ridge, v_ridge = opt._line_search(m0, m1, None, ridge, poly)
+    t_ridge, v_ridge = line_search(m0, m1, None, ridge, poly)
     assert v_ridge == pytest.approx(objective(np.array([t_ridge]), ridge)[0], rel=1e-9)
     grid = np.linspace(0.0, 2.0 * max(t_ridge, t_free, 1.0), 4001)
     best = objective(grid, ridge).min()

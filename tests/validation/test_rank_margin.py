@@ -17,11 +17,11 @@ from scipy.optimize import minimize, nnls
 
 from validation import make_instance, solve
 from validation.solvers.maxmargin import solve_max_margin
+from validation.solvers.memories import truncated_svd
 from validation.solvers.rank_margin import (
     RankMarginOptions,
     RankMarginResult,
     _Alternation,
-    _balanced_factors,
     rank_relaxation_bound,
     solve_rank_max_margin,
 )
@@ -56,7 +56,7 @@ def _subspace_optimum(inst, W, rank, side):
     ``W = X V^T``: ``b_i = v_i (V^T e_mu)^T``), by ``scipy.optimize.nnls`` with the simplex
     constraint as a heavily weighted row."""
     V, E = _constraints(inst)
-    _, U, Vr = _balanced_factors(W, rank)
+    U, _, Vr = truncated_svd(W, rank)
     if side == "columns":
         B = np.einsum("ij,ik->ijk", E, V @ U).reshape(len(V), -1)
     else:

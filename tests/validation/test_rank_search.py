@@ -79,10 +79,16 @@ def test_bad_restarts(restarts):
         solve(make_instance(8, 10, seed=0), "optimal", kappa=0.5, restarts=restarts)
 
 
-@pytest.mark.parametrize("kappa", [0.0, 1.5, float("nan"), 0.05])
+@pytest.mark.parametrize("kappa", [0.0, 1.5, float("nan")])
 def test_bad_kappa(kappa):
     with pytest.raises(ValueError, match="kappa"):
         solve(make_instance(8, 10, seed=0), "optimal", kappa=kappa, restarts=2)
+
+
+def test_kappa_d_below_one_half_searches_at_rank_one():
+    # the rank rule of every solver: max(1, round(kappa d)); 0.05 * 8 = 0.4 gives rank 1
+    sol = solve(make_instance(8, 10, seed=0), "optimal", kappa=0.05, restarts=2)
+    assert sol.rank == 1 and sol.status in ("stored", "not_found", "not_stored", "undecided")
 
 
 def test_restarts_ignored_at_full_rank_and_refused_by_other_solvers():

@@ -14,6 +14,9 @@ import pytest
 import replica
 from validation.ensembles import make_instance
 from validation.solvers import optimal as opt
+from validation.solvers.decision import DecisionRun, score_sigma
+from validation.solvers.problem import ConstraintProblem, exact_min_margins, full_pass
+from validation.solvers.screening import DPScreen
 from validation.solvers.options import OptimalOptions
 
 
@@ -22,23 +25,22 @@ def _entries(fp):
 
 
 def _solve(instance, screen, monkeypatch):
-    monkeypatch.setattr(opt, "_SCREEN_DP", screen)
-    run = opt._Run(instance, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False,
-                   options=OptimalOptions())
+    run = DecisionRun(instance, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False,
+                      options=OptimalOptions(screen_dp=screen))
     return run, run.run()
 
 
 def _check_pass(prob, screen, W, threshold, keep):
-    plain = opt._full_pass(prob, W, threshold, keep, 1 << 14)
-    screened = opt._full_pass(prob, W, threshold, keep, 1 << 14, screen)
+    plain = full_pass(prob, W, threshold, keep, 1 << 14)
+    screened = full_pass(prob, W, threshold, keep, 1 << 14, screen)
     assert _entries(screened) == _entries(plain)
     np.testing.assert_array_equal(screened.violated, plain.violated)
     assert screened.loss == pytest.approx(plain.loss, rel=1e-12, abs=1e-12)
     assert (screened.min_margin > 0) == (plain.min_margin > 0)
     # the float64 minima of the scanned inputs, completed by scanning the screened ones,
     # are those of a scan of every constraint
-    exact = opt._exact_min_margins(prob, W, 1 << 14)
-    np.testing.assert_array_equal(opt._exact_min_margins(prob, W, 1 << 14, known=screened.input_min), exact)
+    exact = exact_min_margins(prob, W, 1 << 14)
+    np.testing.assert_array_equal(exact_min_margins(prob, W, 1 << 14, known=screened.input_min), exact)
     np.testing.assert_array_equal(plain.input_min, exact)
 
 
@@ -46,13 +48,13 @@ def test_screened_pass_equals_plain_pass_along_a_path():
     """References at W0, then passes at W0 moved by growing amounts: the screen must skip some
     inputs at small moves and rescan at large ones, with a pass equal to the plain one."""
     inst = make_instance(32, 180, "dp", seed=3)
-    prob = opt._Problem(inst)
+    prob = ConstraintProblem(inst)
     rng = np.random.default_rng(5)
     W0 = prob.targets.T @ prob.inputs
-    screen = opt._Screen(prob, tracked=40)
+    screen = DPScreen(prob, tracked=40)
     keep = 8
     threshold = 1.0 + np.linalg.norm(W0) / prob.d
-    opt._full_pass(prob, W0, threshold, keep, 1 << 14, screen)  # references
+    full_pass(prob, W0, threshold, keep, 1 << 14, screen)  # references
     E = rng.standard_normal(W0.shape) * np.linalg.norm(W0) / prob.d
     for step, scale in ((0.0, 1.0), (0.01, 1.3), (0.05, 0.7), (0.3, 1.0), (2.0, 1.0)):
         before = screen.screened
@@ -64,11 +66,11 @@ def test_screened_pass_equals_plain_pass_along_a_path():
 def test_screen_bound_is_a_lower_bound():
     """The bound on untracked margins never exceeds the true smallest untracked margin."""
     inst = make_instance(16, 60, "dp", seed=7)
-    prob = opt._Problem(inst)
+    prob = ConstraintProblem(inst)
     rng = np.random.default_rng(1)
     W0 = rng.standard_normal((16, 16))
-    screen = opt._Screen(prob, tracked=10)
-    opt._full_pass(prob, W0, 1.0, 4, 1 << 14, screen)
+    screen = DPScreen(prob, tracked=10)
+    full_pass(prob, W0, 1.0, 4, 1 << 14, screen)
     inputs = np.arange(prob.p)
     for step in (0.0, 0.05, 0.5):
         W = W0 + step * rng.standard_normal((16, 16))
@@ -97,22 +99,22 @@ def test_dp_start_pass_is_reused_by_the_first_refresh():
     """Full-rank DP: the start is not rescaled, so the first refresh reuses the start's pass
     (no candidate is regenerated) and its working set is that of a plain pass there."""
     inst = make_instance(64, 540, "dp", seed=4)  # p > 257: not every competitor is tracked
-    run = opt._Run(inst, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False, options=OptimalOptions())
+    run = DecisionRun(inst, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False, options=OptimalOptions())
     assert run.start_pass is not None and run.screen.scanned == inst.p
     W = run.params.W(run.x)
     run.refresh()
     assert run.screen.scanned == inst.p and run.screen.screened == 0  # nothing scanned again
     assert run.full_passes == 1 and run.start_pass is None
-    plain = opt._full_pass(run.prob, W, run.threshold(opt._sigma(W, run.d)), run.max_active, 1 << 14)
+    plain = full_pass(run.prob, W, run.threshold(score_sigma(W, run.d)), run.max_active, 1 << 14)
     assert sorted(zip(run.ws.rows.tolist(), run.ws.cols.tolist())) == _entries(plain)
 
 
 def test_dp_rescaled_start_scans_again(monkeypatch):
     """With the start rescaled (the OP's start), the first refresh of the same DP instance
     scans inputs again: the reuse above is what saves that scan."""
-    monkeypatch.setattr(opt, "_RESCALE_DP_START", True)
     inst = make_instance(64, 540, "dp", seed=4)
-    run = opt._Run(inst, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False, options=OptimalOptions())
+    run = DecisionRun(inst, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False,
+                      options=OptimalOptions(rescale_dp_start=True))
     assert run.start_pass is None
     run.refresh()
     assert run.screen.scanned > inst.p
@@ -124,7 +126,6 @@ def test_same_dp_decisions_with_and_without_start_rescaling(d, fraction, seed, m
     p = int(round(fraction * replica.capacity(d).p_c))
     inst = make_instance(d, p, "dp", seed=seed)
     reused = opt.solve_optimal(inst, refine=False)
-    monkeypatch.setattr(opt, "_RESCALE_DP_START", True)
-    rescaled = opt.solve_optimal(inst, refine=False)
+    rescaled = opt.solve_optimal(inst, refine=False, options={"rescale_dp_start": True})
     assert reused.status == rescaled.status
     assert reused.status in ("stored", "not_stored")

@@ -1,15 +1,16 @@
 """solve() dispatch, Solution, the Hebbian solver and the measurements (validation.measure)."""
 
+import dataclasses
 import json
 
 import numpy as np
 import pytest
 
 from validation import Solution, make_instance, solve
-from validation import solvers as solvers_module
 from validation.measure import score_distribution, spectrum
-from validation.solvers import AdamOptions, LPOptions, OptimalOptions, assess, rank_for, solve_arguments
+from validation.solvers import AdamOptions, LPOptions, OptimalOptions, assess, rank_for, registry, solve_arguments
 from validation.solvers.hebbian import hebbian_matrix
+from validation.solvers.registry import EntryPoint, solver_spec
 
 
 @pytest.mark.parametrize("kwargs, pattern", [
@@ -84,7 +85,9 @@ def test_solve_rejects_non_instance():
 
 
 def test_missing_solver_module_is_explained(monkeypatch):
-    monkeypatch.setitem(solvers_module._DISPATCH, "optimal", ("validation.solvers._no_such_module", "f"))
+    spec = solver_spec("optimal")
+    monkeypatch.setitem(registry._SPECS, "optimal",
+                        dataclasses.replace(spec, entry=EntryPoint("validation.solvers._no_such_module", "f")))
     with pytest.raises(ImportError, match="optimal"):
         solve(make_instance(4, 5), solver="optimal")
 

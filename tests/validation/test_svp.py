@@ -75,10 +75,18 @@ def test_not_stored_certificate_far_above_capacity():
     assert sol.info["margin_bound"] <= 1e-2 and sol.converged
 
 
-@pytest.mark.parametrize("kappa", [0.0, 1.5, float("nan"), 0.01])
+@pytest.mark.parametrize("kappa", [0.0, 1.5, float("nan")])
 def test_bad_kappa(kappa):
     with pytest.raises(ValueError, match="kappa"):
         solve(make_instance(8, 10, seed=0), "svp", kappa=kappa)
+
+
+@pytest.mark.parametrize("solver", ["svp", "optimal", "hebbian", "adam"])
+def test_small_kappa_is_rank_one_for_every_solver(solver):
+    # one rank rule: max(1, round(kappa d)); kappa d = 0.08 rounds to 0 and gives rank 1
+    sol = solve(make_instance(8, 10, seed=0), solver, kappa=0.01, max_iter=50) if solver != "hebbian" else \
+        solve(make_instance(8, 10, seed=0), solver, kappa=0.01)
+    assert sol.rank == 1
 
 
 def test_bad_options_and_shared_arguments():

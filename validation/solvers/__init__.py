@@ -14,11 +14,25 @@
 * ``lp`` -- exact feasibility by linear programming (HiGHS), small d, full rank.
 * ``adam`` -- Adam on the softmax cross-entropy (baseline with a step budget).
 
+Every solver has one entry in the registry (:mod:`validation.solvers.registry`): its
+function, options class, what its verdicts certify, memory estimate and sweep defaults;
+:func:`solve`, :func:`check_problem`, :func:`solver_bytes` and :func:`solve_arguments`
+read it, and :func:`~validation.solvers.registry.register_solver` adds a solver.
+
 The solver functions share argument names: ``solver(instance, kappa=1.0, *, tol,
 max_iter, time_limit, seed, refine, options)``, each taking only those it uses (see
-:data:`SHARED_ARGUMENTS`); the settings specific to one solver are a frozen options
+:data:`SHARED_ARGUMENTS` and ``SolverSpec.shared``); the settings specific to one solver are a frozen options
 dataclass (:class:`OptimalOptions`, :class:`SVPOptions`, :class:`LPOptions`, :class:`AdamOptions`), which
 :func:`solve` builds from a mapping.
+
+Layout (imports run downward only): the bottom layer is :mod:`~validation.solvers.solution`
+(the result type, statuses, the rank rule), :mod:`~validation.solvers.options`,
+:mod:`~validation.solvers.threads` and :mod:`~validation.solvers.memories` (Hebbian W,
+truncated SVD, factor convention); the engine is :mod:`~validation.solvers.problem`,
+:mod:`~validation.solvers.screening`, :mod:`~validation.solvers.lbfgs`,
+:mod:`~validation.solvers.start`, :mod:`~validation.solvers.dual_ascent`,
+:mod:`~validation.solvers.decision` and :mod:`~validation.solvers.warmup`; the solver
+modules import those, never one another nor this front end.
 
 Every solver returns a :class:`Solution` (a :class:`replica.common.results.Result`)
 whose ``stored`` flag is verified in float64 by :func:`validation.recall.recall_check`
@@ -28,106 +42,33 @@ on the returned W.  What ``status`` and ``converged`` mean for each solver is in
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import os
 import warnings
-from dataclasses import dataclass, field
-from typing import ClassVar
 
-import numpy as np
+from replica.common.checks import check_kappa, check_memory
 
-from replica.common.checks import check_choice, check_int, check_kappa, check_memory
-from replica.common.results import Result
-
-from .options import AdamOptions, LPOptions, OptimalOptions, SolverOptions, SVPOptions
+from .options import (
+    SHARED_ARGUMENTS,
+    AdamOptions,
+    LPOptions,
+    OptimalOptions,
+    SolverOptions,
+    SVPOptions,
+    check_restarts,
+)
+from .registry import dense_solve_bytes, register_solver, solver_names, solver_spec
+from .solution import STATUSES, Solution, assess, rank_for
+from .threads import BLAS_THREAD_VARIABLES, ensure_threads, set_threads, thread_count
 
 __all__ = ["Solution", "solve", "solve_arguments", "SHARED_ARGUMENTS", "SOLVERS", "STATUSES", "rank_for",
-           "assess", "check_problem", "solver_bytes", "set_threads", "thread_count",
-           "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "SolverOptions"]
-
-SOLVERS = ("hebbian", "optimal", "lp", "adam", "svp")
-STATUSES = ("stored", "not_stored", "undecided", "not_found")
-
-_DISPATCH = {
-    "hebbian": ("validation.solvers.hebbian", "solve_hebbian"),
-    "optimal": ("validation.solvers.optimal", "solve_optimal"),
-    "lp": ("validation.solvers.lp", "solve_lp"),
-    "adam": ("validation.solvers.adam", "solve_adam"),
-    "svp": ("validation.solvers.svp", "solve_svp"),
-}
-
-# the options class of each solver (None: the solver has no specific settings)
-_OPTIONS = {"hebbian": None, "optimal": OptimalOptions, "lp": LPOptions, "adam": AdamOptions,
-            "svp": SVPOptions}
-
-# ---------------------------------------------------------------------------------
-# threads: one numba / BLAS thread per process unless the user says otherwise
-# ---------------------------------------------------------------------------------
-BLAS_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-"""Variables that set the BLAS thread count (read by the libraries when they load)."""
-
-# what the user set, read when this module is first imported (before any worker
-# environment of validation.sweep is in place)
-_USER_NUMBA_THREADS = os.environ.get("NUMBA_NUM_THREADS")
-_USER_BLAS_THREADS = next((os.environ[v] for v in BLAS_THREAD_VARIABLES if os.environ.get(v)), None)
-_threads: dict = {}   # the counts applied in this process ("set" once applied)
+           "assess", "check_problem", "solver_bytes", "set_threads", "thread_count", "BLAS_THREAD_VARIABLES",
+           "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "SolverOptions", "register_solver"]
 
 
-def set_threads(threads=None) -> dict:
-    """Set the numba and BLAS thread counts of this process.
-
-    Parameters
-    ----------
-    threads : int, optional
-        Threads for both.  ``None``: the default policy, one thread each, except that a
-        ``NUMBA_NUM_THREADS`` (numba) or ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS`` /
-        ``MKL_NUM_THREADS`` (BLAS) set by the user before the first import is left in
-        charge.  Sweeps run one thread per worker process; on a shared or small machine
-        several threads per solve oversubscribe the cores and can be many times slower
-        (``benchmarks/threads.md``).
-
-    Returns
-    -------
-    dict
-        ``{"numba": n, "blas": n}``, the counts in force (``None``: left to the library).
-
-    Raises
-    ------
-    ValueError
-        If ``threads`` is not an integer >= 1.
-
-    Notes
-    -----
-    BLAS is limited with ``threadpoolctl`` (libraries already loaded) and through the
-    variables above (libraries loaded later, child processes); numba with
-    ``numba.set_num_threads`` (capped at the pool size numba started with).
-    """
-    import numba
-    from threadpoolctl import threadpool_limits
-
-    if threads is not None:
-        threads = check_int(threads, "threads", low=1)
-    numba_n = threads if threads is not None else (None if _USER_NUMBA_THREADS else 1)
-    blas_n = threads if threads is not None else (None if _USER_BLAS_THREADS else 1)
-    if numba_n is not None:
-        numba.set_num_threads(min(numba_n, numba.config.NUMBA_NUM_THREADS))
-        numba_n = numba.get_num_threads()
-    if blas_n is not None:
-        threadpool_limits(limits=blas_n)
-        for var in BLAS_THREAD_VARIABLES:
-            os.environ[var] = str(blas_n)
-    _threads.update(numba=numba_n, blas=blas_n, set=True)
-    return {"numba": numba_n, "blas": blas_n}
-
-
-def thread_count() -> int:
-    """numba threads per process in force (1 unless :func:`set_threads` or ``NUMBA_NUM_THREADS`` chose more)."""
-    import numba
-
-    if "set" not in _threads:
-        set_threads()
-    return int(numba.get_num_threads())
+def __getattr__(name):
+    if name == "SOLVERS":  # the registered solver names (a tuple), also after register_solver
+        return solver_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def solver_bytes(d: int, p: int, problem: str = "op", solver: str = "optimal", kappa: float = 1.0,
@@ -144,30 +85,11 @@ def solver_bytes(d: int, p: int, problem: str = "op", solver: str = "optimal", k
     matrix, 16 bytes per nonzero).  ``adam``: W and its two moments, the ``p x p``
     scores and a ``p x d`` work array.  The working set of ``optimal`` may grow later.
     """
+    spec = solver_spec(solver) if solver in solver_names() else None
     d, p = float(d), float(p)
-    rank = float(max(1, int(round(float(kappa) * d))))
-    scores = 2.0 * 8.0 * p * p
-    if solver == "optimal":
-        o = OptimalOptions.coerce(options)
-        unknowns = d * d if rank >= d else 2.0 * d * rank
-        active = p * min(p - 1.0, float(o.max_active))
-        working = active * (24.0 + (4.0 * d if problem == "dp" else 0.0))
-        block = 12.0 * min(float(o.block_elements), p * p)
-        # DP full-pass screen: per input its images, the tracked competitors and bounds
-        screen = p * (8.0 * d + 4.0 * max(256.0, (p - 1.0) / 8.0) + 24.0) if problem == "dp" else 0.0
-        return 8.0 * unknowns * (12.0 + 2.0 * o.memory) + 8.0 * 6.0 * p * d + block + working + screen
-    if solver == "lp":
-        from .lp import lp_nonzeros
-
-        return 8.0 * 4.0 * d * d + scores + 16.0 * float(lp_nonzeros(int(d), int(p)))
-    if solver == "adam":
-        return 8.0 * 6.0 * d * d + scores + 8.0 * 2.0 * p * d
-    if solver == "svp":
-        o = SVPOptions.coerce(options)
-        active = p * min(p - 1.0, float(o.max_active))
-        working = active * (24.0 + (4.0 * d if problem == "dp" else 0.0))
-        return 8.0 * 8.0 * d * d + 8.0 * 6.0 * p * d + 12.0 * min(float(o.block_elements), p * p) + working
-    return 8.0 * 4.0 * d * d + scores
+    rank = float(rank_for(int(d), kappa))
+    memory = dense_solve_bytes if spec is None else spec.memory  # unregistered: the closed-form estimate
+    return memory(d, p, problem, rank, options)
 
 
 def check_problem(d: int, p: int, problem: str = "op", solver: str = "optimal", kappa: float = 1.0,
@@ -186,183 +108,13 @@ def check_problem(d: int, p: int, problem: str = "op", solver: str = "optimal", 
     """
     from validation.ensembles import instance_bytes
 
-    solver = check_choice(solver, "solver", SOLVERS)
+    spec = solver_spec(solver)
     kappa = float(check_kappa(kappa))
-    if solver == "lp":
-        from .lp import check_lp_size
+    if spec.check_size is not None:
+        spec.check_size.load()(d, p, kappa, _parse_options(spec, options))
+    need = instance_bytes(d, p) + solver_bytes(d, p, problem, spec.name, kappa, _parse_options(spec, options))
+    check_memory(need, f"solver {spec.name!r} at d={d}, p={p}, problem {problem!r}")
 
-        check_lp_size(d, p, kappa, _parse_options("lp", options))
-    need = instance_bytes(d, p) + solver_bytes(d, p, problem, solver, kappa, _parse_options(solver, options))
-    check_memory(need, f"solver {solver!r} at d={d}, p={p}, problem {problem!r}")
-
-
-def rank_for(d: int, kappa: float) -> int:
-    """Rank ``m = max(1, round(kappa d))`` of a rank-constrained memory.
-
-    Parameters
-    ----------
-    d : int
-        Dimension.
-    kappa : float
-        Rank ratio in (0, 1].
-
-    Returns
-    -------
-    int
-        Python's ``round`` (half to even) is used: ``kappa d = 2.5 -> 2``.
-
-    Raises
-    ------
-    ValueError
-        If ``kappa`` is outside (0, 1].
-    """
-    kappa = float(check_kappa(kappa))
-    return max(1, int(round(kappa * d)))
-
-
-@dataclass(frozen=True, eq=False)
-class Solution(Result):
-    """Result of :func:`solve`.
-
-    Attributes
-    ----------
-    solver : str
-    kappa : float
-    rank : int
-        ``max(1, round(kappa d))``.
-    W : ndarray (d, d) or None
-        The memory (float64).
-    factors : tuple (Q, R) or None
-        ``W = Q @ R.T`` with Q, R of shape (d, rank), when the solver works in factor form.
-    stored : bool
-        The returned W recalls all p inputs (verified in float64, ties fail).
-    recall_fraction : float
-        Fraction of recalled inputs.
-    margin : float
-        ``min_mu min_{rho != mu} (S[mu, mu] - S[rho, mu]) / (||W||_F / d)``; negative
-        when some input is not recalled.
-    converged : bool
-        The solver ended on its own stopping criterion, so ``status`` is its final
-        answer: True for every ``stored`` and ``not_stored`` decision and for the
-        closed-form ``hebbian``, and for ``not_found`` (the search ran to its end); for
-        ``undecided`` it is True only when the method has nothing left to do (``svp``: no
-        projected step lowers the loss), and False when a budget (``max_iter``,
-        ``time_limit``) or a numerical failure cut the solve short, so that a larger
-        budget might decide it.  The max-margin refinement of ``optimal`` reports its
-        own convergence in ``info["refine_converged"]``.
-    iterations : int
-    seconds : float
-        Wall time of the solve.
-    status : {"stored", "not_stored", "undecided", "not_found"}
-        ``stored``: the returned W recalls every input (with ``top_k``: puts every
-        target in the top k), verified in float64.  ``not_stored``: a statement
-        about the whole class of W (rank m) for ``optimal``, ``svp`` and ``lp`` (a
-        certificate), about the rule's own W for ``hebbian``; ``adam`` never says it.
-        ``undecided``: neither (for a search: a budget cut it short).  ``not_found``:
-        only the searches of ``optimal`` -- the rank-m restart search
-        (:mod:`validation.solvers.rank_search`) and the search modes (``give_up``,
-        ``top_k``; :mod:`validation.solvers.modes`) -- the search ran to its end
-        without a storing W, a *lower-bound* verdict (the W recalls
-        ``recall_fraction`` of the inputs, ``info["lower_bound"]`` is True), never a
-        certificate; capacity estimates count it as not stored and report it apart.
-        See ``message``, ``notes/simulation.md``, ``notes/rank_search.md`` and
-        ``notes/top_k.md``.
-    message : str
-        What happened, in words.
-    info : dict
-        Solver-specific small diagnostics (JSON-friendly), e.g. the LP optimum.
-    """
-
-    STATUSES: ClassVar[tuple[str, ...]] = STATUSES
-
-    solver: str
-    kappa: float
-    rank: int
-    W: np.ndarray | None
-    factors: tuple | None
-    stored: bool
-    recall_fraction: float
-    margin: float
-    converged: bool
-    iterations: int
-    seconds: float
-    status: str
-    message: str = ""
-    info: dict = field(default_factory=dict)
-
-    def matrix(self) -> np.ndarray:
-        """The memory as a dense (d, d) array (``Q @ R.T`` when only factors are held).
-
-        Returns
-        -------
-        ndarray (d, d)
-
-        Raises
-        ------
-        ValueError
-            If the solution holds neither W nor factors.
-        """
-        if self.W is not None:
-            return self.W
-        if self.factors is not None:
-            Q, R = self.factors
-            return Q @ R.T
-        raise ValueError("this Solution holds neither W nor factors")
-
-    def _payload(self) -> dict:
-        """Summary without arrays (``to_dict`` makes it JSON-safe: NaN and inf become None)."""
-        return {
-            "solver": self.solver,
-            "kappa": float(self.kappa),
-            "rank": int(self.rank),
-            "stored": bool(self.stored),
-            "recall_fraction": float(self.recall_fraction),
-            "margin": float(self.margin),
-            "converged": bool(self.converged),
-            "iterations": int(self.iterations),
-            "seconds": float(self.seconds),
-            "status": self.status,
-            "message": self.message,
-            "info": dict(self.info),
-        }
-
-
-def assess(instance, W=None, *, images=None):
-    """Verify a memory on an instance in float64.
-
-    Parameters
-    ----------
-    instance : validation.Instance
-    W : array_like (d, d), optional
-        The memory.  Needed for the margin normalisation.
-    images : array_like (p, d), optional
-        ``images[mu] = W @ e_mu`` if already at hand (saves a product).
-
-    Returns
-    -------
-    stored : bool
-    recall_fraction : float
-    margin : float
-        Normalised margin (see :class:`Solution`).
-    recalled : ndarray of bool (p,)
-
-    Raises
-    ------
-    ValueError
-        If ``W`` has the wrong shape.
-    """
-    from validation.recall import normalised_margin, recall_check
-
-    mat = np.asarray(W, dtype=np.float64)
-    if mat.shape != (instance.d, instance.d):
-        raise ValueError(f"W must have shape (d, d) = {(instance.d, instance.d)}, got {mat.shape}")
-    S = instance.scores(mat) if images is None else instance.scores_from_images(images)
-    recalled, margins = recall_check(S, None if instance.outputs is None else instance.target_index)
-    return (bool(recalled.all()), float(recalled.mean()), normalised_margin(margins, mat), recalled)
-
-
-SHARED_ARGUMENTS = ("tol", "max_iter", "time_limit", "seed", "refine", "restarts")
-"""Arguments that every solver understands under the same name (see :func:`solve`)."""
 
 # deprecated spellings of shared arguments that stored sweep settings may still hold
 _DEPRECATED = {"max_iterations": "max_iter"}
@@ -461,20 +213,19 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
 
     if not isinstance(instance, Instance):
         raise ValueError(f"instance must be a validation.Instance, got {type(instance).__name__}")
-    solver = check_choice(solver, "solver", SOLVERS)
+    spec = solver_spec(solver)
+    solver = spec.name
     kappa = float(check_kappa(kappa))
-    if "set" not in _threads:
-        set_threads()
-    from .rank_search import check_restarts, uses_rank_search
-
+    ensure_threads()
     restarts = check_restarts(restarts)
-    if restarts is not None and solver != "optimal":
+    if restarts is not None and "restarts" not in spec.shared:
         raise ValueError(f"solver {solver!r} does not take restarts; got restarts={restarts!r}")
-    parsed = _parse_options(solver, options)
-    function = _solver_function(solver)
-    if solver == "optimal" and uses_rank_search(instance.d, kappa, OptimalOptions.coerce(parsed)):
-        from .rank_search import solve_rank_search as function
-    kwargs = _shared_keywords(solver, function, tol=tol, max_iter=max_iter, time_limit=time_limit,
+    parsed = _parse_options(spec, options)
+    entry = spec.entry
+    if spec.uses_rank_search(instance.d, kappa, parsed):
+        entry = spec.rank_search
+    function = entry.load(solver)
+    kwargs = _shared_keywords(spec, function, tol=tol, max_iter=max_iter, time_limit=time_limit,
                               seed=seed, refine=refine, restarts=restarts)
     if parsed is not None:
         kwargs["options"] = parsed
@@ -483,27 +234,14 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
     return function(instance, kappa=kappa, **kwargs)
 
 
-def _solver_function(solver):
-    module_name, func_name = _DISPATCH[solver]
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        if getattr(exc, "name", None) == module_name:
-            raise ImportError(
-                f"solver {solver!r} needs the module {module_name}, which is not available "
-                f"in this installation ({exc})") from exc
-        raise
-    return getattr(module, func_name)
-
-
-def _parse_options(solver, options):
+def _parse_options(spec, options):
     """``options`` as the solver's options dataclass (None for none given)."""
-    cls = _OPTIONS[solver]
+    cls = spec.options
     if options is None:
         return None
     if cls is None:
         if isinstance(options, SolverOptions) or len(dict(_as_mapping(options))):
-            raise ValueError(f"solver {solver!r} takes no options, got {options!r}; valid options: none")
+            raise ValueError(f"solver {spec.name!r} takes no options, got {options!r}; valid options: none")
         return None
     if isinstance(options, SolverOptions):
         return cls.coerce(options)
@@ -518,16 +256,21 @@ def _as_mapping(options):
                          f"{type(options).__name__}") from None
 
 
-def _shared_keywords(solver, function, **shared):
-    """The shared arguments given (not None) that ``function`` takes; ``seed`` may be ignored."""
+def _shared_keywords(spec, function, **shared):
+    """The shared arguments given (not None) that ``function`` takes.
+
+    An argument the solver does not take (``spec.shared``) raises, except ``seed``, which
+    every solver accepts (the deterministic ones ignore it); one the solver takes but this
+    function does not (``optimal``: ``seed`` and ``restarts`` at full rank and in the
+    search modes) is dropped.
+    """
     takes = inspect.signature(function).parameters
     out = {}
     for name, value in shared.items():
         if value is None:
             continue
-        if name not in takes:
-            if name in ("seed", "restarts"):  # harmless: deterministic solvers, full rank, search modes
-                continue
-            raise ValueError(f"solver {solver!r} does not take {name}; got {name}={value!r}")
-        out[name] = value
+        if name not in spec.shared and name != "seed":
+            raise ValueError(f"solver {spec.name!r} does not take {name}; got {name}={value!r}")
+        if name in takes:
+            out[name] = value
     return out

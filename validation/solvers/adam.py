@@ -36,7 +36,8 @@ from replica.common.seeds import resolve_seed
 
 from .. import _rng
 from ..recall import recall_check
-from . import Solution, assess, rank_for
+from .solution import Solution, assess, rank_for
+from .memories import balanced_factors
 from .options import AdamOptions
 
 __all__ = ["solve_adam", "AdamOptions"]
@@ -248,7 +249,7 @@ def solve_adam(instance, kappa=1.0, *, max_iter=20000, time_limit=None, seed=Non
               else f"step budget {max_iter} exhausted")
     status, message = _outcome(instance.p, options.stop_accuracy, steps, stored, fraction, early, budget)
     params = adam.params
-    factors = tuple(np.asarray(x, np.float64) for x in params) if len(params) == 2 else None
+    factors = balanced_factors(W64, rank) if len(params) == 2 else None
     info = {"loss": loss, "learning_rate": options.learning_rate, "max_iter": max_iter, "seed": seed,
             "stop_accuracy": options.stop_accuracy,
             "stop_accuracy_reached": bool(fraction >= options.stop_accuracy)}

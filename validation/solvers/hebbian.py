@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
-from . import Solution, assess, rank_for
+from .memories import even_split, hebbian_memory, truncated_svd
+from .solution import Solution, assess, rank_for
 
 __all__ = ["solve_hebbian", "hebbian_matrix"]
 
@@ -29,7 +28,9 @@ def hebbian_matrix(instance, kappa=1.0):
         ``targets.T @ inputs``, or its best rank-m approximation (Eckart-Young:
         keep the m largest singular values).
     factors : tuple (Q, R) or None
-        For ``m < d``: ``Q = U_m diag(s_m)``, ``R = V_m`` with ``W = Q @ R.T``.
+        For ``m < d``: the balanced factors ``Q = U_m diag(s_m)^(1/2)``,
+        ``R = V_m diag(s_m)^(1/2)`` (:mod:`validation.solvers.memories`); ``W`` equals
+        ``Q @ R.T`` to rounding (W is evaluated as ``(U_m diag(s_m)) @ V_m^T``).
 
     Raises
     ------
@@ -37,13 +38,13 @@ def hebbian_matrix(instance, kappa=1.0):
         If ``kappa`` is outside (0, 1].
     """
     rank = rank_for(instance.d, kappa)
-    W = instance.targets.T @ instance.inputs
+    W = hebbian_memory(instance.targets, instance.inputs)
     if rank >= instance.d:
         return W, None
-    U, s, Vt = np.linalg.svd(W)
-    Q = U[:, :rank] * s[:rank]
-    R = Vt[:rank].T.copy()
-    return Q @ R.T, (Q, R)
+    U, s, V = truncated_svd(W, rank)
+    # the truncated W in the evaluation order it has always had (its bits), the factors balanced
+    W_m = (U * s) @ V.copy().T
+    return W_m, even_split(U, s, V)
 
 
 def solve_hebbian(instance, kappa=1.0) -> Solution:

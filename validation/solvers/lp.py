@@ -27,7 +27,8 @@ import numpy as np
 from replica.common.checks import check_int, check_real
 
 from .. import _rng
-from . import Solution, assess, rank_for
+from .solution import Solution, assess, rank_for
+from .memories import hebbian_memory
 from .options import MAX_NONZEROS, LPOptions
 
 __all__ = ["solve_lp", "lp_nonzeros", "MAX_NONZEROS", "LPOptions"]
@@ -202,7 +203,7 @@ def _constraint_generation(lp, tol, max_iter):
     d, p = instance.d, instance.p
     n_eq = p * d * (d + 1)
     target, columns = instance.target_index, np.arange(p)
-    mus, rhos, _ = _top_pairs(instance.scores(instance.targets.T @ instance.inputs), target,
+    mus, rhos, _ = _top_pairs(instance.scores(hebbian_memory(instance.targets, instance.inputs)), target,
                               o.initial_per_input)
     in_set = np.zeros((instance.n_candidates, p), dtype=bool)
     in_set[rhos, mus] = True

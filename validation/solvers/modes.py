@@ -35,7 +35,10 @@ import time
 
 import numpy as np
 
-from . import Solution, assess
+from .decision import DecisionRun
+from .problem import ConstraintProblem
+from .solution import Solution, assess, rank_for
+from .start import Unknowns, initial_point
 
 __all__ = ["solve_give_up", "solve_top_k", "top_k_check"]
 
@@ -44,13 +47,11 @@ class _Search:
     """Rounds of the decision solver with left-out constraints; shared by both modes."""
 
     def __init__(self, instance, kappa, tol, max_iter, time_limit, refine, options):
-        from .optimal import _Problem
-
         self.t_start = time.perf_counter()
         self.instance, self.kappa, self.o = instance, kappa, options
         self.args = {"tol": tol, "max_iter": max_iter, "refine": refine}
         self.deadline = None if time_limit is None else self.t_start + time_limit
-        self.prob = _Problem(instance)  # nothing left out: float64 costs and exempt sets
+        self.prob = ConstraintProblem(instance)  # nothing left out: float64 costs and exempt sets
         self.blocked = np.zeros((instance.p, instance.n_candidates), dtype=bool)
         self.initial = options.initial
         self.rounds = self.iterations = 0
@@ -59,8 +60,6 @@ class _Search:
 
     def solve_round(self):
         """One decision solve with the current ``blocked``, warm-started; returns its Solution."""
-        from .optimal import _Run
-
         remaining = None
         if self.deadline is not None:
             remaining = self.deadline - time.perf_counter()
@@ -68,11 +67,12 @@ class _Search:
                 self.out_of_budget = True
                 return None
         options = dataclasses.replace(self.o, give_up=False, top_k=1, initial=self.initial)
-        sol = _Run(self.instance, self.kappa, time_limit=remaining, options=options,
-                   blocked=self.blocked.copy(), **self.args).run()
+        run = DecisionRun(self.instance, self.kappa, time_limit=remaining, options=options,
+                          blocked=self.blocked.copy(), **self.args)
+        sol = run.run()
         self.rounds += 1
         self.iterations += sol.iterations
-        self.initial = sol.factors if sol.factors is not None else sol.W
+        self.initial = run.final_factors() if sol.factors is not None else sol.W
         self.last = sol
         if not sol.converged and sol.status == "undecided":
             self.out_of_budget = True
@@ -185,10 +185,8 @@ def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options) 
     """
     k = options.top_k
     search = _Search(instance, kappa, tol, max_iter, time_limit, refine, options)
-    from .optimal import _initial_point, _Params
-
-    params = _Params(instance.d, max(1, int(round(kappa * instance.d))))
-    W0 = params.W(_initial_point(search.prob, params, options.initial))
+    params = Unknowns(instance.d, rank_for(instance.d, kappa))
+    W0 = params.W(initial_point(search.prob, params, options.initial))
     exempt = _strongest(search.margins(W0), k - 1)
     rows = np.arange(instance.p)[:, None]
     changed = None

@@ -1,7 +1,7 @@
 """Solver-specific settings: one frozen options dataclass per solver.
 
 The arguments that every solver spells the same way (``tol``, ``max_iter``,
-``time_limit``, ``seed``, ``refine``; see :data:`validation.solvers.SHARED_ARGUMENTS`)
+``time_limit``, ``seed``, ``refine``, ``restarts``; :data:`SHARED_ARGUMENTS`)
 are keywords of :func:`validation.solve` and of the solver functions.  Everything
 specific to one solver lives in its options class, which checks its values when it is
 built:
@@ -19,6 +19,7 @@ and lists the valid ones.  The solver functions also accept an instance of the c
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -27,12 +28,14 @@ import numpy as np
 
 from replica.common.checks import check_choice, check_int, check_real
 
-__all__ = ["SolverOptions", "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "MAX_NONZEROS"]
+__all__ = ["SolverOptions", "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "MAX_NONZEROS",
+           "SHARED_ARGUMENTS", "check_restarts"]
 
 MAX_NONZEROS = 2_000_000
 """Default largest LP constraint matrix (nonzeros) that ``solver="lp"`` accepts."""
 
-_SHARED = ("tol", "max_iter", "time_limit", "seed", "refine", "restarts")
+SHARED_ARGUMENTS = ("tol", "max_iter", "time_limit", "seed", "refine", "restarts")
+"""Arguments that every solver understands under the same name (see :func:`validation.solve`)."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ class SolverOptions:
                 warnings.warn(f"option {name!r} of solver {cls.SOLVER!r} is deprecated; use "
                               f"{cls.ALIASES[name]!r}", DeprecationWarning, stacklevel=3)
                 name = cls.ALIASES[name]
-            if name in _SHARED:
+            if name in SHARED_ARGUMENTS:
                 raise ValueError(f"{name} is an argument of solve(), not an option of solver "
                                  f"{cls.SOLVER!r}; pass {name}=... to solve()")
             if name not in cls.names():
@@ -159,6 +162,18 @@ class OptimalOptions(SolverOptions):
         d = 8, ``notes/rank_search.md``);
         a start that uses them up has run its planned course (the factor iteration
         creeps on an unstorable instance instead of stopping).
+    screen_dp : bool
+        Screen the full passes of DP instances (default True,
+        :class:`validation.solvers.screening.DPScreen`, ``notes/optimal_solver.md``,
+        section 6): an input whose untracked candidates provably stay above the
+        working-set threshold has only its tracked ones regenerated.  The pass's working
+        set, loss and violation counts are those of a plain pass (False), in canonical
+        order; False is the reference to compare against (slower).
+    rescale_dp_start : bool
+        Full-rank DP decision with p > 64: scale the start to the working-set loss
+        minimum along its ray, as for OP (default False: the unscaled start lets the
+        first full pass reuse the start's pass, section 6).  Rank-m starts and the
+        rounds of the search modes are always rescaled.
 
     Raises
     ------
@@ -183,6 +198,8 @@ class OptimalOptions(SolverOptions):
     top_k: int = 1
     max_rounds: int = 100
     start_max_iter: int = 500
+    screen_dp: bool = True
+    rescale_dp_start: bool = False
 
     def __post_init__(self):
         self._set("refine_tol", check_real(self.refine_tol, "refine_tol", low=0.0, high=1.0, low_open=True))
@@ -192,9 +209,10 @@ class OptimalOptions(SolverOptions):
         self._set("active_slack", check_real(self.active_slack, "active_slack", low=0.0))
         for name in ("max_active", "refresh", "memory", "block_elements", "top_k", "max_rounds"):
             self._set(name, check_int(getattr(self, name), name, low=1))
-        if not isinstance(self.give_up, (bool, np.bool_)):
-            raise ValueError(f"give_up must be True or False, got {self.give_up!r}")
-        self._set("give_up", bool(self.give_up))
+        for name in ("give_up", "screen_dp", "rescale_dp_start"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+            self._set(name, bool(getattr(self, name)))
         self._set("give_up_fraction", check_real(self.give_up_fraction, "give_up_fraction", low=0.0, high=1.0,
                                                  low_open=True))
         if self.give_up and self.top_k > 1:
@@ -354,3 +372,20 @@ class SVPOptions(SolverOptions):
         for name in ("max_active", "block_elements", "max_backtracks"):
             self._set(name, check_int(getattr(self, name), name, low=1))
         self._set("stall_tol", check_real(self.stall_tol, "stall_tol", low=0.0))
+
+
+def check_restarts(restarts):
+    """``restarts`` checked: None or an integer >= 1 (bool and floats rejected).
+
+    Raises
+    ------
+    ValueError
+        Naming the value and the valid range.
+    """
+    if restarts is None:
+        return None
+    if isinstance(restarts, bool) or not isinstance(restarts, (numbers.Integral, np.integer)):
+        raise ValueError(f"restarts must be None or an integer >= 1, got {restarts!r}")
+    if int(restarts) < 1:
+        raise ValueError(f"restarts must be None or an integer >= 1, got {int(restarts)}")
+    return int(restarts)

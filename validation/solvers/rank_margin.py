@@ -14,8 +14,9 @@ replaces every ``A_i`` by its projection ``P_S A_i``:
     S_R = {Y R^T}:   P_R A_i = (t_mu - u_rho) (R R^T e_mu)^T    (projected inputs).
 
 The certified solver :func:`~validation.solvers.maxmargin.solve_max_margin` solves each
-such half-step exactly (its ``_Data`` carries the projection); its full passes score
-with ``W`` itself, which lies in ``S``.  The alternation sets ``Q`` to the column space
+such half-step exactly (its :class:`~validation.solvers.dual_ascent.MaxMarginData` carries
+the projection); its full passes score with ``W`` itself, which lies in ``S``.  The
+alternation sets ``Q`` to the column space
 of the current ``W``, solves in ``S_Q``, sets ``R`` to the row space, solves in ``S_R``,
 and repeats.  The current ``W`` lies in both subspaces, so no half-step lowers the
 verified normalised margin.  Every half-step has its own certified gap (relative to the
@@ -41,8 +42,11 @@ from replica.common.checks import check_int, check_real, check_scalar_kappa
 from replica.common.results import Result
 from replica.common.seeds import as_generator
 
-from .maxmargin import MaxMarginOptions, _Data, _Run, _warm_up
+from .dual_ascent import DualAscentRun, MaxMarginData, MaxMarginOptions
+from .memories import balanced_factors, truncated_svd
 from .options import SolverOptions
+from .solution import rank_for
+from .warmup import warm_up_max_margin
 
 __all__ = ["solve_rank_max_margin", "RankMarginResult", "RankMarginOptions"]
 
@@ -203,13 +207,6 @@ def rank_relaxation_bound(G, total, d, rank):
     return float(d * np.sqrt(np.sum(s[:rank] ** 2)) / total)
 
 
-def _balanced_factors(W, rank):
-    """Top-``rank`` SVD of ``W`` as factors ``(U S^(1/2), V S^(1/2))`` and the orthonormal ``U, V``."""
-    U, s, Vt = np.linalg.svd(W)
-    root = np.sqrt(s[:rank])
-    return (U[:, :rank] * root, Vt[:rank].T * root), U[:, :rank], Vt[:rank].T
-
-
 class _Alternation:
     """State of a rank-m solve: :meth:`full_rank`, per start :meth:`begin` and :meth:`alternate`
     (of :meth:`half_step`), then :meth:`finish`."""
@@ -219,7 +216,7 @@ class _Alternation:
         self.deadline = None if time_limit is None else self.t_start + time_limit
         self.tol, self.max_iter, self.o = tol, max_iter, options
         self.rng = as_generator(seed)
-        self.data = _Data(instance)
+        self.data = MaxMarginData(instance)
         self.rank = rank
         self.steps, self.start_margins = [], []
         self.full = (np.nan, np.nan, np.nan, None)   # margin, bound, rank bound, W
@@ -227,7 +224,7 @@ class _Alternation:
 
     def begin(self, W0):
         """Start an alternation from the top-m truncation of ``W0``."""
-        factors, _, _ = _balanced_factors(W0, self.rank)
+        factors = balanced_factors(W0, self.rank)
         self.W = factors[0] @ factors[1].T
         self.margin = self.start_margin = self.verified(self.W)
         self.sweeps, self.status = 0, None
@@ -245,7 +242,7 @@ class _Alternation:
     def solve(self, tol, max_iter):
         """One certified solve on ``self.data`` (with its current projection) from ``self.W``."""
         left = self.remaining()
-        run = _Run(self.data, self.W, tol=tol, max_iter=max_iter,
+        run = DualAscentRun(self.data, self.W, tol=tol, max_iter=max_iter,
                    time_limit=None if left is None else max(left, 1e-3), seed=self.rng,
                    callback=None, options=self.o.max_margin)
         return run, run.run()
@@ -253,7 +250,7 @@ class _Alternation:
     def half_step(self, side):
         """Solve in ``S_Q`` (``side = "columns"``) or ``S_R`` (``"rows"``) from the current W."""
         data = self.data
-        _, U, V = _balanced_factors(self.W, self.rank)
+        U, _, V = truncated_svd(self.W, self.rank)
         if side == "columns":
             data.vector_basis = U
         else:
@@ -323,7 +320,7 @@ class _Alternation:
                 self.status = self.budget_status()
 
     def finish(self):
-        factors, _, _ = _balanced_factors(self.W, self.rank)
+        factors = balanced_factors(self.W, self.rank)
         W = factors[0] @ factors[1].T
         margin = self.verified(W)    # the exactly rank-m product, verified in float64
         status = self.status if margin > 0 else "no_margin"
@@ -399,7 +396,7 @@ def solve_rank_max_margin(instance, kappa, W0, *, tol=1e-3, max_iter=50, time_li
     if W0.shape != (d, d) or not np.all(np.isfinite(W0)):
         raise ValueError(f"W0 must be a finite ({d}, {d}) array, got shape {W0.shape}")
     options = RankMarginOptions.coerce(options)
-    _warm_up()
-    rank = max(1, int(round(kappa * d)))
+    warm_up_max_margin()
+    rank = rank_for(d, kappa)
     return _Alternation(instance, rank, W0, tol=tol, max_iter=max_iter, time_limit=time_limit,
                         seed=seed, options=options).run()

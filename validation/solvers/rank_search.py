@@ -3,15 +3,15 @@
 The rank-m problem ``W = Q R^T`` is not convex, so one local search can end at a
 stationary point of the factor problem without storing a storable instance.  The search:
 
-1. **Full-rank decision** (:func:`validation.solvers.optimal.solve_optimal` at
-   ``kappa = 1``, no refinement).  ``not_stored`` there is a certificate for rank m too
+1. **Full-rank decision** (the decision run of :func:`validation.solvers.optimal.solve_optimal`
+   at ``kappa = 1``, no refinement).  ``not_stored`` there is a certificate for rank m too
    (every rank-m W is a W): the search ends ``not_stored``.
 2. **Starts**, in this order, until one stores: 0 the top-m SVD of the full-rank W
    (or the user's ``options.initial``), 1 the truncated Hebbian W, ``>= 2`` random
    Gaussian factors from the solve's ``seed`` (start ``k`` draws from
    ``SeedSequence(seed, spawn_key=(k,))``, so a seed reproduces the search bit for bit).
-3. **Per start**: factor L-BFGS (:class:`validation.solvers.optimal._Run` through
-   ``solve_optimal(..., options={"initial": (Q, R)})``) for at most
+3. **Per start**: factor L-BFGS (:class:`validation.solvers.decision.DecisionRun` with
+   ``options.initial = (Q, R)``) for at most
    ``options.start_max_iter`` iterations.  (Singular value projection,
    :mod:`validation.solvers.svp`, from the point where a start ends was measured as a
    polish and never stored an instance that the start had not: it is not part of the
@@ -26,12 +26,18 @@ iteration budget cut the search before its planned starts ended).
 from __future__ import annotations
 
 import dataclasses
-import numbers
 import time
 
 import numpy as np
 
 from replica.common.seeds import resolve_seed
+
+from .decision import DecisionRun, checked_arguments
+from .memories import balanced_factors, hebbian_memory, project_rank
+from .options import OptimalOptions, check_restarts
+from .registry import search_mode
+from .solution import assess, check_rank, rank_for
+from .warmup import warm_up
 
 __all__ = ["solve_rank_search", "check_restarts", "DEFAULT_RESTARTS", "uses_rank_search"]
 
@@ -42,26 +48,9 @@ that stores, so a storable instance usually costs one start, and an unstorable o
 d = 8, 10; 32 missed none)."""
 
 
-def check_restarts(restarts):
-    """``restarts`` checked: None or an integer >= 1 (bool and floats rejected).
-
-    Raises
-    ------
-    ValueError
-        Naming the value and the valid range.
-    """
-    if restarts is None:
-        return None
-    if isinstance(restarts, bool) or not isinstance(restarts, (numbers.Integral, np.integer)):
-        raise ValueError(f"restarts must be None or an integer >= 1, got {restarts!r}")
-    if int(restarts) < 1:
-        raise ValueError(f"restarts must be None or an integer >= 1, got {int(restarts)}")
-    return int(restarts)
-
-
 def uses_rank_search(d, kappa, options) -> bool:
     """True when ``solve(..., "optimal")`` runs the restart search: rank below d, no search mode."""
-    rank = max(1, int(round(float(kappa) * int(d))))
+    rank = rank_for(int(d), kappa)
     return rank < int(d) and not options.give_up and options.top_k == 1
 
 
@@ -72,7 +61,7 @@ class _Search:
         self.t_start = time.perf_counter()
         self.instance, self.kappa, self.o = instance, kappa, options
         self.d = int(instance.d)
-        self.rank = max(1, int(round(kappa * self.d)))
+        self.rank = rank_for(self.d, kappa)
         self.tol, self.max_iter, self.used = budget["tol"], budget["max_iter"], 0
         self.refine = budget["refine"]
         self.restarts = DEFAULT_RESTARTS if budget["restarts"] is None else budget["restarts"]
@@ -88,11 +77,10 @@ class _Search:
         return None if self.deadline is None else self.deadline - time.perf_counter()
 
     def _solve(self, kappa, initial, refine, max_iter):
-        from .optimal import solve_optimal
-
         options = dataclasses.replace(self.o, initial=initial)
-        sol = solve_optimal(self.instance, kappa, tol=self.tol, max_iter=max_iter, time_limit=self.remaining(),
-                            refine=refine, options=options)
+        args = checked_arguments(self.instance, kappa, self.tol, max_iter, self.remaining(), refine, options)
+        search = search_mode("optimal", args["options"])
+        sol = search(self.instance, **args) if search is not None else DecisionRun(self.instance, **args).run()
         self.used += int(sol.iterations)
         return sol
 
@@ -103,15 +91,13 @@ class _Search:
 
     def start_factors(self, k):
         """(kind, (Q, R)) of start ``k``."""
-        from .svp import project_rank
-
         if k == 0:
             if self.o.initial is not None:
                 return "initial", self.o.initial
-            return "full_rank_svd", project_rank(self.full.W, self.rank)[1]
+            return "full_rank_svd", balanced_factors(self.full.W, self.rank)
         if k == 1:
-            W0 = self.instance.targets.T @ self.instance.inputs
-            return "hebbian", project_rank(W0, self.rank)[1]
+            W0 = hebbian_memory(self.instance.targets, self.instance.inputs)
+            return "hebbian", balanced_factors(W0, self.rank)
         rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(k,)))
         shape = (self.d, self.rank)
         return "random", (rng.standard_normal(shape) / np.sqrt(self.d), rng.standard_normal(shape) / np.sqrt(self.d))
@@ -163,13 +149,9 @@ class _Search:
 
     def result(self, status):
         """The search's :class:`validation.Solution` (W of the storing start, or of the best start)."""
-        from .svp import project_rank
-
         sol = self.best
         if sol is None:  # not_stored or cut in the full-rank decision: its W truncated to rank m
             W, factors = project_rank(self.full.W, self.rank)
-            from . import assess
-
             stored, fraction, margin, _ = assess(self.instance, W)
             sol = dataclasses.replace(self.full, W=W, factors=factors, stored=stored,
                                       recall_fraction=fraction, margin=margin, rank=self.rank)
@@ -238,19 +220,15 @@ def solve_rank_search(instance, kappa, *, tol=1e-3, max_iter=None, time_limit=No
     Raises
     ------
     ValueError
-        For kappa outside (0, 1], a rank ``round(kappa d)`` that rounds to 0, or
+        For kappa outside (0, 1], or
         ``restarts`` not None or an integer >= 1.
     """
-    from .optimal import _warm_up
-    from .options import OptimalOptions
-    from .svp import check_rank
-
     kappa = check_rank(instance.d, kappa)
     options = OptimalOptions.coerce(options)
     restarts = check_restarts(restarts)
     if max_iter is None:
         max_iter = 20000 + (DEFAULT_RESTARTS if restarts is None else restarts) * options.start_max_iter
-    _warm_up()  # compilation is not part of the time limit
+    warm_up()  # compilation is not part of the time limit
     budget = {"tol": tol, "max_iter": max_iter, "time_limit": time_limit, "seed": seed, "refine": bool(refine),
               "restarts": restarts}
     return _Search(instance, kappa, options, budget).run()

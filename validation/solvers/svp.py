@@ -10,9 +10,10 @@ iteration never diverges.  At ``kappa = 1`` there is no projection and the metho
 plain gradient descent with an exact line search.
 
 The arrays, working sets and full passes are those of the ``optimal`` solver
-(:class:`validation.solvers.optimal._Problem`, ``_full_pass``): the gradient is taken on
-the working set of the last full pass, every accepted point is checked by a full pass
-over all constraints, and ``stored`` is certified by float64 recall on all of them.
+(:class:`validation.solvers.problem.ConstraintProblem`,
+:func:`~validation.solvers.problem.full_pass`): the gradient is taken on the working set
+of the last full pass, every accepted point is checked by a full pass over all
+constraints, and ``stored`` is certified by float64 recall on all of them.
 The squared-hinge residuals of every full pass give the Gordan-type bound of
 ``notes/optimal_solver.md`` (valid for every W, so for every rank-m W): ``not_stored``
 when it is at most ``tol``.  See ``notes/rank_search.md``.
@@ -24,60 +25,27 @@ import time
 
 import numpy as np
 
-from replica.common.checks import check_int, check_kappa, check_real
+from replica.common.checks import check_int, check_real
 
+from .lbfgs import line_search
+from .memories import dense_memory, hebbian_memory, project_rank
 from .options import SVPOptions
+from .problem import ConstraintProblem, exact_min_margins, full_pass
+from .solution import Solution, assess, check_rank, rank_for
+from .warmup import warm_up
 
 __all__ = ["solve_svp", "SVPOptions", "project_rank", "check_rank"]
-
-
-def check_rank(d, kappa):
-    """``kappa`` checked for a rank-constrained solve at dimension ``d``; returns it as a float.
-
-    Raises
-    ------
-    ValueError
-        For kappa outside (0, 1] or NaN, or a rank ``round(kappa d)`` that rounds to 0.
-    """
-    kappa = float(check_kappa(kappa, "kappa"))
-    if round(kappa * int(d)) < 1:
-        raise ValueError(f"kappa * d = {kappa * int(d):.4g} rounds to rank 0; kappa must be at least "
-                         f"{0.5 / int(d):.4g} at d = {int(d)} (rank round(kappa d) >= 1)")
-    return kappa
-
-
-def project_rank(W, rank):
-    """Best rank-``rank`` approximation of ``W`` and its balanced factors.
-
-    Parameters
-    ----------
-    W : ndarray (d, d)
-    rank : int
-
-    Returns
-    -------
-    W_m : ndarray (d, d)
-        ``U_m diag(s_m) V_m^T`` (``W`` itself when ``rank >= d``).
-    factors : tuple (Q, R)
-        ``Q = U_m sqrt(s_m)``, ``R = V_m sqrt(s_m)``, so that ``W_m = Q R^T``.
-    """
-    U, s, Vt = np.linalg.svd(W)
-    root = np.sqrt(s[:rank])
-    Q, R = U[:, :rank] * root, Vt[:rank].T * root
-    return (W.copy() if rank >= W.shape[0] else Q @ R.T), (Q, R)
 
 
 class _SVP:
     """State of one ``svp`` solve: :meth:`refresh` (full pass), :meth:`step`, :meth:`finish`."""
 
     def __init__(self, instance, kappa, *, tol, max_iter, time_limit, options):
-        from .optimal import _Problem
-
         self.t_start = time.perf_counter()
         self.kappa, self.tol, self.max_iter, self.o = kappa, tol, max_iter, options
-        self.prob = _Problem(instance)
+        self.prob = ConstraintProblem(instance)
         self.d, self.p = self.prob.d, self.prob.p
-        self.rank = max(1, int(round(kappa * self.d)))
+        self.rank = rank_for(self.d, kappa)
         self.deadline = None if time_limit is None else self.t_start + time_limit
         self.W = self._start(options.initial)
         self.iterations = self.full_passes = self.backtracks = 0
@@ -91,12 +59,12 @@ class _SVP:
     def _start(self, initial):
         d = self.d
         if initial is None:
-            W0 = self.prob.targets.T @ self.prob.inputs  # Hebbian memory
+            W0 = hebbian_memory(self.prob.targets, self.prob.inputs)
         elif isinstance(initial, tuple):
             Q, R = (np.asarray(a, dtype=np.float64) for a in initial)
             if Q.ndim != 2 or Q.shape != R.shape or Q.shape[0] != d:
                 raise ValueError(f"initial factors must both have shape ({d}, r); got {Q.shape} and {R.shape}")
-            W0 = Q @ R.T
+            W0 = dense_memory((Q, R))
         else:
             W0 = np.asarray(initial, dtype=np.float64)
         if W0.shape != (d, d) or not np.all(np.isfinite(W0)):
@@ -104,19 +72,15 @@ class _SVP:
         return project_rank(W0, self.rank)[0]
 
     def _pass(self, W):
-        from .optimal import _full_pass
-
         self.full_passes += 1
-        return _full_pass(self.prob, W, 1.0, self.o.max_active, self.o.block_elements)
+        return full_pass(self.prob, W, 1.0, self.o.max_active, self.o.block_elements)
 
     def _scale(self):
         """Scale the start to the loss minimum along its ray (exact line search from 0)."""
-        from .optimal import _line_search
-
         m = self.fp.ws.margins(self.prob.images(self.W))
         if m.size == 0:
             return
-        t, _ = _line_search(np.zeros_like(m), m, None, 0.0, (0, 0, 0, 0, 0))
+        t, _ = line_search(np.zeros_like(m), m, None, 0.0, (0, 0, 0, 0, 0))
         if t > 0:
             self.W = self.W * t
             self.fp = self._pass(self.W)
@@ -126,9 +90,7 @@ class _SVP:
 
     def refresh(self):
         """Decisions on the last full pass: float64 recall, then the certified bound."""
-        from .optimal import _exact_min_margins
-
-        if self.fp.min_margin > 0 and _exact_min_margins(self.prob, self.W, self.o.block_elements).min() > 0:
+        if self.fp.min_margin > 0 and exact_min_margins(self.prob, self.W, self.o.block_elements).min() > 0:
             self.status, self.stored_W = "stored", self.W
             return True
         ws = self.fp.ws
@@ -148,14 +110,12 @@ class _SVP:
 
     def step(self):
         """One projected-gradient step with backtracking; False when no step lowers the loss."""
-        from .optimal import _line_search
-
         prob, ws, W = self.prob, self.fp.ws, self.W
         m0, G = self.gradient()
         gnorm = float(np.linalg.norm(G))
         if gnorm == 0.0 or not np.isfinite(gnorm):
             return False
-        t, _ = _line_search(m0, ws.margins(prob.images(-G)), None, 0.0, (0, 0, 0, 0, 0))
+        t, _ = line_search(m0, ws.margins(prob.images(-G)), None, 0.0, (0, 0, 0, 0, 0))
         if t <= 0:
             t = float(np.linalg.norm(W)) / gnorm * 1e-2
         loss = self.fp.loss
@@ -182,8 +142,6 @@ class _SVP:
 
     def finish(self):
         """The float64-verified :class:`validation.Solution`."""
-        from . import Solution, assess
-
         W_m, factors = project_rank(self.W, self.rank)
         W = W_m if self.rank < self.d else self.W
         stored, fraction, margin, _ = assess(self.prob.instance, W)
@@ -246,21 +204,19 @@ def solve_svp(instance, kappa=1.0, *, tol=1e-3, max_iter=2000, time_limit=None, 
     Raises
     ------
     ValueError
-        For kappa outside (0, 1] or a rank that rounds to 0, bad ``tol``, ``max_iter``, ``time_limit`` or options,
+        For kappa outside (0, 1], bad ``tol``, ``max_iter``, ``time_limit`` or options,
         or an initial point of the wrong shape.
 
     Notes
     -----
     Method and its place in the rank-m search: ``notes/rank_search.md``.
     """
-    from .optimal import _warm_up
-
     kappa = check_rank(instance.d, kappa)
     tol = check_real(tol, "tol", low=0.0, low_open=True)
     max_iter = check_int(max_iter, "max_iter", low=1)
     if time_limit is not None:
         time_limit = check_real(time_limit, "time_limit", low=0.0, low_open=True)
     options = SVPOptions.coerce(options)
-    _warm_up()
+    warm_up()
     return _SVP(instance, kappa, tol=tol, max_iter=max_iter, time_limit=time_limit, options=options).run()
 

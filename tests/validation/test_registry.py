@@ -1,0 +1,150 @@
+"""The solver registry: one spec per solver, and a solver added by one module plus one entry."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import validation.solvers as solvers
+from validation import make_instance, solve
+from validation.solvers import registry
+from validation.solvers.registry import EntryPoint, SolverSpec, register_solver, solver_spec, unregister_solver
+
+TOY_MODULE = '''
+"""A toy solver: twice the Hebbian W (a test of the registry)."""
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from validation.solvers.memories import hebbian_memory
+from validation.solvers.options import SolverOptions
+from validation.solvers.solution import Solution, assess, rank_for
+
+
+@dataclass(frozen=True)
+class ToyOptions(SolverOptions):
+    SOLVER: ClassVar[str] = "toy"
+
+    scale: float = 2.0
+
+
+def solve_toy(instance, kappa=1.0, *, max_iter=10, seed=None, options=None):
+    o = ToyOptions.coerce(options)
+    W = o.scale * hebbian_memory(instance.targets, instance.inputs)
+    stored, fraction, margin, _ = assess(instance, W)
+    return Solution(solver="toy", kappa=kappa, rank=rank_for(instance.d, kappa), W=W, factors=None,
+                    stored=stored, recall_fraction=fraction, margin=margin, converged=True, iterations=0,
+                    seconds=0.0, status="stored" if stored else "undecided", message="toy",
+                    info={"max_iter": max_iter, "seed": seed})
+'''
+
+
+@contextlib.contextmanager
+def toy_solver(directory, name="toy"):
+    """Register the toy solver (its module written into ``directory``) for the duration of the block.
+
+    Yields the solver name; usable by any test that runs a registered solver through a
+    front end (``solve``, capacity sweeps).
+    """
+    module = f"validation_toy_solver_{name}"
+    (directory / f"{module}.py").write_text(textwrap.dedent(TOY_MODULE))
+    sys.path.insert(0, str(directory))
+    try:
+        options = EntryPoint(module, "ToyOptions").load()
+        register_solver(SolverSpec(name, EntryPoint(module, "solve_toy"), options, not_stored="never",
+                                   shared=("max_iter", "seed"), undecided_as_not_stored=True))
+        try:
+            yield name
+        finally:
+            unregister_solver(name)
+    finally:
+        sys.path.remove(str(directory))
+        sys.modules.pop(module, None)
+
+
+def test_toy_solver_runs_through_solve(tmp_path):
+    inst = make_instance(8, 6, seed=1)
+    with toy_solver(tmp_path) as name:
+        assert name in solvers.SOLVERS and isinstance(solvers.SOLVERS, tuple)
+        sol = solve(inst, name, max_iter=3, seed=5, options={"scale": 3.0})
+        assert sol.solver == "toy" and sol.info == {"max_iter": 3, "seed": 5}
+        np.testing.assert_array_equal(sol.W, 3.0 * (inst.targets.T @ inst.inputs))
+        with pytest.raises(ValueError, match="does not take tol"):
+            solve(inst, name, tol=1e-3)
+        with pytest.raises(ValueError, match="does not take restarts"):
+            solve(inst, name, restarts=2)
+        with pytest.raises(ValueError, match="unknown option 'bad'"):
+            solve(inst, name, options={"bad": 1})
+        assert solvers.solver_bytes(8, 6, "op", name) == solvers.solver_bytes(8, 6, "op", "hebbian")
+        solvers.check_problem(8, 6, "op", name)
+    assert "toy" not in solvers.SOLVERS
+    with pytest.raises(ValueError, match="solver"):
+        solve(inst, "toy")
+
+
+def test_register_refuses_a_taken_name_and_bad_specs():
+    spec = solver_spec("hebbian")
+    with pytest.raises(ValueError, match="registered already"):
+        register_solver(spec)
+    with pytest.raises(ValueError, match="not_stored"):
+        SolverSpec("x", spec.entry, None, not_stored="sometimes")
+    with pytest.raises(ValueError, match="shared arguments"):
+        SolverSpec("x", spec.entry, None, not_stored="never", shared=("max_iterations",))
+
+
+def test_builtin_specs():
+    assert solvers.SOLVERS == ("hebbian", "optimal", "lp", "adam", "svp")
+    meaning = {name: solver_spec(name).not_stored for name in solvers.SOLVERS}
+    assert meaning == {"hebbian": "rule", "optimal": "class", "lp": "class", "adam": "never", "svp": "class"}
+    lenient = {name for name in solvers.SOLVERS if solver_spec(name).undecided_as_not_stored}
+    assert lenient == {"adam", "svp"}
+    assert dict(solver_spec("optimal").sweep_options) == {"refine": False}
+    assert [n for n in solvers.SOLVERS if solver_spec(n).rank_search is not None] == ["optimal"]
+    assert {n: solver_spec(n).accuracy_theory for n in solvers.SOLVERS} == {
+        "hebbian": "hebbian", "optimal": "optimal", "lp": "optimal", "adam": None, "svp": None}
+
+
+@pytest.mark.parametrize("name", ["hebbian", "optimal", "lp", "adam", "svp"])
+def test_shared_arguments_are_those_of_the_entry_points(name):
+    spec = solver_spec(name)
+    entries = [spec.entry] + ([spec.rank_search] if spec.rank_search else [])
+    taken = set()
+    for entry in entries:
+        taken |= set(inspect.signature(entry.load()).parameters)
+    assert set(spec.shared) == taken & set(solvers.SHARED_ARGUMENTS)
+
+
+def test_search_modes_of_optimal():
+    spec = solver_spec("optimal")
+    assert spec.search_mode({"give_up": True}).function == "solve_give_up"
+    assert spec.search_mode({"top_k": 2}).function == "solve_top_k"
+    assert spec.search_mode(None) is None
+    assert spec.uses_rank_search(16, 0.5, None) and not spec.uses_rank_search(16, 1.0, None)
+    assert not spec.uses_rank_search(16, 0.5, {"give_up": True})
+    assert registry.search_mode("hebbian", None) is None
+
+
+_SWEEPS = ([(solver, kappa, {}) for solver in ("hebbian", "optimal", "adam", "svp") for kappa in (1.0, 0.5)]
+           + [("lp", 1.0, {})]
+           + [("optimal", kappa, options) for kappa in (1.0, 0.5)
+              for options in ({"give_up": True}, {"top_k": 2}, {"restarts": 4, "refine": True})])
+
+
+@pytest.mark.parametrize("solver, kappa, options", _SWEEPS)
+def test_sweep_task_options_are_those_of_the_capacity_and_accuracy_sweeps(solver, kappa, options):
+    from validation import accuracy, capacity
+
+    spec = solver_spec(solver)
+    template, lenient = capacity._measurement(16, "op", solver, kappa, "gaussian", 1, capacity.SweepSettings(),
+                                              {"solver_options": dict(options)})
+    assert dict(template.options) == spec.sweep_task_options(16, kappa, options)
+    assert lenient == spec.undecided_as_not_stored
+    if kappa == 1.0:
+        settings = accuracy.AccuracySettings(solver_options=dict(options))
+        template = accuracy._template(16, "op", solver, "gaussian", kappa, 1, settings)
+        assert dict(template.options) == spec.sweep_task_options(16, kappa, options, restarts=False)

@@ -1,0 +1,556 @@
+"""Certified max-margin W at full rank: dual block coordinate ascent with a duality gap.
+
+The max-margin memory solves the convex QP
+
+    minimise (1/2) ||W||_F^2   subject to   m_i(W) = (t_mu - u_rho)^T W e_mu >= 1
+
+over every constraint ``i = (mu, rho)`` (input ``mu``, competitor ``rho`` other than
+its target; OP ``p (p - 1)`` or ``p (K - 1)``, DP every input's own candidates).  Its
+dual is ``max_{lam >= 0} sum_i lam_i - (1/2) ||W(lam)||_F^2`` with
+``W(lam) = sum_i lam_i (t_mu - u_rho) e_mu^T = C^T E`` (row ``c_mu`` of ``C`` collects
+the terms of input ``mu``).  The solver runs block coordinate ascent on the dual, one
+block per input (all of an input's constraints touch ``W`` only through
+``y_mu = W e_mu``), on a working set of near-active constraints refreshed by full
+passes over all constraints.  At every full pass ``W(lam)`` is rebuilt from ``lam`` in
+float64 and two certificates are computed:
+
+* ``margin = d min_i m_i(W) / ||W||_F``, the normalised margin of ``W`` over all
+  constraints, verified in float64 (a lower bound on the best normalised margin);
+* ``margin_bound = d ||W(lam)||_F / sum_i lam_i``, an upper bound on the best normalised
+  margin valid for any ``lam >= 0`` (weak duality at the best scaling of ``lam``; it is
+  never above ``d / sqrt(2 D(lam))``).
+
+The relative gap ``(margin_bound - margin) / margin_bound`` is certified; the solve
+stops when it is at most ``tol``.  See ``notes/max_margin.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from replica.common.checks import check_int, check_real
+from replica.common.results import Result
+from replica.common.seeds import as_generator
+from validation import _maxmargin_kernels as _k
+from validation import _rng
+
+from .memories import hebbian_memory
+from .problem import ConstraintProblem, exact_min_margins
+from .options import SolverOptions
+
+__all__ = ["certified_max_margin", "checked_max_margin_arguments", "MaxMarginResult", "MaxMarginOptions",
+           "MaxMarginData", "DualWorkingSet", "DualAscentRun"]
+
+_PASS_RATIO = 3.0               # sweep cost per full-pass cost (at most a quarter in full passes)
+_OP_PASS_COST = 2.0             # cost of an OP full pass per score flop, in sweep flops (measured)
+_DP_PASS_COST = 50.0            # the same for DP: candidate regeneration (measured)
+_CHUNK = 64                     # inputs per GEMM in a sweep
+_BLOCK_ELEMENTS = 1 << 22       # scores per block in full passes
+_FLOAT32_TOL = 1e-3             # tol from which the sweeps' GEMMs run in float32
+_SEARCH_PRECISION = 1e-4         # relative gap below which a float32 estimate is always verified
+
+
+@dataclass(frozen=True)
+class MaxMarginOptions(SolverOptions):
+    """Settings of :func:`solve_max_margin` (``notes/max_margin.md``).
+
+    Attributes
+    ----------
+    active_slack : float
+        A full pass puts into the working set the constraints with margin below
+        ``1 + active_slack`` (default 0.5, >= 0); constraints with a positive dual
+        variable always stay.
+    max_active : int
+        Most constraints selected per input and full pass (default 16, >= 1): the
+        smallest margins below the threshold.  Every constraint with a positive dual
+        variable stays, so the working set grows where it must.
+    sweeps_per_pass : int
+        Sweeps over the working set per round (default 10, >= 1).  A round ends with
+        the exact ``W(lam)``, the bound and the dual line search; a full pass follows
+        when the sweeps since the last one cost three times as much as a pass (a cost
+        model), when the working set's own gap is below ``tol``, or when the budget ends.
+    omega : float
+        Relaxation of the coordinate steps, in (0, 2) (default 1.5: over-relaxation;
+        1 is exact coordinate maximisation).
+    directions : int
+        Dimension of the dual line search at the end of every round (default 4, >= 0):
+        the change of the free dual variables during the round and the total steps of
+        the previous ``directions - 1`` rounds; 0 switches it off.
+
+    Raises
+    ------
+    ValueError
+        For a value out of range, naming the option.
+
+    Notes
+    -----
+    Fixed: one coordinate pass per input block and sweep (more passes cost more than
+    they save), 64 inputs per GEMM in a sweep, ``2**22`` scores per block in full passes.
+    """
+
+    SOLVER: ClassVar[str] = "max_margin"
+
+    active_slack: float = 0.5
+    max_active: int = 16
+    sweeps_per_pass: int = 10
+    omega: float = 1.5
+    directions: int = 4
+
+    def __post_init__(self):
+        self._set("active_slack", check_real(self.active_slack, "active_slack", low=0.0))
+        self._set("omega", check_real(self.omega, "omega", low=0.0, high=2.0, low_open=True, high_open=True))
+        for name in ("max_active", "sweeps_per_pass"):
+            self._set(name, check_int(getattr(self, name), name, low=1))
+        self._set("directions", check_int(self.directions, "directions", low=0))
+
+
+@dataclass(frozen=True, eq=False)
+class MaxMarginResult(Result):
+    """Result of :func:`solve_max_margin` (``notes/max_margin.md``).
+
+    Attributes
+    ----------
+    W : ndarray, float64, shape (d, d)
+        The best float64-verified memory found (the dual iterate ``W(lam)``, or the warm
+        start ``W0`` when that is better).
+    margin : float
+        Its normalised margin ``d min_i m_i(W) / ||W||_F`` over all constraints (float64);
+        ``-inf`` when no W was verified.
+    margin_bound : float
+        Certified upper bound on the best normalised margin of the instance
+        (``d ||W(lam)||_F / sum_i lam_i``); ``inf`` before the first dual step.
+    gap : float or None
+        Certified relative gap ``(margin_bound - margin) / margin_bound``; None when
+        ``margin <= 0`` (no storing W found: no gap is claimed).
+    iterations : int
+        Sweeps of block coordinate ascent over the working set.
+    full_passes : int
+        Passes over all constraints.
+    seconds : float
+        Wall time of the solve.
+    working_set_size, support_size : int
+        Constraints in the final working set, and those with a positive dual variable.
+    status : str
+        ``"converged"`` (``gap <= tol``), ``"max_iter"`` or ``"time_limit"`` (the budget
+        ended with a storing W but a larger gap), ``"no_margin"`` (the budget ended
+        without any W of positive verified margin: the instance may not be storable),
+        ``"interrupted"`` (Ctrl-C with a progress callback; the best verified state).
+    converged : bool
+        True for ``"converged"`` only.
+    message : str
+        One line: the margin, the bound and the gap.
+    """
+
+    STATUSES: ClassVar[tuple[str, ...]] = ("converged", "max_iter", "time_limit", "no_margin", "interrupted")
+
+    W: np.ndarray = field(repr=False)
+    margin: float
+    margin_bound: float
+    gap: float | None
+    iterations: int
+    full_passes: int
+    seconds: float
+    working_set_size: int
+    support_size: int
+    status: str
+    converged: bool
+    message: str
+
+    def _payload(self) -> dict:
+        out = super()._payload()
+        out.pop("W", None)
+        return out
+
+
+# ----------------------------------------------------------------------------------
+# instance data and full passes
+# ----------------------------------------------------------------------------------
+
+
+class MaxMarginData(ConstraintProblem):
+    """Arrays of one instance (no ``d p^2`` storage), as the ``optimal`` solver holds them
+    (``block_margins``: float32 OP search scores or float64; DP regenerated in float64),
+    and the full passes of the max-margin solve.
+
+    A solve restricted to a linear subspace of memories (``validation.solvers.rank_margin``)
+    sets ``vector_basis`` (an orthonormal ``Q``: the constraint vectors are replaced by
+    ``Q Q^T (t_mu - u_rho)``, memories ``Q X^T``) or ``sweep_inputs`` (the inputs
+    ``E R R^T``: memories ``Y R^T``); the full passes always score with ``W`` itself,
+    which lies in the subspace, so their margins are the projected ones
+    (``notes/max_margin.md``, section 9)."""
+
+    def __init__(self, instance):
+        super().__init__(instance)
+        self.sweep_inputs = self.inputs   # inputs of the sweeps and of W(lam)
+        self.vector_basis = None          # Q: constraint vectors projected onto span(Q)
+
+    def project(self, vecs):
+        """Constraint vectors as the sweeps use them (projected onto ``span(Q)`` when set)."""
+        Q = self.vector_basis
+        return vecs if Q is None else (vecs @ Q) @ Q.T
+
+    def scan(self, W, threshold, keep, block_elements):
+        """Full pass: selected (rows, cols) with margin < threshold (the ``keep`` smallest per
+        input) and per-input smallest margins (float32 for OP, float64 for DP)."""
+        Y = self.inputs @ W.T
+        step = self.rows_per_block(block_elements)
+        rows, cols, mins = [], [], np.empty(self.p)
+        for start in range(0, self.p, step):
+            stop = min(self.p, start + step)
+            M = self.block_margins(Y, start, stop, exact=False)
+            idx = np.empty((stop - start, keep), dtype=np.int64)
+            cnt = np.empty(stop - start, dtype=np.int64)
+            _k.select_rows(M, float(threshold), keep, idx, cnt, mins[start:stop])
+            rows.append(np.repeat(np.arange(start, stop), cnt))
+            cols.append(idx[np.arange(keep)[None, :] < cnt[:, None]])
+        return np.concatenate(rows), np.concatenate(cols), mins
+
+    def exact_min_margin(self, W, block_elements):
+        """Smallest margin over all constraints, float64."""
+        return float(exact_min_margins(self, W, block_elements).min())
+
+    def normalised(self, W, low):
+
+        """Normalised margin ``d low / ||W||_F`` (``-inf`` for W = 0)."""
+        norm = float(np.linalg.norm(W))
+        return self.d * low / norm if norm > 0 else -np.inf
+
+
+class DualWorkingSet:
+    """Constraints grouped by input (sorted keys ``mu * n_cand + rho``), dual variables,
+    competitor vectors and ``||t_mu - u_rho||^2``."""
+
+    def __init__(self, data, keys, lam, vecs):
+        self.data = data
+        self.keys = keys
+        self.lam = np.ascontiguousarray(lam, dtype=np.float64)
+        rows = keys // data.n_cand
+        self.ptr = np.zeros(data.p + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=data.p), out=self.ptr[1:])
+        self.vecs = vecs                                   # t_mu - u_rho, float64
+        self.vnorm2 = np.einsum("ij,ij->i", vecs, vecs)
+
+    @classmethod
+    def empty(cls, data):
+        """A working set without constraints."""
+        return cls(data, np.empty(0, np.int64), np.empty(0), np.empty((0, data.d)))
+
+    @property
+    def size(self):
+        """Number of constraints."""
+        return int(self.keys.size)
+
+    def merged(self, rows, cols):
+        """A new working set: the constraints with ``lam > 0`` and the selected ones (the
+        vectors of constraints already present are kept, the others made: DP candidates
+        are regenerated, ``validation._rng``)."""
+        data = self.data
+        live = self.lam > 0
+        keys = np.union1d(self.keys[live], rows.astype(np.int64) * data.n_cand + cols)
+        lam = np.zeros(keys.size)
+        lam[np.searchsorted(keys, self.keys[live])] = self.lam[live]
+        if self.keys.size:
+            old = np.minimum(np.searchsorted(self.keys, keys), self.keys.size - 1)
+            vecs = self.vecs.take(old, axis=0)
+            miss = np.flatnonzero(self.keys[old] != keys)
+        else:
+            vecs = np.empty((keys.size, data.d))
+            miss = np.arange(keys.size)
+        if miss.size:
+            mus, rhos = keys[miss] // data.n_cand, keys[miss] % data.n_cand
+            if data.problem == "op":
+                competitors = data.table[rhos]
+            else:
+                competitors = _rng.dp_pairs(data.key, data.code, mus, rhos, data.d)
+            vecs[miss] = data.project(data.targets[mus] - competitors)
+        return DualWorkingSet(data, keys, lam, vecs)
+
+    def memory(self, lam=None):
+        """W(lam) = C^T E rebuilt from the dual variables (default: ``self.lam``) in float64."""
+        data = self.data
+        C = np.empty((data.p, data.d))
+        _k.combine(self.vecs, self.lam if lam is None else lam, self.ptr, C)
+        return C.T @ data.sweep_inputs
+
+
+# ----------------------------------------------------------------------------------
+# the solver
+# ----------------------------------------------------------------------------------
+
+
+class DualAscentRun:
+    """State of one max-margin solve; one method per phase.
+
+    ``__init__`` builds the first working set from the warm start, :meth:`sweep` runs
+    dual coordinate ascent on the working set, :meth:`full_pass` rebuilds ``W(lam)``,
+    refreshes the working set and the bound, :meth:`verify` certifies a margin in
+    float64 and :meth:`finish` builds the :class:`MaxMarginResult`.
+    """
+
+    def __init__(self, instance, W0, *, tol, max_iter, time_limit, seed, callback, options):
+        self.t_start = time.perf_counter()
+        self.deadline = None if time_limit is None else self.t_start + time_limit
+        self.tol, self.max_iter, self.o, self.callback = tol, max_iter, options, callback
+        # an instance, or its MaxMarginData (a subspace solve sets the projections on it)
+        self.data = data = instance if isinstance(instance, MaxMarginData) else MaxMarginData(instance)
+        self.rng = as_generator(seed)
+        self.iterations = self.full_passes = 0
+        self.bound = np.inf
+        self.best = (-np.inf, np.zeros((data.d, data.d)))   # (verified margin, W)
+        self.keep = min(options.max_active, data.n_cand - 1)
+        start = hebbian_memory(data.targets, data.inputs) if W0 is None else W0
+        if W0 is not None:
+            self.consider(W0.copy())
+        # first working set: the smallest margins of every input under the start
+        rows, cols, _ = data.scan(start, np.inf, self.keep, _BLOCK_ELEMENTS)
+        self.ws = DualWorkingSet.empty(data).merged(rows, cols)
+        # the GEMMs of the sweeps: float32 unless tol asks for more than float32 images give
+        self.sweep_dtype = np.float32 if tol >= _FLOAT32_TOL else np.float64
+        self.Wt = np.zeros((data.d, data.d), dtype=self.sweep_dtype)
+        self.status = None
+        self.lam_start = None     # lam at the start of the current round of sweeps
+        self.history = []         # total steps of lam in the previous rounds (dual line search)
+        self.rounds_since_pass = self.rounds_between = 0   # rounds of sweeps since the last full pass
+
+    def out_of_time(self):
+
+        """True once the time limit has passed."""
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
+    def consider(self, W):
+        """Verify ``W`` in float64 and keep it when its margin is the best so far."""
+        margin = self.data.normalised(W, self.data.exact_min_margin(W, _BLOCK_ELEMENTS))
+        if margin > self.best[0]:
+            self.best = (margin, W)
+        return margin
+
+    def gap(self):
+
+        """Certified relative gap ``(bound - margin) / bound`` (None without a storing W)."""
+        margin = self.best[0]
+        if not margin > 0 or not np.isfinite(self.bound):
+            return None
+        return (self.bound - margin) / self.bound
+
+    def sweep(self):
+        """One sweep over the inputs of the working set, in a random order."""
+        ws = self.ws
+        order = np.flatnonzero(np.diff(ws.ptr) > 0)
+        self.rng.shuffle(order)
+        _k.dual_sweep(self.Wt, self.data.sweep_inputs, ws.vecs, ws.ptr, ws.lam, ws.vnorm2, order,
+                      _CHUNK, self.o.omega)
+        self.iterations += 1
+
+    def round_end(self):
+        """After a round of sweeps: rebuild W(lam) exactly (with the dual line search),
+        tighten the bound; returns W and the working set's own normalised margin (an
+        optimistic estimate: the working set is a subset of the constraints)."""
+        W = self.extrapolate()
+        self.Wt = np.ascontiguousarray(W.T, dtype=self.sweep_dtype)
+        total = float(self.ws.lam.sum())
+        if total > 0:
+            self.bound = min(self.bound, self.data.d * float(np.linalg.norm(W)) / total)
+        margins = np.empty(self.ws.size)
+        _k.set_margins(self.data.inputs @ W.T, self.ws.vecs, self.ws.ptr, margins)
+        return W, self.data.normalised(W, float(margins.min()) if margins.size else np.inf)
+
+    def full_pass(self, W):
+        """Scan all constraints under W: refresh the working set, estimate and certify the margin."""
+        data, o = self.data, self.o
+        self.full_passes += 1
+        rows, cols, mins = data.scan(W, 1.0 + o.active_slack, self.keep, _BLOCK_ELEMENTS)
+        old, self.ws = self.ws, self.ws.merged(rows, cols)
+        self.lam_start = self.ws.lam.copy()
+        live = np.flatnonzero(old.lam > 0)   # kept by the merge: carry the directions over
+        where = np.searchsorted(self.ws.keys, old.keys[live])
+        self.history = [_carried(h, live, where, self.ws.size) for h in self.history]
+        estimate = data.normalised(W, float(mins.min()))
+        if data.problem == "dp":   # the scan is float64 already
+            if estimate > self.best[0]:
+                self.best = (estimate, W)
+        else:   # the float32 estimate may be off by ~1e-5 (relative): verify in float64
+            slack = _SEARCH_PRECISION * self.bound
+            if estimate > self.best[0] - slack and self.bound - estimate <= self.tol * self.bound + slack:
+                self.consider(W)
+        self.rounds_since_pass = 0
+        self.rounds_between = self.pass_rounds()
+        if self.callback is not None:
+            self.callback(self.progress(estimate))
+
+    def pass_rounds(self):
+        """Rounds between full passes from a cost model (deterministic, so that ``seed``
+        reproduces a solve): the sweeps between two passes cost ``_PASS_RATIO`` times a pass.
+
+        A sweep costs ``4 p d^2`` (its GEMMs) ``+ 6 d n_ws`` flops, an OP pass
+        ``_OP_PASS_COST p n_cand d``, a DP pass ``_DP_PASS_COST p n_cand d`` (candidate
+        regeneration); the constants are measured ratios at d = 64
+        (``notes/max_margin.md``).
+        """
+        data = self.data
+        sweep = 4.0 * data.p * data.d ** 2 + 6.0 * data.d * self.ws.size
+        scale = _OP_PASS_COST if data.problem == "op" else _DP_PASS_COST
+        full = scale * data.p * data.n_cand * data.d
+        return max(1, math.ceil(_PASS_RATIO * full / (self.o.sweeps_per_pass * sweep)))
+
+    def pass_due(self, ws_estimate):
+        """A full pass follows after ``pass_rounds`` rounds, when the working set's own gap
+        is below ``tol``, or when the budget is spent."""
+        self.rounds_since_pass += 1
+        return (self.rounds_since_pass >= self.rounds_between
+                or self.bound - ws_estimate <= self.tol * self.bound
+                or self.iterations >= self.max_iter or self.out_of_time())
+
+    def extrapolate(self):
+        """Exact dual line search over the recent changes of ``lam`` (a small subspace).
+
+        The directions are the change of the free dual variables during this round and
+        the total steps of the previous rounds (``directions`` in all).  ``D`` is a
+        concave quadratic on their span before clipping at ``lam >= 0``; its maximiser
+        is tried, clipped, and halved until ``D`` rises (at most 6 times).  Returns
+        ``W(lam)`` of the kept point.
+        """
+        ws = self.ws
+        W = ws.memory()
+        previous, self.lam_start = self.lam_start, ws.lam.copy()
+        if previous is None or self.o.directions == 0:
+            return W
+        free = ws.lam > 0
+        dirs = [np.where(free, ws.lam - previous, 0.0)] + [np.where(free, h, 0.0) for h in self.history]
+        Ws = [ws.memory(x) for x in dirs]
+        H = np.array([[np.vdot(a, b) for b in Ws] for a in Ws])
+        g = np.array([float(x.sum()) - float(np.vdot(W, Wx)) for x, Wx in zip(dirs, Ws)])
+        beta = np.linalg.lstsq(H, g, rcond=1e-10)[0] if np.all(np.isfinite(H)) else np.zeros(len(dirs))
+        step = sum(b * x for b, x in zip(beta, dirs))
+        base = _dual(ws.lam, W)
+        kept = W
+        for _ in range(7):
+            trial = np.maximum(ws.lam + step, 0.0)
+            Wtrial = ws.memory(trial)
+            if _dual(trial, Wtrial) > base:
+                ws.lam[:] = trial
+                self.lam_start = trial.copy()
+                kept = Wtrial
+                break
+            step *= 0.5
+        self.history = [ws.lam - previous] + self.history[:self.o.directions - 1]
+        return kept
+
+    def progress(self, estimate):
+        """Where the solve is (for a progress display)."""
+        return {"phase": "max_margin", "iterations": self.iterations, "full_passes": self.full_passes,
+                "margin": float(self.best[0]), "estimate": float(estimate), "bound": float(self.bound),
+                "gap": self.gap(), "seconds": time.perf_counter() - self.t_start}
+
+    def run(self):
+
+        """Rounds of sweeps and full passes until a stop; returns :meth:`finish`."""
+        try:
+            self.full_pass(self.ws.memory())
+            while self.status is None:
+                for _ in range(self.o.sweeps_per_pass):
+                    self.sweep()
+                    if self.iterations >= self.max_iter or self.out_of_time():
+                        break
+                W, ws_estimate = self.round_end()
+                if self.pass_due(ws_estimate):
+                    self.full_pass(W)
+                    self.status = self.stop_status()
+        except KeyboardInterrupt:
+            if self.callback is None:
+                raise
+            self.status = "interrupted"
+        return self.finish()
+
+    def stop_status(self):
+
+        """The status that ends the solve after a full pass (None: go on)."""
+        gap = self.gap()
+        if gap is not None and gap <= self.tol:
+            return "converged"
+        if self.iterations >= self.max_iter:
+            return "max_iter"
+        if self.out_of_time():
+            return "time_limit"
+        return None
+
+    def finish(self):
+
+        """The :class:`MaxMarginResult` of the best verified state."""
+        margin, W = self.best
+        if self.status in ("max_iter", "time_limit") and self.data.problem == "op":
+            self.consider(self.ws.memory())   # the last dual iterate, verified
+            margin, W = self.best
+        status = self.status
+        if status != "converged" and not margin > 0:
+            status = "no_margin" if status != "interrupted" else status
+        gap = self.gap()
+        msg = (f"normalised margin {margin:.6g} (float64, all constraints), certified upper bound "
+               f"{self.bound:.6g}, relative gap " + ("none (no storing W)" if gap is None else f"{gap:.3g}")
+               + f" after {self.iterations} sweeps and {self.full_passes} full passes")
+        if status == "interrupted":
+            msg = "interrupted (Ctrl-C); best verified state: " + msg
+        elif status != "converged":
+            msg = f"{status}: " + msg
+        return MaxMarginResult(
+            W=W.copy(), margin=float(margin), margin_bound=float(self.bound), gap=gap,
+            iterations=int(self.iterations), full_passes=int(self.full_passes),
+            seconds=time.perf_counter() - self.t_start, working_set_size=self.ws.size,
+            support_size=int(np.count_nonzero(self.ws.lam)), status=status,
+            converged=status == "converged", message=msg)
+
+
+def _carried(values, live, where, size):
+    """Values on the entries ``live`` of the old working set, moved to positions ``where``."""
+    out = np.zeros(size)
+    out[where] = values[live]
+    return out
+
+
+def _dual(lam, W):
+    """Dual objective ``sum_i lam_i - ||W(lam)||_F^2 / 2``."""
+    return float(lam.sum()) - 0.5 * float(np.vdot(W, W))
+
+
+def certified_max_margin(instance, W0=None, *, tol=0.02, max_iter=100000, time_limit=None, seed=None,
+                         callback=None, options=None) -> MaxMarginResult:
+    """:func:`validation.solvers.maxmargin.solve_max_margin` without the kernel warm-up (same arguments).
+
+    The decision run of ``optimal`` calls it for its full-rank refinement, after the
+    warm-up of :mod:`validation.solvers.warmup`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`validation.solvers.maxmargin.solve_max_margin`.
+    """
+    args = checked_max_margin_arguments(instance, W0, tol, max_iter, time_limit, callback, options)
+    return DualAscentRun(instance, seed=seed, **args).run()
+
+
+def checked_max_margin_arguments(instance, W0, tol, max_iter, time_limit, callback, options) -> dict:
+    """The arguments of :func:`certified_max_margin` checked: the keywords of :class:`DualAscentRun` but ``seed``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`validation.solvers.maxmargin.solve_max_margin`.
+    """
+    tol = check_real(tol, "tol", low=0.0, high=1.0, low_open=True, high_open=True)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    if time_limit is not None:
+        time_limit = check_real(time_limit, "time_limit", low=0.0, low_open=True)
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable or None, got {callback!r}")
+    d = int(instance.d)
+    if W0 is not None:
+        W0 = np.array(W0, dtype=np.float64)
+        if W0.shape != (d, d) or not np.all(np.isfinite(W0)):
+            raise ValueError(f"W0 must be a finite ({d}, {d}) array, got shape {W0.shape}")
+    options = MaxMarginOptions.coerce(options)
+    return {"W0": W0, "tol": tol, "max_iter": max_iter, "time_limit": time_limit, "callback": callback,
+            "options": options}

@@ -1,0 +1,310 @@
+"""The solver registry: one :class:`SolverSpec` per solver, the one place that knows solver rules.
+
+:func:`validation.solve`, :func:`~validation.solvers.check_problem`,
+:func:`~validation.solvers.solver_bytes` and :func:`~validation.solvers.solve_arguments`
+read the spec of a solver instead of testing its name.  A spec states
+
+* ``entry`` -- the solver function (module and function name, imported when first
+  used: the one import by name of the package), and ``options``, its options class;
+* ``not_stored`` -- what its ``not_stored`` verdict certifies: ``"class"`` (no W of the
+  class, rank m, stores the instance: a certificate), ``"rule"`` (the rule's own W
+  does not store it) or ``"never"`` (the solver never says ``not_stored``);
+* ``memory`` -- its working memory at the start of a solve, in bytes;
+* its sweep defaults -- ``sweep_options`` (settings a capacity or accuracy sweep adds
+  unless given: ``optimal`` measures decisions with ``refine=False``),
+  ``rank_search`` (the rank-m restart search that runs at kappa < 1),
+  ``undecided_as_not_stored`` (the capacity fit counts an ``undecided`` trial as not
+  stored unless told otherwise) and ``not_found_as_not_stored`` (a ``not_found``
+  verdict, a lower bound, counts as not stored and is reported apart);
+* ``capacity_theory`` and ``accuracy_theory`` -- the replica prediction a measurement
+  goes with (``"hebbian"``, ``"optimal"`` or None);
+* ``shared`` -- the shared arguments (:data:`SHARED_ARGUMENTS`) it takes; ``seed`` is
+  accepted by every solver and ignored by the deterministic ones;
+* ``check_size`` and ``search_modes`` -- optional set-up checks without an instance
+  (``lp``) and the search modes that options select (``optimal``: give-up, top-k).
+
+A contributor adds a solver with one module and one :func:`register_solver` call.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from replica.common.checks import check_choice
+
+from .options import SHARED_ARGUMENTS, AdamOptions, LPOptions, OptimalOptions, SVPOptions, check_restarts
+from .solution import rank_for
+
+__all__ = ["EntryPoint", "SolverSpec", "register_solver", "unregister_solver", "solver_spec", "solver_names",
+           "search_mode", "NOT_STORED_MEANINGS", "dense_solve_bytes"]
+
+NOT_STORED_MEANINGS = ("class", "rule", "never")
+"""Values of :attr:`SolverSpec.not_stored`: a certificate for the class of W, the rule's own W, never said."""
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """A function named by its module and function name, imported when first needed."""
+
+    module: str
+    function: str
+
+    def load(self, solver=None):
+        """The function (imports its module).
+
+        Parameters
+        ----------
+        solver : str, optional
+            The solver it belongs to, for the message of a missing module.
+
+        Raises
+        ------
+        ImportError
+            When the module is not available in this installation (naming it).
+        """
+        try:
+            module = importlib.import_module(self.module)
+        except ImportError as exc:
+            if getattr(exc, "name", None) == self.module:
+                what = self.function if solver is None else f"solver {solver!r}"
+                raise ImportError(
+                    f"{what} needs the module {self.module}, which is not available "
+                    f"in this installation ({exc})") from exc
+            raise
+        return getattr(module, self.function)
+
+
+def dense_solve_bytes(d, p, problem, rank, options):
+    """``hebbian`` (and an unregistered name): W, its SVD and the float64 ``p x p`` verification scores."""
+    return 8.0 * 4.0 * d * d + 2.0 * 8.0 * p * p
+
+
+def _optimal_bytes(d, p, problem, rank, options):
+    """``optimal``: unknowns times iteration vectors and L-BFGS pairs, work arrays, a block, working set, DP screen."""
+    o = OptimalOptions.coerce(options)
+    unknowns = d * d if rank >= d else 2.0 * d * rank
+    active = p * min(p - 1.0, float(o.max_active))
+    working = active * (24.0 + (4.0 * d if problem == "dp" else 0.0))
+    block = 12.0 * min(float(o.block_elements), p * p)
+    # DP full-pass screen: per input its images, the tracked competitors and bounds
+    screen = p * (8.0 * d + 4.0 * max(256.0, (p - 1.0) / 8.0) + 24.0) if problem == "dp" else 0.0
+    return 8.0 * unknowns * (12.0 + 2.0 * o.memory) + 8.0 * 6.0 * p * d + block + working + screen
+
+
+def _lp_bytes(d, p, problem, rank, options):
+    """``lp``: W, its SVD, the verification scores and the constraint matrix (16 bytes per nonzero)."""
+    lp_nonzeros = EntryPoint("validation.solvers.lp", "lp_nonzeros").load()
+    return 8.0 * 4.0 * d * d + 2.0 * 8.0 * p * p + 16.0 * float(lp_nonzeros(int(d), int(p)))
+
+
+def _adam_bytes(d, p, problem, rank, options):
+    """``adam``: W and its two moments, the ``p x p`` scores and a ``p x d`` work array."""
+    return 8.0 * 6.0 * d * d + 2.0 * 8.0 * p * p + 8.0 * 2.0 * p * d
+
+
+def _svp_bytes(d, p, problem, rank, options):
+    """``svp``: W, its SVD and step, work arrays, a full-pass block and the working set."""
+    o = SVPOptions.coerce(options)
+    active = p * min(p - 1.0, float(o.max_active))
+    working = active * (24.0 + (4.0 * d if problem == "dp" else 0.0))
+    return 8.0 * 8.0 * d * d + 8.0 * 6.0 * p * d + 12.0 * min(float(o.block_elements), p * p) + working
+
+
+def _optimal_search_modes(options):
+    """The search mode that ``OptimalOptions`` select: give-up, top-k, or None (the decision)."""
+    if options.give_up:
+        return EntryPoint("validation.solvers.modes", "solve_give_up")
+    if options.top_k > 1:
+        return EntryPoint("validation.solvers.modes", "solve_top_k")
+    return None
+
+
+@dataclass(frozen=True)
+class SolverSpec:
+    """What the package knows about one solver (module docstring).
+
+    Attributes
+    ----------
+    name : str
+    entry : EntryPoint
+        ``function(instance, kappa=..., **shared, options=...)`` returning a :class:`validation.Solution`.
+    options : type or None
+        Its :class:`~validation.solvers.options.SolverOptions` subclass (None: no options).
+    not_stored : {"class", "rule", "never"}
+        What its ``not_stored`` certifies (:data:`NOT_STORED_MEANINGS`).
+    memory : callable
+        ``memory(d, p, problem, rank, options) -> float``: bytes at the start of a solve
+        (``d``, ``p``, ``rank`` as floats), beside the instance.
+    shared : tuple of str
+        The shared arguments it takes.
+    sweep_options : mapping
+        Settings a sweep adds unless given (``{"refine": False}``: decisions only).
+    rank_search : EntryPoint or None
+        The rank-m restart search run at rank ``m < d`` when no search mode is on; sweeps
+        record its ``restarts`` with every trial.
+    undecided_as_not_stored : bool
+        Capacity default: count an ``undecided`` trial as not stored (solvers that cannot
+        certify non-storability); otherwise it is left out of the fit.
+    not_found_as_not_stored : bool
+        A ``not_found`` trial counts as not stored (a lower bound on p_c, reported apart).
+    capacity_theory, accuracy_theory : {"hebbian", "optimal"} or None
+        The replica prediction of the measured capacity and accuracy.
+    check_size : EntryPoint or None
+        ``check(d, p, kappa, options)`` raising ``ValueError`` for a size the solver cannot run.
+    search_modes : callable or None
+        ``search_modes(options) -> EntryPoint or None``: a search mode selected by options,
+        which the solver's own function runs after its checks.
+    """
+
+    name: str
+    entry: EntryPoint
+    options: type | None
+    not_stored: str
+    memory: Callable = dense_solve_bytes
+    shared: tuple = ()
+    sweep_options: Mapping = field(default_factory=dict)
+    rank_search: EntryPoint | None = None
+    undecided_as_not_stored: bool = False
+    not_found_as_not_stored: bool = True
+    capacity_theory: str | None = "optimal"
+    accuracy_theory: str | None = None
+    check_size: EntryPoint | None = None
+    search_modes: Callable | None = None
+
+    def __post_init__(self):
+        check_choice(self.not_stored, "not_stored", NOT_STORED_MEANINGS)
+        unknown = sorted(set(self.shared) - set(SHARED_ARGUMENTS))
+        if unknown:
+            raise ValueError(f"shared arguments of solver {self.name!r} must be among {SHARED_ARGUMENTS}, "
+                             f"got {unknown}")
+
+    def uses_rank_search(self, d, kappa, options) -> bool:
+        """True when a solve at ``(d, kappa)`` with ``options`` (the options class) runs the rank search."""
+        if self.rank_search is None or rank_for(int(d), kappa) >= int(d):
+            return False
+        return self.search_mode(options) is None
+
+    def sweep_task_options(self, d, kappa, options, restarts=True) -> dict:
+        """The solver settings a sweep stores with every trial: ``options`` plus the sweep defaults.
+
+        ``sweep_options`` are added unless given; with ``restarts`` (capacity sweeps) a
+        trial that runs the rank search records its number of starts (``restarts``,
+        default ``DEFAULT_RESTARTS`` of the search's module), so that it is stored with
+        the trial.  Search modes are read from the flat mapping (``give_up``, ``top_k``).
+
+        Parameters
+        ----------
+        d : int
+        kappa : float
+        options : mapping or None
+            Flat solver settings (shared arguments and options, as a sweep stores them).
+        restarts : bool
+            Record the rank search's ``restarts`` (default True).
+
+        Returns
+        -------
+        dict
+
+        Raises
+        ------
+        ValueError
+            For ``restarts`` not None or an integer >= 1.
+        """
+        out = dict(options or {})
+        for name, value in self.sweep_options.items():
+            out.setdefault(name, value)
+        if restarts and self.rank_search is not None and rank_for(int(d), kappa) < int(d) \
+                and not out.get("give_up") and int(out.get("top_k", 1)) == 1:
+            default = EntryPoint(self.rank_search.module, "DEFAULT_RESTARTS").load()
+            out["restarts"] = check_restarts(out.get("restarts", default))
+        return out
+
+    def search_mode(self, options):
+        """The search-mode :class:`EntryPoint` that ``options`` select (None: the plain solve)."""
+        if self.search_modes is None:
+            return None
+        return self.search_modes(self.options.coerce(options) if self.options is not None else options)
+
+
+_SPECS: dict = {}
+
+
+def register_solver(spec: SolverSpec, replace: bool = False) -> SolverSpec:
+    """Add a solver to the registry (then :func:`validation.solve` runs it by name).
+
+    Parameters
+    ----------
+    spec : SolverSpec
+    replace : bool
+        Replace a registered spec of the same name (default False).
+
+    Returns
+    -------
+    SolverSpec
+
+    Raises
+    ------
+    ValueError
+        If ``spec`` is not a :class:`SolverSpec` or its name is taken (without ``replace``).
+    """
+    if not isinstance(spec, SolverSpec):
+        raise ValueError(f"spec must be a SolverSpec, got {type(spec).__name__}")
+    if spec.name in _SPECS and not replace:
+        raise ValueError(f"solver {spec.name!r} is registered already; pass replace=True to replace it")
+    _SPECS[spec.name] = spec
+    return spec
+
+
+def unregister_solver(name: str) -> None:
+    """Remove a solver from the registry (``KeyError`` if it is not registered)."""
+    del _SPECS[name]
+
+
+def solver_names() -> tuple:
+    """The registered solver names, in registration order."""
+    return tuple(_SPECS)
+
+
+def solver_spec(name: str) -> SolverSpec:
+    """The spec of a registered solver.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message lists the registered ones).
+    """
+    return _SPECS[check_choice(name, "solver", solver_names())]
+
+
+def search_mode(solver, options):
+    """The search-mode function that ``options`` select for ``solver`` (None: the plain solve)."""
+    entry = solver_spec(solver).search_mode(options)
+    return None if entry is None else entry.load()
+
+
+def __getattr__(name):
+    if name == "SOLVERS":  # the registered names, also after register_solver
+        return solver_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_FULL = ("tol", "max_iter", "time_limit")
+register_solver(SolverSpec(
+    "hebbian", EntryPoint("validation.solvers.hebbian", "solve_hebbian"), None, not_stored="rule",
+    capacity_theory="hebbian", accuracy_theory="hebbian"))
+register_solver(SolverSpec(
+    "optimal", EntryPoint("validation.solvers.optimal", "solve_optimal"), OptimalOptions, not_stored="class",
+    memory=_optimal_bytes, shared=_FULL + ("seed", "refine", "restarts"), sweep_options={"refine": False},
+    rank_search=EntryPoint("validation.solvers.rank_search", "solve_rank_search"), accuracy_theory="optimal",
+    search_modes=_optimal_search_modes))
+register_solver(SolverSpec(
+    "lp", EntryPoint("validation.solvers.lp", "solve_lp"), LPOptions, not_stored="class", memory=_lp_bytes,
+    shared=_FULL, accuracy_theory="optimal", check_size=EntryPoint("validation.solvers.lp", "check_lp_size")))
+register_solver(SolverSpec(
+    "adam", EntryPoint("validation.solvers.adam", "solve_adam"), AdamOptions, not_stored="never",
+    memory=_adam_bytes, shared=("max_iter", "time_limit", "seed"), undecided_as_not_stored=True))
+register_solver(SolverSpec(
+    "svp", EntryPoint("validation.solvers.svp", "solve_svp"), SVPOptions, not_stored="class", memory=_svp_bytes,
+    shared=_FULL, undecided_as_not_stored=True))

@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 from scipy import special  # noqa: E402
 
 from .intervals import wilson_interval  # noqa: E402
-from .solver_rules import memory_label, theory_memory  # noqa: E402
+from .solver_rules import is_hebbian, memory_label  # noqa: E402
 
 __all__ = ["plot_success", "plot_alpha_vs_d", "plot_alpha_kappa", "plot_spectra", "plot_scores",
            "plot_accuracy", "wilson_interval"]
@@ -54,7 +54,7 @@ def plot_success(estimates, path):
         if est["kappa"] != 1.0:
             continue
         groups.setdefault((est["problem"], est["solver"]), []).append(est)
-    order = sorted(groups, key=lambda k: (theory_memory(k[1]) == "hebbian", k[0]))
+    order = sorted(groups, key=lambda k: (is_hebbian(k[1]), k[0]))
     fig, axes = plt.subplots(1, len(order), figsize=(4.6 * len(order), 3.8), squeeze=False)
     for ax, key in zip(axes[0], order):
         problem, solver = key
@@ -78,7 +78,7 @@ def plot_success(estimates, path):
             th = est["theory"].get("alpha", math.nan)
             if math.isfinite(th):
                 ax.axvline(th, color=color, ls="--", lw=1)
-        hebbian = theory_memory(solver) == "hebbian"
+        hebbian = is_hebbian(solver)
         asym = 0.125 if hebbian else 0.5
         ax.axvline(asym, color="k", lw=1.2, ls=":")
         ax.text(asym, 0.5, f" d->inf: {'1/8' if hebbian else '1/2'}", transform=ax.get_xaxis_transform(),

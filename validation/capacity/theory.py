@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..solver_rules import theory_memory
+from ..solver_rules import is_hebbian, theory_memory
 
 __all__ = ["theory_capacity", "asymptotic_alpha"]
 
@@ -36,7 +36,7 @@ def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "ga
         return _outputs_theory(d, solver, kappa, accuracy, outputs, problem)
     if accuracy is not None:
         return _accuracy_theory(d, solver, kappa, ensemble, accuracy)
-    if theory_memory(solver) == "hebbian":
+    if is_hebbian(solver):
         res = replica.hebbian_capacity(d, ensemble=ensemble, kappa=kappa)
         source = "replica.hebbian_capacity"
     elif top_k > 1:
@@ -46,7 +46,7 @@ def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "ga
         res = replica.capacity(d, kappa)
         source = "replica.capacity"
     out = {"p_c": float(res.p_c), "alpha": float(res.alpha), "alpha_c": float(res.alpha_c), "source": source}
-    if theory_memory(solver) != "hebbian":
+    if not is_hebbian(solver):
         out["stderr"] = float(res.stderr)
     return out
 
@@ -55,7 +55,7 @@ def _outputs_theory(d, solver, kappa, accuracy, outputs, problem) -> dict:
     """:func:`theory_capacity` with ``K`` distinct answers (``replica.capacity(outputs=K)``)."""
     import replica
 
-    if theory_memory(solver) == "hebbian" or accuracy is not None:
+    if is_hebbian(solver) or accuracy is not None:
         return {"p_c": math.nan, "alpha": math.nan, "alpha_c": math.nan,
                 "source": "none (no theory of K shared answers for the Hebbian memory or an accuracy threshold)"}
     res = replica.capacity(d, kappa, outputs=outputs, problem=problem)
@@ -67,7 +67,7 @@ def _accuracy_theory(d, solver, kappa, ensemble, accuracy) -> dict:
     """:func:`theory_capacity` at an accuracy threshold (``replica.accuracy_capacity``)."""
     import replica
 
-    if theory_memory(solver) == "hebbian" and kappa != 1.0:
+    if is_hebbian(solver) and kappa != 1.0:
         return {"p_c": math.nan, "alpha": math.nan, "alpha_c": math.nan,
                 "source": "none (no accuracy theory of the rank-truncated Hebbian memory)"}
     memory = theory_memory(solver)
@@ -82,4 +82,4 @@ def asymptotic_alpha(solver: str, kappa: float) -> float:
     """alpha_c(kappa) = F(kappa)/2 (optimal) or F(kappa)/8 (Hebbian): the grid centre without a theory p_c."""
     import replica
 
-    return float(replica.alpha_c_hebbian(kappa) if theory_memory(solver) == "hebbian" else replica.alpha_c(kappa))
+    return float(replica.alpha_c_hebbian(kappa) if is_hebbian(solver) else replica.alpha_c(kappa))

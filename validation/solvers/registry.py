@@ -151,6 +151,10 @@ class SolverSpec:
         A ``not_found`` trial counts as not stored (a lower bound on p_c, reported apart).
     capacity_theory, accuracy_theory : {"hebbian", "optimal"} or None
         The replica prediction of the measured capacity and accuracy.
+    objective : str or None
+        The training objective of a baseline that trains W on a loss rather than deciding
+        storability (``adam``: ``"cross_entropy"``, the factual-recall protocol); None
+        for the others.
     check_size : EntryPoint or None
         ``check(d, p, kappa, options)`` raising ``ValueError`` for a size the solver cannot run.
     search_modes : callable or None
@@ -170,6 +174,7 @@ class SolverSpec:
     not_found_as_not_stored: bool = True
     capacity_theory: str | None = "optimal"
     accuracy_theory: str | None = None
+    objective: str | None = None
     check_size: EntryPoint | None = None
     search_modes: Callable | None = None
 
@@ -304,7 +309,8 @@ register_solver(SolverSpec(
     shared=_FULL, accuracy_theory="optimal", check_size=EntryPoint("validation.solvers.lp", "check_lp_size")))
 register_solver(SolverSpec(
     "adam", EntryPoint("validation.solvers.adam", "solve_adam"), AdamOptions, not_stored="never",
-    memory=_adam_bytes, shared=("max_iter", "time_limit", "seed"), undecided_as_not_stored=True))
+    memory=_adam_bytes, shared=("max_iter", "time_limit", "seed"), undecided_as_not_stored=True,
+    objective="cross_entropy"))
 register_solver(SolverSpec(
     "svp", EntryPoint("validation.solvers.svp", "solve_svp"), SVPOptions, not_stored="class", memory=_svp_bytes,
     shared=_FULL, undecided_as_not_stored=True))

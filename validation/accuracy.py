@@ -43,7 +43,7 @@ from .capacity.trials import STORAGE_TRIAL
 from .ensembles import ENSEMBLES, PROBLEMS
 from .intervals import wilson_interval
 from .solver_rules import accuracy_is_exact, accuracy_theory_memory, decision_settings, supports_search_modes
-from .solvers import SOLVERS
+from .solvers.registry import solver_names
 from .sweep import Task, run_tasks
 
 __all__ = ["AccuracySettings", "AccuracyPoint", "AccuracyCurve", "measure_accuracy", "loads_from_alpha",
@@ -302,7 +302,7 @@ def _template(d, problem, solver, ensemble, kappa, seed, s: AccuracySettings) ->
     """The Task of trial 0 at p = 0, arguments checked (``ValueError`` naming the argument)."""
     d = check_int(d, "d", low=2)
     check_choice(problem, "problem", PROBLEMS)
-    check_choice(solver, "solver", SOLVERS)
+    check_choice(solver, "solver", solver_names())
     check_choice(ensemble, "ensemble", ENSEMBLES)
     kappa = float(check_kappa(kappa))
     options = decision_settings(solver, dict(s.solver_options or {}))

@@ -137,14 +137,35 @@ _SWEEPS = ([(solver, kappa, {}) for solver in ("hebbian", "optimal", "adam", "sv
 
 @pytest.mark.parametrize("solver, kappa, options", _SWEEPS)
 def test_sweep_task_options_are_those_of_the_capacity_and_accuracy_sweeps(solver, kappa, options):
-    from validation import accuracy, capacity
+    from validation import accuracy
+    from validation.capacity.settings import SweepSettings, measurement_template
 
     spec = solver_spec(solver)
-    template, lenient = capacity._measurement(16, "op", solver, kappa, "gaussian", 1, capacity.SweepSettings(),
-                                              {"solver_options": dict(options)})
+    template, lenient = measurement_template(16, "op", solver, kappa, "gaussian", 1, SweepSettings(),
+                                             {"solver_options": dict(options)})
     assert dict(template.options) == spec.sweep_task_options(16, kappa, options)
     assert lenient == spec.undecided_as_not_stored
     if kappa == 1.0:
         settings = accuracy.AccuracySettings(solver_options=dict(options))
         template = accuracy._template(16, "op", solver, "gaussian", kappa, 1, settings)
         assert dict(template.options) == spec.sweep_task_options(16, kappa, options, restarts=False)
+
+
+def test_toy_solver_runs_through_a_capacity_sweep(tmp_path):
+    # The registry is the only place a new solver is named: a capacity sweep (serial, in this
+    # process, where the toy is registered) runs it trial by trial and sets the result beside
+    # the optimal memory's theory (the spec's default capacity_theory). Reference: the toy W
+    # is twice the Hebbian W, so each trial is stored exactly when the Hebbian W of the same
+    # instance (seed task_seed(seed, p, t)) recalls every input.
+    from replica import capacity
+    from validation.capacity import estimate_capacity
+    from validation.sweep import task_seed
+
+    with toy_solver(tmp_path) as name:
+        est = estimate_capacity(8, "op", name, trials=4, rounds=0, design="grid", seed=1)
+    assert est.solver == name and len(est.curve) >= 3
+    assert est.theory["p_c"] == pytest.approx(capacity(8).p_c)
+    for point in est.curve:
+        hebbian = [solve(make_instance(8, point.p, problem="op", seed=task_seed(1, point.p, t)), "hebbian").stored
+                   for t in range(point.trials)]
+        assert point.stored == sum(hebbian), point

@@ -17,7 +17,8 @@ from replica.common.seeds import resolve_seed
 
 from ..ensembles import ENSEMBLES, PROBLEMS
 from ..solver_rules import decision_settings, records_restarts, undecided_as_not_stored_default
-from ..solvers import SOLVERS, rank_for
+from ..solvers import rank_for
+from ..solvers.registry import solver_names
 from ..sweep import Task
 from .trials import STORAGE_TRIAL
 
@@ -157,7 +158,7 @@ def measurement_template(d, problem, solver, kappa, ensemble, seed, sweep, extra
     d = check_int(d, "d", low=2)
     check_choice(problem, "problem", PROBLEMS)
     if task_function is None:
-        check_choice(solver, "solver", SOLVERS)
+        check_choice(solver, "solver", solver_names())
     kappa = float(check_kappa(kappa))
     check_choice(ensemble, "ensemble", ENSEMBLES)
     seed = resolve_seed(seed)

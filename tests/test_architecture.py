@@ -196,3 +196,63 @@ def test_the_circle_finder_can_fail(tmp_path, code, expect):
     mods = {".".join(p.relative_to(tmp_path).with_suffix("").parts).removesuffix(".__init__"): p
             for p in sorted(tmp_path.rglob("*.py"))}
     assert find_cycles(import_graph(mods)) == expect
+
+
+# The layers of docs/contributing.md, bottom to top: a module may import from its own layer
+# and from layers below it only. The most specific prefix decides a module's layer.
+LAYERS = {
+    "replica.common": 0,
+    "replica": 1,
+    "validation": 2, "validation._rng": 2, "validation.ensembles": 2, "validation.recall": 2,
+    "validation.measure": 2, "validation.intervals": 2, "validation.store": 2,
+    "validation.solvers.solution": 3, "validation.solvers.threads": 3, "validation.solvers.options": 3,
+    "validation.solvers.memories": 3, "validation.solvers.problem": 3, "validation.solvers.screening": 3,
+    "validation.solvers.lbfgs": 3, "validation.solvers.start": 3, "validation.solvers.decision": 3,
+    "validation.solvers.dual_ascent": 3, "validation.solvers.warmup": 3, "validation.solvers.registry": 3,
+    "validation._optimal_kernels": 3, "validation._maxmargin_kernels": 3,
+    "validation.solvers": 4,
+    "validation.sweep": 5, "validation.executors": 5, "validation.capacity": 5, "validation.accuracy": 5,
+    "validation.ce_protocol": 5,
+    "validation.solver_rules": 5, "validation.figures": 5,
+    "validation.reproduce": 6,
+    "replica.cli": 7, "replica.__main__": 7, "validation.cli": 7, "validation.__main__": 7,
+}
+
+
+def layer_of(module: str) -> int:
+    parts = module.split(".")
+    while parts:
+        key = ".".join(parts)
+        if key in LAYERS:
+            return LAYERS[key]
+        parts.pop()
+    raise KeyError(f"{module} has no layer: add it to LAYERS (and to docs/contributing.md)")
+
+
+def upward_imports(graph) -> list[str]:
+    bad = []
+    for module, targets in graph.items():
+        for target in targets:
+            # a package's parent __init__ runs first on any import of its children: the
+            # replica and validation roots are lazy front ends, not layers of their own
+            if target in ("replica", "validation"):
+                continue
+            if layer_of(target) > layer_of(module):
+                bad.append(f"{module} (layer {layer_of(module)}) imports {target} (layer {layer_of(target)})")
+    return sorted(bad)
+
+
+def test_every_module_has_a_layer():
+    for module in MODULES:
+        layer_of(module)
+
+
+def test_imports_go_down_the_layers():
+    bad = upward_imports(import_graph(MODULES))
+    assert not bad, "imports that go up a layer (docs/contributing.md):\n" + "\n".join(bad)
+
+
+def test_the_layer_check_can_fail():
+    # a theory module importing the solver front end is an upward import
+    assert upward_imports({"replica.finite_size": {"validation.solvers"}}) == [
+        "replica.finite_size (layer 1) imports validation.solvers (layer 4)"]

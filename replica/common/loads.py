@@ -51,11 +51,12 @@ def p_from_load(d, alpha, method="fixed_point") -> float:
     Returns
     -------
     float
+        The number of pairs ``p`` (not rounded) whose load is ``alpha``.
 
     Raises
     ------
     ValueError
-        If ``method`` is unknown.
+        If ``method`` is not one of :data:`LOAD_INVERSIONS`.
     """
     method = check_choice(method, "method", LOAD_INVERSIONS)
     target = alpha * d * d

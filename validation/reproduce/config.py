@@ -19,6 +19,7 @@ class ReproduceConfig:
     Attributes
     ----------
     name : str
+        ``"quick"`` or ``"full"`` (the report's title).
     optimal_solver : str
         Solver used for "optimal" memories (``optimal``; ``lp`` is the exact reference).
     optimal_dims : tuple of int

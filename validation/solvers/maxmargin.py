@@ -1,30 +1,11 @@
-"""Certified max-margin W at full rank: dual block coordinate ascent with a duality gap.
+"""Certified max-margin W at full rank: the front end of :func:`solve_max_margin`.
 
-The max-margin memory solves the convex QP
-
-    minimise (1/2) ||W||_F^2   subject to   m_i(W) = (t_mu - u_rho)^T W e_mu >= 1
-
-over every constraint ``i = (mu, rho)`` (input ``mu``, competitor ``rho`` other than
-its target; OP ``p (p - 1)`` or ``p (K - 1)``, DP every input's own candidates).  Its
-dual is ``max_{lam >= 0} sum_i lam_i - (1/2) ||W(lam)||_F^2`` with
-``W(lam) = sum_i lam_i (t_mu - u_rho) e_mu^T = C^T E`` (row ``c_mu`` of ``C`` collects
-the terms of input ``mu``).  The solver runs block coordinate ascent on the dual, one
-block per input (all of an input's constraints touch ``W`` only through
-``y_mu = W e_mu``), on a working set of near-active constraints refreshed by full
-passes over all constraints.  At every full pass ``W(lam)`` is rebuilt from ``lam`` in
-float64 and two certificates are computed:
-
-* ``margin = d min_i m_i(W) / ||W||_F``, the normalised margin of ``W`` over all
-  constraints, verified in float64 (a lower bound on the best normalised margin);
-* ``margin_bound = d ||W(lam)||_F / sum_i lam_i``, an upper bound on the best normalised
-  margin valid for any ``lam >= 0`` (weak duality at the best scaling of ``lam``; it is
-  never above ``d / sqrt(2 D(lam))``).
-
-The relative gap ``(margin_bound - margin) / margin_bound`` is certified; the solve
-stops when it is at most ``tol``.  See ``notes/max_margin.md``.
-
-The solver itself (working set, dual sweeps, full passes, certificates) is the engine
-module :mod:`validation.solvers.dual_ascent`; this module is its front end.
+The max-margin memory solves the convex QP ``min (1/2) ||W||_F^2`` subject to every
+margin constraint ``m_i(W) >= 1``, by dual block coordinate ascent with a certified
+duality gap: the verified ``margin`` (a lower bound on the best normalised margin) and
+the ``margin_bound`` (an upper bound), stopping when their relative gap is at most
+``tol``. The method, its working set and its certificates are described in the engine
+module :mod:`validation.solvers.dual_ascent` and in ``notes/max_margin.md``.
 """
 
 from __future__ import annotations

@@ -37,7 +37,9 @@ def truncated_svd(W, rank):
     Parameters
     ----------
     W : ndarray (d, d)
+        The matrix to truncate.
     rank : int
+        Number of singular triplets kept.
 
     Returns
     -------
@@ -51,18 +53,8 @@ def truncated_svd(W, rank):
 
 
 def balanced_factors(W, rank):
-    """Factors ``(U_m S_m^(1/2), V_m S_m^(1/2))`` of the best rank-``rank`` approximation of ``W``.
-
-    Parameters
-    ----------
-    W : ndarray (d, d)
-    rank : int
-
-    Returns
-    -------
-    tuple (Q, R)
-        Shapes (d, rank); ``Q @ R.T`` is the truncation (module docstring).
-    """
+    """Factors ``(Q, R) = (U_m S_m^(1/2), V_m S_m^(1/2))``, shapes (d, rank), of the best rank-``rank``
+    approximation ``Q @ R.T`` of ``W`` (the convention of the module docstring)."""
     return even_split(*truncated_svd(W, rank))
 
 

@@ -128,6 +128,7 @@ class SolverSpec:
     Attributes
     ----------
     name : str
+        The name ``solve(instance, solver=name)`` takes.
     entry : EntryPoint
         ``function(instance, kappa=..., **shared, options=...)`` returning a :class:`validation.Solution`.
     options : type or None

@@ -322,3 +322,16 @@ def test_separation_bracket_is_the_pair_of_loads_around_the_jump():
     assert separation_bracket([{"p": 10, "stored": 0, "not_stored": 4}]) is None
     assert interval_text(13.4, 12.0, 15.0, "separated") == "between 12.0 and 15.0 (bracket)"
     assert interval_text(13.4, 12.9, 14.0, "ok") == "13.4 [12.9, 14.0] (95 % PL)"
+
+
+def test_cli_summary_calls_a_separated_fit_a_bracket():
+    from types import SimpleNamespace
+
+    from validation.cli.capacity import _measured
+
+    curve = [SimpleNamespace(p=20295, stored=4, not_stored=0), SimpleNamespace(p=20499, stored=0, not_stored=4)]
+    est = SimpleNamespace(status="separated", curve=curve, p_c=20396.74, alpha=0.7721, p_c_low=20292.6,
+                          p_c_high=20501.4, alpha_low=0.7678, alpha_high=0.7765)
+    text = _measured(est)
+    assert "between p = 20295 (all stored) and 20499 (none stored)" in text and "95%" not in text
+    assert "95% PL [20292.60, 20501.40]" in _measured(SimpleNamespace(**{**vars(est), "status": "ok"}))

@@ -76,6 +76,21 @@ def _criterion_argument(text: str) -> str:
     return text
 
 
+def _measured(est) -> str:
+    """Measured p_c and alpha with the interval the fit status gives (a bracket of two loads when separated)."""
+    from ..capacity.fit import separation_bracket
+
+    if est.status == "separated" and (bracket := separation_bracket(
+            [{"p": c.p, "stored": c.stored, "not_stored": c.not_stored} for c in est.curve])) is not None:
+        low, high = bracket
+        return (f"between p = {low:.0f} (all stored) and {high:.0f} (none stored): a bracket, no fitted "
+                f"interval (midpoint {est.p_c:.2f}, alpha = {est.alpha:.4f})")
+    if est.status == "ok":
+        return (f"{est.p_c:.2f}  95% PL [{est.p_c_low:.2f}, {est.p_c_high:.2f}]  "
+                f"alpha = {est.alpha:.4f} [{est.alpha_low:.4f}, {est.alpha_high:.4f}]")
+    return f"{est.p_c:.2f}  (fit {est.status}: no interval)  alpha = {est.alpha:.4f}"
+
+
 def _summary(est) -> str:
     """The lines above the grid table: measured and theory p_c, status and message."""
     from ..solvers import rank_for
@@ -88,8 +103,7 @@ def _summary(est) -> str:
         outputs += f" restarts={restarts if restarts is not None else f'{DEFAULT_RESTARTS} (default)'}"
     return (f"d={est.d} problem={est.problem}{outputs} solver={est.solver} kappa={est.kappa:g} "
             f"ensemble={est.ensemble} trials/point={est.trials} seed={est.seed} design={est.design}\n"
-            f"measured  p_c = {est.p_c:.2f}  95% [{est.p_c_low:.2f}, {est.p_c_high:.2f}]  "
-            f"alpha = {est.alpha:.4f} [{est.alpha_low:.4f}, {est.alpha_high:.4f}]"
+            f"measured  p_c = {_measured(est)}"
             f"{f'  (a LOWER BOUND: {est.not_found} not_found verdicts)' if est.not_found else ''}\n"
             f"theory    p_c = {est.theory['p_c']:.2f}  alpha = {est.theory['alpha']:.4f}  "
             f"alpha_c(d->inf) = {est.theory['alpha_c']:.4f}  ({est.theory['source']})\n"

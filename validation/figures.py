@@ -17,13 +17,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
+import matplotlib.transforms  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy import special  # noqa: E402
 
 from .intervals import wilson_interval  # noqa: E402
 from .solver_rules import is_hebbian, memory_label  # noqa: E402
 
-__all__ = ["plot_success", "plot_alpha_vs_d", "plot_alpha_kappa", "plot_spectra", "plot_scores",
+__all__ = ["plot_success", "plot_collapse", "plot_alpha_vs_d", "plot_alpha_kappa", "plot_spectra", "plot_scores",
            "plot_accuracy", "wilson_interval"]
 
 _DPI = 110
@@ -42,56 +43,247 @@ def _save(fig, path):
     return path
 
 
-def plot_success(estimates, path):
-    """Figure 1: P(stored) against alpha, one panel per (problem, solver) group.
+_OPEN_STATUSES = ("separated", "unbracketed")
+_FIT_STYLE = {"ok": "-", "separated": ":", "unbracketed": "--"}
+_PROBLEM_NAMES = {"op": "original problem (OP)", "dp": "decoupled problem (DP)"}
 
-    Points with Wilson 95 % intervals, the fitted logistic, a dashed vertical line at
-    the finite-size theory alpha(d) in the same colour, and the asymptote (1/2 for
-    the optimal memory, 1/8 for Hebbian) in black.
+
+def _dim_colors(dims):
+    """One colour per d from a sequential colormap (small d dark, large d light), the same in every panel."""
+    dims = sorted(set(dims))
+    levels = np.linspace(0.0, 0.85, len(dims)) if len(dims) > 1 else [0.35]
+    return {d: plt.cm.viridis(v) for d, v in zip(dims, levels)}
+
+
+def _dodge(ax, i, n, step=2.2):
+    """The data transform of ``ax`` shifted ``step`` points per curve to the side (curve ``i`` of ``n``).
+
+    Curves measured at nearby loads then do not hide one another's markers and error
+    bars; the shift is a fixed number of points on screen, a fraction of a grid step.
     """
+    dx = (i - (n - 1) / 2.0) * step / 72.0
+    return ax.transData + matplotlib.transforms.ScaledTranslation(dx, 0.0, ax.figure.dpi_scale_trans)
+
+
+def _counts(curve):
+    """(p, stored, decided) arrays of a curve; ``not_found`` counts as not stored, as in the fit."""
+    p = np.array([c["p"] for c in curve], float)
+    k = np.array([c["stored"] for c in curve], float)
+    n = k + np.array([c["not_stored"] + c.get("not_found", 0) for c in curve], float)
+    return p, k, n
+
+
+def _status_note(est):
+    """Legend suffix of an estimate whose fit has no fitted interval ('' for an ``ok`` fit)."""
+    status = est.get("status", "ok")
+    return "" if status == "ok" else f" (fit {status})"
+
+
+def _measured_points(ax, x, k, n, color, trans, hollow, label):
+    """Stored fractions with light 95 % Wilson bars; open markers when ``hollow``."""
+    ok = n > 0
+    x, k, n = x[ok], k[ok], n[ok]
+    if not len(x):
+        return
+    lo, hi = wilson_interval(k, n)
+    freq = k / n
+    ax.errorbar(x, freq, yerr=_err(freq, lo, hi), fmt="none", ecolor=color, elinewidth=0.7, alpha=0.45,
+                capsize=0, transform=trans, zorder=2)
+    ax.plot(x, freq, "o", ms=4.3, color=color, mfc="white" if hollow else color, mew=1.1, transform=trans,
+            label=label, zorder=3)
+
+
+def _fit_curve(ax, est, x_of_p, color):
+    """The fitted logistic of ``est`` against ``x_of_p(p)`` over the loads of its curve (none without a fit)."""
+    slope, p_c = est.get("slope", math.nan), est.get("p_c", math.nan)
+    if slope is None or p_c is None or not (math.isfinite(slope) and math.isfinite(p_c)):
+        return
+    p = [c["p"] for c in est["curve"]]
+    ps = np.geomspace(min(p), max(p), 300)
+    prob = special.expit(-slope * (np.log(ps) - math.log(p_c)))
+    ax.plot(x_of_p(ps), prob, _FIT_STYLE.get(est.get("status", "ok"), "-"), color=color, lw=1.2, zorder=2.5)
+
+
+def _style_legend(fig, statuses, extra=()):
+    """Figure legend of the symbols shared by the panels (fit styles only for the statuses present)."""
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], marker="o", ls="none", color="0.3", label="measured fraction stored (95 % Wilson)"),
+               Line2D([], [], color="0.3", lw=1.2, label="logistic fit (status ok)")]
+    if statuses & set(_OPEN_STATUSES):
+        handles.append(Line2D([], [], marker="o", ls="none", color="0.3", mfc="white",
+                              label="open: fit separated or unbracketed (no fitted interval)"))
+    if "separated" in statuses:
+        handles.append(Line2D([], [], color="0.3", ls=":", lw=1.2, label="fit separated: a step, not a measurement"))
+    if "unbracketed" in statuses:
+        handles.append(Line2D([], [], color="0.3", ls="--", lw=1.2, label="fit unbracketed: extrapolated"))
+    handles += list(extra)
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(handles), 4),
+               fontsize=8, frameon=False)
+
+
+def _full_rank_groups(estimates):
+    """Full-rank estimates by (problem, solver): optimal OP, optimal DP, then the Hebbian panels."""
     groups = {}
     for est in estimates:
-        if est["kappa"] != 1.0:
-            continue
-        groups.setdefault((est["problem"], est["solver"]), []).append(est)
-    order = sorted(groups, key=lambda k: (is_hebbian(k[1]), k[0]))
-    fig, axes = plt.subplots(1, len(order), figsize=(4.6 * len(order), 3.8), squeeze=False)
-    for ax, key in zip(axes[0], order):
-        problem, solver = key
-        ests = sorted(groups[key], key=lambda e: e["d"])
-        colors = plt.cm.viridis(np.linspace(0.0, 0.85, len(ests)))
-        for est, color in zip(ests, colors):
-            d = est["d"]
-            curve = est["curve"]
-            alpha = np.array([c["alpha"] for c in curve])
-            k = np.array([c["stored"] for c in curve])
-            n = np.array([c["stored"] + c["not_stored"] for c in curve])
-            ok = n > 0
-            lo, hi = wilson_interval(k[ok], n[ok])
-            freq = k[ok] / n[ok]
-            ax.errorbar(alpha[ok], freq, yerr=_err(freq, lo, hi), fmt="o", ms=3.5, color=color,
-                        capsize=2, lw=0.8, label=f"d = {d}")
-            if math.isfinite(est.get("slope", math.nan)) and math.isfinite(est["p_c"]):
-                ps = np.exp(np.linspace(np.log(min(c["p"] for c in curve)), np.log(max(c["p"] for c in curve)), 200))
-                prob = special.expit(-est["slope"] * (np.log(ps) - np.log(est["p_c"])))
-                ax.plot(ps * np.log(ps) / d ** 2, prob, "-", color=color, lw=1)
+        if est["kappa"] == 1.0:
+            groups.setdefault((est["problem"], est["solver"]), []).append(est)
+    order = sorted(groups, key=lambda k: (is_hebbian(k[1]), k[0] != "op", k))
+    return [(key, sorted(groups[key], key=lambda e: e["d"])) for key in order]
+
+
+def plot_success(estimates, path):
+    """Figure 1: P(stored) against the load alpha, one panel per (memory, problem).
+
+    Every full-rank estimate is one curve, coloured by d (the same colour for a d in
+    every panel): the stored fraction at each measured load with its Wilson 95 %
+    interval (light bars, markers shifted a little sideways per d so that they do not
+    cover one another), the fitted logistic, and a diamond at the finite-size theory
+    p_c(d) on P = 1/2, where the curve of that d should cross.  Fits that are
+    ``separated`` or ``unbracketed`` have open markers and a dotted or dashed line.
+    The dotted black line is the d -> infinity capacity (1/2 optimal, 1/8 Hebbian).
+    """
+    from matplotlib.lines import Line2D
+
+    groups = _full_rank_groups(estimates)
+    colors = _dim_colors(e["d"] for _, ests in groups for e in ests)
+    fig, axes = plt.subplots(1, max(len(groups), 1), figsize=(5.0 * max(len(groups), 1), 4.2), squeeze=False)
+    statuses = set()
+    for ax, ((problem, solver), ests) in zip(axes[0], groups):
+        for i, est in enumerate(ests):
+            d, color = est["d"], colors[est["d"]]
+            statuses.add(est.get("status", "ok"))
+            p, k, n = _counts(est["curve"])
+            alpha = np.array([c["alpha"] for c in est["curve"]], float)
+            _measured_points(ax, alpha, k, n, color, _dodge(ax, i, len(ests)),
+                             est.get("status") in _OPEN_STATUSES, f"d = {d}{_status_note(est)}")
+            _fit_curve(ax, est, lambda ps, d=d: ps * np.log(ps) / d ** 2, color)
             th = est["theory"].get("alpha", math.nan)
-            if math.isfinite(th):
-                ax.axvline(th, color=color, ls="--", lw=1)
+            if th is not None and math.isfinite(th):
+                ax.plot([th], [0.5], "D", ms=6.5, mfc=color, mec="k", mew=0.8, zorder=4)
         hebbian = is_hebbian(solver)
         asym = 0.125 if hebbian else 0.5
         ax.axvline(asym, color="k", lw=1.2, ls=":")
-        ax.text(asym, 0.5, f" d->inf: {'1/8' if hebbian else '1/2'}", transform=ax.get_xaxis_transform(),
-                ha="left", va="center", fontsize=7, rotation=90)
-        name = {"op": "original problem (OP)", "dp": "decoupled problem (DP)"}[problem]
-        ax.set_title(f"{memory_label(solver)}, {name}", fontsize=10)
-        ax.set_xlabel(r"load $\alpha = p\,\ln p / d^2$")
-        ax.set_ylim(-0.03, 1.03)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower left", title="dashed: finite-size theory", title_fontsize=7)
-    axes[0][0].set_ylabel("P(stored)  (95% Wilson intervals)")
-    fig.suptitle("Success probability against load: points measured, dashed lines theory p_c(d), "
-                 "dotted the d -> infinity capacity", fontsize=10)
+        ax.text(asym, 0.5, r" $d\to\infty$: " + ("1/8" if hebbian else "1/2"), transform=ax.get_xaxis_transform(),
+                ha="left", va="center", fontsize=7.5, rotation=90)
+        ax.axhline(0.5, color="0.6", lw=0.6, zorder=1)
+        ax.set_title(f"{memory_label(solver)} memory, {_PROBLEM_NAMES.get(problem, problem)}", fontsize=10)
+        ax.set_xlabel(r"load $\alpha = p\,\ln p\,/\,d^2$  (dimensionless; $p$ facts, $d$ dimensions)", fontsize=8.5)
+        ax.set_ylim(-0.04, 1.04)
+        ax.grid(alpha=0.25)
+        ax.legend(fontsize=7.5, loc="upper right" if hebbian else "lower left", title="dimension d",
+                  title_fontsize=7.5, framealpha=0.9)
+    axes[0][0].set_ylabel("P(stored): fraction of trials stored")
+    theory = Line2D([], [], marker="D", ls="none", mfc="0.6", mec="k", label="finite-size theory p_c(d), on P = 1/2")
+    asymptote = Line2D([], [], color="k", ls=":", lw=1.2, label=r"capacity as $d\to\infty$")
+    _style_legend(fig, statuses, (theory, asymptote))
+    fig.suptitle("Figure 1. Success probability against the load, one curve per d", fontsize=10.5)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _collapse_panels(estimates):
+    """Panels of figure 1b: the full-rank groups, then one rank-constrained (kappa < 1) panel per problem, solver, d."""
+    panels = [(key, ests, False) for key, ests in _full_rank_groups(estimates)]
+    rank = {}
+    for est in estimates:
+        if est["kappa"] < 1.0:
+            rank.setdefault((est["problem"], est["solver"], est["d"]), []).append(est)
+    panels += [(key, sorted(ests, key=lambda e: e["kappa"]), True) for key, ests in sorted(rank.items())]
+    return panels
+
+
+def _theory_p_c(est):
+    th = est["theory"].get("p_c", math.nan)
+    return th if th is not None and math.isfinite(th) and th > 0 else None
+
+
+def _collapse_curves(ax, ests, colors, rank, labels=True):
+    """The curves of one panel of figure 1b on ``ax``: points against p / p_c(d), fits, the x = 1 marks."""
+    kappa_colors = dict(zip([e["kappa"] for e in ests], plt.cm.plasma(np.linspace(0.1, 0.75, len(ests)))))
+    for i, est in enumerate(ests):
+        color = kappa_colors[est["kappa"]] if rank else colors[est["d"]]
+        th = _theory_p_c(est)
+        p, k, n = _counts(est["curve"])
+        label = (f"kappa = {est['kappa']:g}: lower bound" if rank else f"d = {est['d']}") + _status_note(est)
+        _measured_points(ax, p / th, k, n, color, _dodge(ax, i, len(ests)), est.get("status") in _OPEN_STATUSES,
+                         label if labels else None)
+        _fit_curve(ax, est, lambda ps, th=th: ps / th, color)
+    ax.axvline(1.0, color="k", ls="--", lw=0.9, zorder=1)
+    ax.axhline(0.5, color="0.6", lw=0.6, zorder=1)
+    ax.plot([1.0], [0.5], "P", ms=9, mfc="k", mec="white", mew=0.8, zorder=5)
+    ax.set_ylim(-0.04, 1.04)
+    ax.grid(alpha=0.25)
+
+
+def _zoom_range(ests):
+    """The x range of an inset near x = 1, or None: curves measured only within 6 % of their theory p_c."""
+    narrow = []
+    for est in ests:
+        x = np.array([c["p"] for c in est["curve"]], float) / _theory_p_c(est)
+        if len(x) and np.all(np.abs(x - 1.0) < 0.06):
+            narrow.append(x)
+    if not narrow:
+        return None
+    allx = np.concatenate(narrow + [np.array([1.0])])
+    pad = max(0.004, 0.08 * (allx.max() - allx.min()))
+    return allx.min() - pad, allx.max() + pad
+
+
+def plot_collapse(estimates, path):
+    """Figure 1b: P(stored) against x = p / p_c(d), with p_c(d) the finite-size theory's capacity.
+
+    One panel per (memory, problem) of the full-rank estimates, one curve per d
+    coloured as in figure 1: if the finite-size theory is right every curve crosses
+    P = 1/2 at x = 1 (dashed line, cross).  Open markers: fits ``separated`` or
+    ``unbracketed``.  Curves measured only close to their theory p_c (the bracketing
+    design at large d) are drawn again in an inset that zooms in on x = 1 (the grey band
+    of the panel).
+    Rank-constrained estimates (kappa < 1, x against the theory's p_c(d, kappa)) get
+    panels of their own, coloured by kappa and labelled as lower bounds: trials the
+    rank-m search did not solve (``not_found``) count as not stored.
+    """
+    from matplotlib.lines import Line2D
+
+    panels = [(key, [e for e in ests if _theory_p_c(e)], rank) for key, ests, rank in _collapse_panels(estimates)]
+    panels = [q for q in panels if q[1]]
+    colors = _dim_colors(e["d"] for _, ests, rank in panels if not rank for e in ests)
+    n = max(len(panels), 1)
+    cols = n if n <= 3 else 2
+    rows = int(math.ceil(n / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 4.3 * rows), squeeze=False)
+    statuses = {e.get("status", "ok") for _, ests, _ in panels for e in ests}
+    for ax, (key, ests, rank) in zip(axes.flat, panels):
+        problem, solver = key[:2]
+        _collapse_curves(ax, ests, colors, rank)
+        what = f"{memory_label(solver)} memory, {_PROBLEM_NAMES.get(problem, problem)}"
+        if rank:
+            what = f"rank-constrained {memory_label(solver)} memory, {problem.upper()}, d = {key[2]}: lower bounds"
+            ax.text(0.02, 0.03, "trials the rank-m search did not solve\ncount as not stored",
+                    transform=ax.transAxes, fontsize=7, va="bottom", ha="left", color="0.25")
+        ax.set_title(what, fontsize=9.5)
+        ax.set_xlabel(r"$x = p\,/\,p_c(d)$  (facts over the finite-size theory's capacity)", fontsize=8.5)
+        ax.legend(fontsize=7.5, loc="upper right", title="kappa = m/d" if rank else "dimension d",
+                  title_fontsize=7.5, framealpha=0.9)
+        zoom = None if rank else _zoom_range(ests)
+        lo, hi = ax.get_xlim()
+        if zoom is not None and (hi - lo) > 3 * (zoom[1] - zoom[0]):
+            inset = ax.inset_axes([0.05, 0.13, 0.35, 0.5])
+            _collapse_curves(inset, ests, colors, rank, labels=False)
+            inset.set_xlim(*zoom)
+            inset.tick_params(labelsize=6.5)
+            inset.set_title("zoom near x = 1", fontsize=7, pad=2)
+            ax.axvspan(*zoom, color="0.5", alpha=0.15, lw=0, zorder=0)  # the range the inset shows
+    for ax in axes[:, 0]:
+        ax.set_ylabel("P(stored): fraction of trials stored")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    cross = Line2D([], [], marker="P", ls="none", mfc="k", mec="white", ms=9,
+                   label="finite-size theory: P = 1/2 at x = 1")
+    _style_legend(fig, statuses, (cross,))
+    fig.suptitle("Figure 1b. Collapse: P(stored) against p / p_c(d), the finite-size theory's p_c at each d",
+                 fontsize=10.5)
+    fig.tight_layout()
     return _save(fig, path)
 
 

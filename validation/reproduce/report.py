@@ -1,6 +1,7 @@
 """``report.md`` of ``validation reproduce`` and the writing of every output.
 
-:func:`write_outputs` draws the seven figures (:mod:`validation.reproduce.sections`),
+:func:`write_outputs` draws the figures (:mod:`validation.reproduce.sections`: figures 1 to 7 and
+the collapse view 1b),
 writes the CSV tables (:mod:`validation.reproduce.tables`) and ``report.md``, whose text
 is generated from the numbers.  See ``notes/reproduce.md``.
 """
@@ -12,8 +13,8 @@ import time
 from dataclasses import dataclass
 
 from .plan import scale_runs
-from .sections import (figure_accuracy, figure_alpha_kappa, figure_alpha_vs_d, figure_outputs, figure_scores,
-                       figure_spectra, figure_success, score_panels, spectra_panels)
+from .sections import (figure_accuracy, figure_alpha_kappa, figure_alpha_vs_d, figure_collapse, figure_outputs,
+                       figure_scores, figure_spectra, figure_success, score_panels, spectra_panels)
 from .tables import (ACCURACY_COLUMNS, GAP_COLUMNS, OUTPUTS_COLUMNS, accuracy_rows, fmt, kappa_points, outputs_rows,
                      table_alpha_kappa, table_capacity, table_op_dp_gap, table_op_vs_dp, table_success_curves,
                      write_csv)
@@ -64,6 +65,7 @@ def write_outputs(out, config, data: ReproduceData, run=None) -> dict:
     cap_table, cap_rows = table_capacity(out, estimates)
     tables = [cap_table, table_success_curves(out, estimates)]
     fig1, text["fig1"] = figure_success(out, estimates)
+    fig1b, text["fig1b"] = figure_collapse(out, estimates)
     fig2, text["fig2"] = figure_alpha_vs_d(out, estimates, theory)
     kpoints = kappa_points(config, estimates)
     fig3, text["fig3"] = figure_alpha_kappa(out, config, theory, kpoints)
@@ -83,11 +85,12 @@ def write_outputs(out, config, data: ReproduceData, run=None) -> dict:
     out_rows = outputs_rows(outputs)
     tables.append(write_csv(os.path.join(out, "outputs.csv"), out_rows, list(OUTPUTS_COLUMNS)))
     fig7, text["fig7"] = figure_outputs(out, config, out_rows)
-    figs = [fig1, fig2, fig3, fig4, fig5, fig6, fig7]
+    figs = {"fig1": fig1, "fig1b": fig1b, "fig2": fig2, "fig3": fig3, "fig4": fig4, "fig5": fig5, "fig6": fig6,
+            "fig7": fig7}
     gap_table, gap_rows = table_op_dp_gap(out, config, cap_rows)
     tables.append(gap_table)
     report = _write_report(out, config, figs, text, cmp_rows, cap_rows, gap_rows, run)
-    return {"figures": figs, "tables": tables, "report": report}
+    return {"figures": list(figs.values()), "tables": tables, "report": report}
 
 
 def _md_table(rows, columns, digits=3):
@@ -151,9 +154,15 @@ def _run_section(config, run) -> str:
 
 
 def _write_report(out, config, figs, text, cmp_rows, cap_rows, gap_rows=(), run=None):
-    """Write ``report.md``: the run, one section per figure, the OP-DP tables and every estimate."""
+    """Write ``report.md``: the run, one section per figure, the OP-DP tables and every estimate.
+
+    ``figs`` and ``text`` map the figure keys of ``names`` (``"fig1"``, ``"fig1b"``, ...,
+    ``"fig7"``) to the figure's path and its paragraph; the key gives the section number.
+    """
     path = os.path.join(out, "report.md")
-    names = {"fig1": "Success probability against load", "fig2": "Capacity against 1/ln p",
+    names = {"fig1": "Success probability against load",
+             "fig1b": "Collapse: success probability against p / p_c(d) of the finite-size theory",
+             "fig2": "Capacity against 1/ln p",
              "fig3": "Rank-constrained capacity alpha_c(kappa)", "fig4": "Singular-value spectra",
              "fig5": "Score distributions, optimal against Hebbian", "fig6": "Recall accuracy against load",
              "fig7": "Capacity with K distinct answers"}
@@ -164,8 +173,9 @@ def _write_report(out, config, figs, text, cmp_rows, cap_rows, gap_rows=(), run=
                  f"`{config.optimal_solver}`; every trial is in `results.sqlite` "
                  "(`validation export --out DIR --format csv`).\n\n")
         fh.write(_run_section(config, run))
-        for i, (key, fig) in enumerate(zip(names, figs), start=1):
-            fh.write(f"## {i}. {names[key]}\n\n![{names[key]}]({os.path.basename(fig)})\n\n{text[key]}\n\n")
+        for key, name in names.items():
+            number = key.removeprefix("fig")
+            fh.write(f"## {number}. {name}\n\n![{name}]({os.path.basename(figs[key])})\n\n{text[key]}\n\n")
         if gap_rows:
             fh.write("## OP against DP capacity with d\n\n`op_minus_dp` = (OP p_c - DP p_c) / DP p_c; 95% "
                      "profile-likelihood intervals; theory: the finite-size p_c, the same for both problems; "

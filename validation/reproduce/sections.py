@@ -18,8 +18,8 @@ from .plan import optimal_accuracy_options
 from .rules import accuracy_reference, is_hebbian, trains_cross_entropy
 from .tables import concat, fmt, reldiff, summary_columns
 
-__all__ = ["figure_success", "figure_alpha_vs_d", "figure_alpha_kappa", "spectra_panels", "figure_spectra",
-           "score_panels", "figure_scores", "figure_accuracy", "figure_outputs"]
+__all__ = ["figure_success", "collapse_text", "figure_collapse", "figure_alpha_vs_d", "figure_alpha_kappa",
+           "spectra_panels", "figure_spectra", "score_panels", "figure_scores", "figure_accuracy", "figure_outputs"]
 
 
 def alpha_interval(e) -> str:
@@ -36,7 +36,7 @@ def figure_success(out, estimates):
 
     path = figures.plot_success(estimates, os.path.join(out, "fig1_success_probability.png"))
     lines = []
-    for e in sorted(estimates, key=lambda e: (is_hebbian(e["solver"]), e["problem"], e["d"])):
+    for e in sorted(estimates, key=lambda e: (is_hebbian(e["solver"]), e["problem"] != "op", e["problem"], e["d"])):
         if e["kappa"] != 1.0:
             continue
         th = e["theory"]
@@ -46,9 +46,73 @@ def figure_success(out, estimates):
                         f"(fit status {e['status']}: no fitted interval, so no difference is given)"))
     legend = "; ".join(f"`{k}`: {v}" for k, v in FIT_STATUS_MEANINGS.items())
     text = ("Theory: the optimal memory's capacity tends to alpha_c = 1/2 and the Hebbian rule's to 1/8 "
-            "as d grows; at finite d the finite-size theory (dashed) predicts p_c(d). "
+            "(dotted) as d grows; at finite d the finite-size theory predicts p_c(d), where the curve of that d "
+            "should cross P(stored) = 1/2 (diamond in the colour of d). Points: the fraction of trials stored at "
+            "each load, with light 95% Wilson bars, shifted a little sideways per d so that they do not cover "
+            "one another; lines: the fitted logistic; open markers: fits without a fitted interval. "
             f"Measured, with the interval its fit status gives ({legend}):\n\n" + "\n".join(lines))
     return path, text
+
+
+def _crossing_interval(e) -> str:
+    """x_c = p_c / p_c(theory) of an estimate with the interval its fit status gives (a bracket if separated)."""
+    th = e["theory"]["p_c"]
+    low, high = e["p_c_low"], e["p_c_high"]
+    if e["status"] == "separated" and (bracket := separation_bracket(e["curve"])) is not None:
+        low, high = bracket
+    return interval_text(e["p_c"] / th, low / th, high / th, e["status"], fmt=fmt)
+
+
+def _collapse_group_line(name, ests, what="d") -> str:
+    """One report line of figure 1b: the crossings x_c of one panel and their spread for ``ok`` fits."""
+    key = (lambda e: f"d = {e['d']}") if what == "d" else (lambda e: f"kappa = {e['kappa']:g}")
+    parts = "; ".join(f"{key(e)}: {_crossing_interval(e)}" for e in ests)
+    ok = [e["p_c"] / e["theory"]["p_c"] - 1.0 for e in ests if e["status"] == "ok"]
+    spread = (f" (`ok` fits: x_c - 1 from {100 * min(ok):+.1f}% to {100 * max(ok):+.1f}%)" if len(ok) >= 2 else "")
+    return f"- {name}: {parts}{spread}"
+
+
+def collapse_text(estimates) -> str:
+    """The paragraph of figure 1b: where each measured curve crosses 1/2 in units of the theory's p_c(d)."""
+    from ..solver_rules import memory_label
+
+    def has_theory(e):
+        th = e["theory"].get("p_c", math.nan)
+        return th is not None and math.isfinite(th) and th > 0 and math.isfinite(e["p_c"])
+
+    groups = {}
+    for e in estimates:
+        if has_theory(e):
+            groups.setdefault((e["kappa"] < 1.0, is_hebbian(e["solver"]), e["problem"] != "op", e["problem"],
+                               e["solver"], e["d"] if e["kappa"] < 1.0 else None), []).append(e)
+    lines = []
+    for (rank, _, _, problem, solver, d), ests in sorted(groups.items()):
+        ests = sorted(ests, key=lambda e: (e["kappa"], e["d"]))
+        if rank:
+            lines.append(_collapse_group_line(f"rank-constrained {solver} {problem.upper()}, d = {d}, against "
+                                              "p_c(d, kappa) (LOWER BOUNDS: trials the rank-m search did not "
+                                              "solve count as not stored)", ests, what="kappa"))
+        else:
+            lines.append(_collapse_group_line(f"{memory_label(solver)} {problem.upper()}", ests))
+    flagged = [e for e in estimates if has_theory(e) and e["status"] in ("separated", "unbracketed")]
+    open_text = ("Open markers: fits " + ", ".join(
+        f"{e['solver']} {e['problem'].upper()} d = {e['d']}" + (f" kappa = {e['kappa']:g}" if e["kappa"] < 1 else "")
+        + f" (`{e['status']}`)" for e in flagged) + "; their crossing is not a fitted measurement. "
+        if flagged else "Every fit has status `ok` (filled markers). ")
+    return ("The same counts as figure 1 against x = p / p_c(d), with p_c(d) the finite-size theory's capacity "
+            "at each d (`theory_p_c` of capacity.csv), one curve per d: if the theory is right, every curve "
+            "crosses P(stored) = 1/2 at x = 1 (dashed line). The theory fixes where the curves cross, not "
+            "how steep they are, so away from x = 1 curves of different d need not coincide. " + open_text
+            + "Measured crossings x_c = p_c / p_c(d), with the interval the fit status gives:\n\n"
+            + "\n".join(lines))
+
+
+def figure_collapse(out, estimates):
+    """Figure 1b and its text: P(stored) against p / p_c(d), the collapse the finite-size theory predicts."""
+    from .. import figures
+
+    path = figures.plot_collapse(estimates, os.path.join(out, "fig1b_collapse.png"))
+    return path, collapse_text(estimates)
 
 
 def figure_alpha_vs_d(out, estimates, theory):

@@ -67,6 +67,7 @@ exclude_patterns = [
     "rank_spectra.md",
     "rank_saturation.md",
     "rank_capacity.md",
+    "full_collapse.md",
     "_build",
     "quick",
     "op_vs_dp_d64",

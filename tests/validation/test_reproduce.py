@@ -23,8 +23,9 @@ def _tiny():
 def test_tiny_reproduce_writes_every_output_and_resumes(tmp_path):
     res = reproduce(str(tmp_path), _tiny())
     names = sorted(os.path.basename(f) for f in res.figures)
-    assert names == ["fig1_success_probability.png", "fig1b_collapse.png", "fig2_alpha_vs_d.png", "fig3_alpha_kappa.png",
-                     "fig4_spectra.png", "fig5_scores.png", "fig6_accuracy.png", "fig7_outputs.png"]
+    assert names == ["fig1_success_probability.png", "fig1b_collapse.png", "fig2_alpha_vs_d.png",
+                     "fig3_alpha_kappa.png", "fig4_spectra.png", "fig5_scores.png", "fig6_accuracy.png",
+                     "fig7_outputs.png"]
     for f in res.figures:
         assert os.path.getsize(f) > 10_000  # a real image, not an empty canvas
     report = open(res.report).read()

@@ -1,0 +1,139 @@
+"""Tests of the certified bracket on the best recall count (validation.accuracy_bound).
+
+Reference: brute force on tiny instances, independent of the MILP.  For every subset of
+inputs, largest first, a box-free LP (``scipy.optimize.linprog``: is there a W with
+``(t_mu - c_rho)^T W e_mu >= 1`` for every mu of the subset and every competitor rho?)
+decides whether one W recalls all of it; the largest feasible subset size is the best
+count.  The rows are built here from ``instance.candidates`` (not from the module).
+"""
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from validation import make_instance, solve
+from validation.accuracy_bound import AccuracyBound, accuracy_bound, constraint_rows
+
+_TINY = [(d, p, problem, seed) for d, p in ((2, 4), (2, 6), (3, 6), (3, 8), (4, 8))
+         for problem in ("op", "dp") for seed in (0, 1)]
+
+
+def _rows(inst, mu):
+    cand = np.asarray(inst.candidates(mu))
+    t = inst.target_index[mu]
+    diffs = cand[t] - np.delete(cand, t, axis=0)
+    return np.einsum("ri,j->rij", diffs, inst.inputs[mu]).reshape(len(diffs), -1)
+
+
+def _storable(rows_of, subset) -> bool:
+    A = np.vstack([rows_of[mu] for mu in subset])
+    res = linprog(np.zeros(A.shape[1]), A_ub=-A, b_ub=-np.ones(len(A)),
+                  bounds=[(None, None)] * A.shape[1], method="highs")
+    assert res.status in (0, 2), res.message
+    return res.status == 0
+
+
+def _best(inst) -> int:
+    rows_of = [_rows(inst, mu) for mu in range(inst.p)]
+    for size in range(inst.p, 0, -1):
+        if any(_storable(rows_of, s) for s in itertools.combinations(range(inst.p), size)):
+            return size
+    return 0
+
+
+def test_rows_are_the_margins():
+    inst = make_instance(3, 5, "dp", seed=4)
+    A, owner = constraint_rows(inst)
+    W = np.random.default_rng(0).standard_normal((3, 3))
+    S = inst.scores(W)
+    expected = np.concatenate([S[mu, mu] - np.delete(S[:, mu], mu) for mu in range(5)])
+    np.testing.assert_allclose(A @ W.ravel(), expected, atol=1e-12)
+    assert owner.tolist() == np.repeat(np.arange(5), 4).tolist()
+
+
+@pytest.mark.parametrize("case", _TINY, ids=lambda c: "-".join(map(str, c)))
+def test_bound_brackets_the_brute_force_optimum(case):
+    d, p, problem, seed = case
+    inst = make_instance(d, p, problem, seed=seed)
+    truth = _best(inst)
+    r = accuracy_bound(inst, time_limit=5.0, check_box=False)
+    assert r.recalled_lower <= truth <= r.recalled_upper, (case, truth, r.message)
+    if r.status == "exact":
+        assert r.recalled_lower == r.recalled_upper == truth
+    assert r.status == "exact", r.message  # measured: every tiny case closes
+
+
+@pytest.mark.parametrize("case", [(4, 12, "op", 0), (5, 16, "dp", 1), (6, 24, "op", 2), (6, 24, "dp", 0)],
+                         ids=lambda c: "-".join(map(str, c)))
+def test_bound_is_never_below_the_give_up_search(case):
+    d, p, problem, seed = case  # all above the all-stored capacity (p_c(4) = 8.7, p_c(6) = 14.8)
+    inst = make_instance(d, p, problem, seed=seed)
+    sol = solve(inst, "optimal", options={"give_up": True})
+    found = round(sol.recall_fraction * p)
+    r = accuracy_bound(inst, W_search=sol.matrix(), time_limit=1.0, check_box=False)
+    assert r.search_recalled >= found and r.recalled_any >= found
+    assert r.recalled_upper >= found, (case, r.message)
+    assert r.recalled_lower <= r.recalled_upper
+    if r.search_box <= r.box:
+        assert r.recalled_lower >= found  # the search count is the MILP's cut
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_box_check_same_count_at_ten_times_the_box(problem):
+    inst = make_instance(4, 10, problem, seed=0)
+    r = accuracy_bound(inst, W_search="give_up", time_limit=5.0)
+    assert r.status == "exact"
+    assert r.check_lower == r.check_upper == r.recalled_upper
+    assert r.box_binding is False and "evidence, not a proof" in r.message
+
+
+def test_a_small_box_is_reported_binding():
+    inst = make_instance(6, 19, "op", seed=0)
+    W = solve(inst, "optimal", options={"give_up": True}).matrix()
+    r = accuracy_bound(inst, W_search=W, box=1.0, time_limit=2.0, check_box=False)
+    assert r.search_recalled > r.recalled_upper  # the search W does not fit a box of 1
+    assert r.box_binding is True and "box binds" in r.message
+
+
+def test_budget_and_json():
+    inst = make_instance(8, 40, "dp", seed=3)
+    r = accuracy_bound(inst, time_limit=0.05, check_box=False)
+    assert r.status in AccuracyBound.STATUSES
+    assert 0 <= r.recalled_lower <= r.recalled_upper <= inst.p
+    if r.status == "time_limit":
+        assert not r.converged and "budget ran out" in r.message
+    data = json.loads(json.dumps(r.to_dict(), allow_nan=False))
+    assert data["status"] == r.status and data["box_binding"] is None
+    tiny = accuracy_bound(make_instance(3, 6, "op", seed=0), time_limit=5.0)
+    json.dumps(tiny.to_dict(), allow_nan=False)
+
+
+def test_shared_outputs():
+    inst = make_instance(3, 8, "op", seed=1, outputs=3)
+    r = accuracy_bound(inst, time_limit=5.0, check_box=False)
+    assert r.status == "exact" and r.recalled_lower == _best(inst)
+
+
+def test_bad_input():
+    inst = make_instance(3, 5, "op", seed=0)
+    with pytest.raises(ValueError, match="instance"):
+        accuracy_bound(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="box"):
+        accuracy_bound(inst, box=0.0)
+    with pytest.raises(ValueError, match="box"):
+        accuracy_bound(inst, box=float("inf"))
+    with pytest.raises(ValueError, match="time_limit"):
+        accuracy_bound(inst, time_limit=0.0)
+    with pytest.raises(ValueError, match="mip_rel_gap"):
+        accuracy_bound(inst, mip_rel_gap=1.0)
+    with pytest.raises(ValueError, match="W_search"):
+        accuracy_bound(inst, W_search=np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="W_search"):
+        accuracy_bound(inst, W_search="best")
+    with pytest.raises(ValueError, match="W_search"):
+        accuracy_bound(inst, W_search=np.full((3, 3), np.nan))
+    with pytest.raises(ValueError, match="check_box"):
+        accuracy_bound(inst, check_box="yes")

@@ -29,6 +29,8 @@ _LAZY = {
     "OptimalAccuracyResult": "replica.accuracy",
     "accuracy_capacity": "replica.accuracy",
     "AccuracyCapacityResult": "replica.accuracy",
+    # recall error of facts with Zipf frequencies (notes/zipf.md)
+    "zipf_error": "replica.zipf", "ZipfError": "replica.zipf",
     # finite-size capacity of the decoupled problem (notes/finite_size_capacity.md)
     "water_filling_cost": "replica.finite_size",
     "expected_cost": "replica.finite_size",

@@ -339,6 +339,36 @@ print(json.dumps({"status": sol.status, "margin": repr(sol.margin), "iterations"
 """
 
 
+_LINE_SEARCH_SCRIPT = """
+import hashlib
+import numpy as np
+from validation import _optimal_kernels as k
+rng = np.random.default_rng(1)
+out = []
+for n in list(range(1, 100)) + [2547]:
+    m0, m1, m2 = rng.normal(0.5, 0.5, n), rng.normal(0.3, 0.5, n), rng.normal(0.0, 0.1, n)
+    for quadratic in (False, True):
+        out.append(k.line_search(m0, m1, m2, quadratic, 0.0, np.zeros(5)))
+print(hashlib.sha1(np.array(out).tobytes()).hexdigest())
+"""
+
+
+@pytest.mark.slow
+def test_line_search_same_bits_with_a_cold_and_a_warm_numba_cache(tmp_path):
+    # The fastmath hinge sums were separate kernels linked into line_search: a fresh compile
+    # ran their own library's copy, a warm cache line_search's re-optimised copy (the last
+    # bits of the step, then W at ~1e-7 in undecided OP and DP solves at d = 16).
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
+    cold, warm = (subprocess.run([sys.executable, "-c", _LINE_SEARCH_SCRIPT], capture_output=True,
+                                 text=True, env=env, check=True, timeout=600).stdout.split()[-1]
+                  for _ in range(2))
+    assert cold == warm
+
+
 @pytest.mark.slow
 def test_same_bits_with_a_cold_and_a_warm_numba_cache(tmp_path):
     # The user's case: the same DP solve gave margin 0.276158 with a cold numba cache and

@@ -26,7 +26,8 @@ __all__ = ["dual_sweep", "select_rows", "combine", "set_margins", "vnorm"]
 _SEARCH_MATH = {"reassoc", "contract"}
 
 
-@numba.njit(cache=True, fastmath=_SEARCH_MATH)
+# Inlined into dual_sweep (same flags) rather than linked: one copy of this fastmath code.
+@numba.njit(cache=True, fastmath=_SEARCH_MATH, inline="always")
 def _input_block(y, vecs, lam, vnorm2, start, stop, gmm, omega, dc):
     """One coordinate pass over the dual variables of one input.
 

@@ -83,7 +83,18 @@ def active_combine(coef, targets, outputs, ptr, idx, out):
             out[mu, j] = total * targets[mu, j] - acc[j]
 
 
-@numba.njit(cache=True, fastmath=True)
+# The line search compiles to one function: the hinge sums and the ridge term are inlined
+# into it (numba IR inlining: they take line_search's flags), so no fastmath code is linked
+# in from another library.  A fastmath callee is re-optimised inside each caller's library,
+# every library then holds its own, differently rounded copy, and which copy runs depends
+# on what the process loaded first (a fresh compile loads the callee's own library before
+# its callers, a warm cache only the caller's): cold and warm numba caches gave different
+# bits.  The flags are fastmath without nnan/ninf (the bracketing keeps IEEE comparisons);
+# reassoc lets the sums vectorise.  Do not call these kernels from other njit functions.
+_LINE_MATH = {"reassoc", "contract", "nsz", "arcp", "afn"}
+
+
+@numba.njit(cache=True, inline="always")
 def hinge_along_line(m0, m1, m2, t):
     """Value, first and second derivative in ``t`` of ``sum_i (1 - m_i(t))_+^2``.
 
@@ -104,7 +115,7 @@ def hinge_along_line(m0, m1, m2, t):
     return value, first, second
 
 
-@numba.njit(cache=True, fastmath=True)
+@numba.njit(cache=True, inline="always")
 def hinge_along_ray(m0, m1, t):
     """Same as ``hinge_along_line`` for a straight line (``m2 = 0``)."""
     value = 0.0
@@ -119,7 +130,7 @@ def hinge_along_ray(m0, m1, t):
     return value, first, second
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _hinge_and_ridge(m0, m1, m2, quadratic, ridge, c, t):
     """Value, first and second derivative at ``t`` of the line-search objective."""
     if quadratic:
@@ -133,7 +144,7 @@ def _hinge_and_ridge(m0, m1, m2, quadratic, ridge, c, t):
     return v, g, h
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=_LINE_MATH)
 def line_search(m0, m1, m2, quadratic, ridge, c):
     """Minimise ``h(t) = sum_i (1 - m_i(t))_+^2 + ridge * poly(t)`` over ``t >= 0``.
 

@@ -318,7 +318,8 @@ def test_separation_bracket_is_the_pair_of_loads_around_the_jump():
              {"p": 15, "stored": 0, "not_stored": 4}, {"p": 18, "stored": 0, "not_stored": 4}]
     assert separation_bracket(curve) == (12.0, 15.0)
     # a point in the transition: no clean jump above the last all-stored load
-    assert separation_bracket([{"p": 10, "stored": 4, "not_stored": 0}, {"p": 12, "stored": 2, "not_stored": 2}]) is None
+    transition = [{"p": 10, "stored": 4, "not_stored": 0}, {"p": 12, "stored": 2, "not_stored": 2}]
+    assert separation_bracket(transition) is None
     assert separation_bracket([{"p": 10, "stored": 0, "not_stored": 4}]) is None
     assert interval_text(13.4, 12.0, 15.0, "separated") == "between 12.0 and 15.0 (bracket)"
     assert interval_text(13.4, 12.9, 14.0, "ok") == "13.4 [12.9, 14.0] (95 % PL)"

@@ -47,6 +47,7 @@ __all__ = ["accuracy_bound", "AccuracyBound", "constraint_rows"]
 
 _BOUND_SLACK = 1e-6  # floor(dual bound + slack): HiGHS's bound on an integer objective
 _BOX_TOLERANCE = 1e-6  # relative: an incumbent at margin 1 - 1e-7 still counts as in the box
+_INTEGRALITY = 1e-6  # HiGHS's mip_feasibility_tolerance: z = 1 - 1e-6 passes as 1
 
 
 @dataclass(frozen=True)
@@ -304,6 +305,11 @@ def accuracy_bound(instance, *, W_search=None, box=1e4, time_limit=60.0, mip_rel
     lower, upper, has_dual, gap, strict = _bracket(instance, res, p, d, B, in_box)
     best_any = max(strict, search_count or 0)
     notes = []
+    slack = _INTEGRALITY * (1.0 + B * float(np.abs(A).sum(axis=1).max()))
+    if slack > 0.5:
+        notes.append(f"box large for HiGHS's integrality tolerance (M * 1e-6 = {slack:.2g} of the margin 1): "
+                     "incumbents may lose inputs in the float64 check, the dual bound stays an upper "
+                     "bound but a looser one")
     if res.status == 0:
         status = "exact" if lower == upper else "bracket"
     elif res.status == 1:

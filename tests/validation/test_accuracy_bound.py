@@ -106,7 +106,7 @@ def test_budget_and_json():
     if r.status == "time_limit":
         assert not r.converged and "budget ran out" in r.message
     data = json.loads(json.dumps(r.to_dict(), allow_nan=False))
-    assert data["status"] == r.status and data["box_binding"] is None
+    assert data["status"] == r.status and data["box_binding"] == r.box_binding
     tiny = accuracy_bound(make_instance(3, 6, "op", seed=0), time_limit=5.0)
     json.dumps(tiny.to_dict(), allow_nan=False)
 

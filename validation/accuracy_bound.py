@@ -285,18 +285,7 @@ def accuracy_bound(instance, *, W_search=None, box=1e4, time_limit=60.0, mip_rel
         constraint matrix over the memory limit.
     """
     start = time.perf_counter()
-    if not isinstance(instance, Instance):
-        raise ValueError(f"instance must be a validation.Instance (make_instance), got "
-                         f"{type(instance).__name__}")
-    B = check_real(box, "box", low=0.0, low_open=True)
-    if not math.isfinite(B):
-        raise ValueError(f"box must be finite, got {box!r}")
-    time_limit = check_real(time_limit, "time_limit", low=0.0, low_open=True)
-    if not math.isfinite(time_limit):
-        raise ValueError(f"time_limit must be finite, got {time_limit!r}")
-    mip_rel_gap = check_real(mip_rel_gap, "mip_rel_gap", low=0.0, high=1.0, high_open=True)
-    if not isinstance(check_box, (bool, np.bool_)):
-        raise ValueError(f"check_box must be a bool, got {check_box!r}")
+    B, time_limit, mip_rel_gap = _checked_arguments(instance, box, time_limit, mip_rel_gap, check_box)
     d, p = instance.d, instance.p
     A, owner = constraint_rows(instance)
     search_count, search_need, in_box = _search(instance, W_search, A, owner, B)
@@ -310,20 +299,7 @@ def accuracy_bound(instance, *, W_search=None, box=1e4, time_limit=60.0, mip_rel
         notes.append(f"box large for HiGHS's integrality tolerance (M * 1e-6 = {slack:.2g} of the margin 1): "
                      "incumbents may lose inputs in the float64 check, the dual bound stays an upper "
                      "bound but a looser one")
-    if res.status == 0:
-        status = "exact" if lower == upper else "bracket"
-    elif res.status == 1:
-        status = "exact" if lower == upper and has_dual else "time_limit"
-        if not has_dual:
-            notes.append(f"no dual bound within {time_limit:g} s: the upper bound is the trivial p")
-    else:
-        status = "failed"
-        upper = p
-        notes.append(f"HiGHS: {res.message} (upper bound is the trivial p)")
-    if lower > upper:  # cannot happen in exact arithmetic: a tolerance problem of the solve
-        notes.append(f"the float64 check found {lower} recalled above the dual bound {upper}: "
-                     "the bound is not trusted")
-        status, upper = "failed", p
+    status, upper = _status(res, lower, upper, has_dual, time_limit, p, notes)
 
     check_lower = check_upper = None
     if check_box:
@@ -339,6 +315,56 @@ def accuracy_bound(instance, *, W_search=None, box=1e4, time_limit=60.0, mip_rel
                      "for the box only, use a larger box")
     elif check_lower is not None and status == "exact" and check_lower == check_upper == upper:
         binding = False
+    message = _message(status, (lower, upper, p), B, (binding, check_box, check_lower, check_upper), notes)
+    return AccuracyBound(
+        recalled_lower=int(lower), recalled_upper=int(upper), recalled_any=int(max(best_any, lower)),
+        p=p, d=d, problem=instance.problem,
+        seconds=time.perf_counter() - start, box=B, box_binding=binding, check_lower=check_lower,
+        check_upper=check_upper, search_recalled=search_count, search_box=search_need, mip_gap=gap,
+        time_limit=time_limit, status=status, converged=status in ("exact", "bracket"), message=message)
+
+
+def _checked_arguments(instance, box, time_limit, mip_rel_gap, check_box):
+    """``(B, time_limit, mip_rel_gap)`` after the checks of :func:`accuracy_bound` (``ValueError`` otherwise)."""
+    if not isinstance(instance, Instance):
+        raise ValueError(f"instance must be a validation.Instance (make_instance), got "
+                         f"{type(instance).__name__}")
+    B = check_real(box, "box", low=0.0, low_open=True)
+    if not math.isfinite(B):
+        raise ValueError(f"box must be finite, got {box!r}")
+    time_limit = check_real(time_limit, "time_limit", low=0.0, low_open=True)
+    if not math.isfinite(time_limit):
+        raise ValueError(f"time_limit must be finite, got {time_limit!r}")
+    mip_rel_gap = check_real(mip_rel_gap, "mip_rel_gap", low=0.0, high=1.0, high_open=True)
+    if not isinstance(check_box, (bool, np.bool_)):
+        raise ValueError(f"check_box must be a bool, got {check_box!r}")
+    return B, time_limit, mip_rel_gap
+
+
+def _status(res, lower, upper, has_dual, time_limit, p, notes):
+    """``(status, upper)`` of one MILP solve; ``notes`` gets what the message must say."""
+    if res.status == 0:
+        status = "exact" if lower == upper else "bracket"
+    elif res.status == 1:
+        status = "exact" if lower == upper and has_dual else "time_limit"
+        if not has_dual:
+            notes.append(f"no dual bound within {time_limit:g} s: the upper bound is the trivial p")
+    else:
+        status = "failed"
+        upper = p
+        notes.append(f"HiGHS: {res.message} (upper bound is the trivial p)")
+    if lower > upper:  # cannot happen in exact arithmetic: a tolerance problem of the solve
+        notes.append(f"the float64 check found {lower} recalled above the dual bound {upper}: "
+                     "the bound is not trusted")
+        status, upper = "failed", p
+    return status, upper
+
+
+def _message(status, counts, B, box_check, notes):
+    """The one-line message of an :class:`AccuracyBound` (``counts = (lower, upper, p)``,
+    ``box_check = (binding, check_box, check_lower, check_upper)``)."""
+    lower, upper, p = counts
+    binding, check_box, check_lower, check_upper = box_check
     if status in ("exact", "bracket", "time_limit"):
         head = {"exact": f"best count in the box: {lower} of {p}",
                 "bracket": f"{lower} <= best count <= {upper} of {p} (certified for the box)",
@@ -348,10 +374,4 @@ def accuracy_bound(instance, *, W_search=None, box=1e4, time_limit=60.0, mip_rel
     box_word = {True: "box binds", False: f"same count at {10 * B:g} (evidence, not a proof, "
                 "for unbounded W)", None: "box not checked" if not check_box else
                 f"box check inconclusive ({check_lower}..{check_upper} at {10 * B:g})"}[binding]
-    message = "; ".join([f"{head}, for W in [-{B:g}, {B:g}]^(d x d) at margin 1", box_word] + notes)
-    return AccuracyBound(
-        recalled_lower=int(lower), recalled_upper=int(upper), recalled_any=int(max(best_any, lower)),
-        p=p, d=d, problem=instance.problem,
-        seconds=time.perf_counter() - start, box=B, box_binding=binding, check_lower=check_lower,
-        check_upper=check_upper, search_recalled=search_count, search_box=search_need, mip_gap=gap,
-        time_limit=time_limit, status=status, converged=status in ("exact", "bracket"), message=message)
+    return "; ".join([f"{head}, for W in [-{B:g}, {B:g}]^(d x d) at margin 1", box_word] + notes)

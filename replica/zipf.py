@@ -429,7 +429,7 @@ def zipf_error(d, N, a, memory="optimal", kappa=1.0, weights=None, seed=None, *,
     facts = _zipf_facts(N, a)
     if memory == "optimal":
         return _optimal(facts, d, N, kappa, size, seed, tol, common)
-    return _hebbian(facts, d, N, a, kind, w_array, note, ensemble, common)
+    return _hebbian(facts, d, N, a, (kind, w_array, note), ensemble, common)
 
 
 def _optimal(facts, d, N, kappa, size, seed, tol, common):
@@ -451,7 +451,9 @@ def _optimal(facts, d, N, kappa, size, seed, tol, common):
                      converged=status != "not_converged", message=message, **common)
 
 
-def _hebbian(facts, d, N, a, kind, w_array, note, ensemble, common):
+def _hebbian(facts, d, N, a, weighting, ensemble, common):
+    """The Hebbian branch of :func:`zipf_error` (``weighting = (kind, w_array, note)``)."""
+    kind, w_array, note = weighting
     if kind == "frequency":
         equal = a == 0.0
     elif kind == "array":

@@ -43,6 +43,8 @@ _LAZY = {
     "estimate_capacity": "validation.capacity",
     "CapacityEstimate": "validation.capacity",
     "measure_accuracy": "validation.accuracy",
+    "accuracy_bound": "validation.accuracy_bound",
+    "AccuracyBound": "validation.accuracy_bound",
     "AccuracyCurve": "validation.accuracy",
     "ce_capacity": "validation.ce_protocol",
     "CEProtocol": "validation.ce_protocol",

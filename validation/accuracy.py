@@ -42,8 +42,8 @@ from .capacity.loads import load, p_from_load
 from .capacity.trials import STORAGE_TRIAL
 from .ensembles import ENSEMBLES, PROBLEMS
 from .intervals import wilson_interval
-from .solver_rules import accuracy_is_exact, accuracy_theory_memory, decision_settings, supports_search_modes
-from .solvers.registry import solver_names
+from .solver_rules import accuracy_is_exact, accuracy_theory_memory, supports_search_modes
+from .solvers.registry import solver_names, solver_spec
 from .sweep import Task, run_tasks
 
 __all__ = ["AccuracySettings", "AccuracyPoint", "AccuracyCurve", "measure_accuracy", "loads_from_alpha",
@@ -305,7 +305,7 @@ def _template(d, problem, solver, ensemble, kappa, seed, s: AccuracySettings) ->
     check_choice(solver, "solver", solver_names())
     check_choice(ensemble, "ensemble", ENSEMBLES)
     kappa = float(check_kappa(kappa))
-    options = decision_settings(solver, dict(s.solver_options or {}))
+    options = solver_spec(solver).sweep_task_options(d, kappa, s.solver_options, restarts=False)
     return Task(STORAGE_TRIAL, s.experiment, problem, solver, ensemble, d, 0, kappa,
                 resolve_seed(seed), 0, tuple(sorted(options.items())))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from .solvers.registry import solver_names, solver_spec
 
 __all__ = ["theory_memory", "memory_label", "accuracy_is_exact", "accuracy_theory_memory",
-           "undecided_as_not_stored_default", "decision_settings", "uses_rank_search", "records_restarts",
+           "undecided_as_not_stored_default", "uses_rank_search",
            "supports_search_modes", "supports_restarts", "time_limited_options", "is_hebbian",
            "trains_cross_entropy", "rank_solver", "scales_to_large_d"]
 
@@ -52,26 +52,9 @@ def undecided_as_not_stored_default(solver: str) -> bool:
     return solver_spec(solver).undecided_as_not_stored
 
 
-def decision_settings(solver: str, options: dict) -> dict:
-    """``options`` of a storability decision: the spec's sweep defaults unless given (updated in place).
-
-    For ``optimal`` that is ``refine=False``: storability is all that is measured, so the
-    max-margin refinement after ``stored`` is skipped.
-    """
-    for name, value in solver_spec(solver).sweep_options.items():
-        options.setdefault(name, value)
-    return options
-
-
 def uses_rank_search(solver: str, d: int, rank: int) -> bool:
     """``solver`` at rank ``rank < d`` runs the rank-m restart search (``notes/rank_search.md``)."""
     return solver_spec(solver).rank_search is not None and rank < d
-
-
-def records_restarts(solver: str, d: int, rank: int, options: dict) -> bool:
-    """A storage trial runs the rank-m restart search (no ``give_up`` or ``top_k`` mode): its starts are recorded."""
-    return (uses_rank_search(solver, d, rank) and not options.get("give_up")
-            and int(options.get("top_k", 1)) == 1)
 
 
 def supports_search_modes(solver: str) -> bool:

@@ -16,9 +16,8 @@ from replica.common.checks import check_choice, check_int, check_kappa, check_re
 from replica.common.seeds import resolve_seed
 
 from ..ensembles import ENSEMBLES, PROBLEMS
-from ..solver_rules import decision_settings, records_restarts, undecided_as_not_stored_default
-from ..solvers import rank_for
-from ..solvers.registry import solver_names
+from ..solver_rules import undecided_as_not_stored_default
+from ..solvers.registry import solver_names, solver_spec
 from ..sweep import Task
 from .trials import STORAGE_TRIAL
 
@@ -167,12 +166,8 @@ def measurement_template(d, problem, solver, kappa, ensemble, seed, sweep, extra
         lenient = undecided_as_not_stored_default(solver)
     options = dict(extra.get("solver_options") or {})
     if task_function is None:
-        decision_settings(solver, options)
-        if records_restarts(solver, d, rank_for(d, kappa), options):
-            # the rank-m search: record the number of starts used with every trial
-            from ..solvers.rank_search import DEFAULT_RESTARTS, check_restarts
-
-            options["restarts"] = check_restarts(options.get("restarts", DEFAULT_RESTARTS))
+        # the sweep defaults (decisions only) and the rank-m search's number of starts
+        options = solver_spec(solver).sweep_task_options(d, kappa, options)
     if extra.get("outputs") is not None:
         options["outputs"] = check_int(extra["outputs"], "outputs", low=2)
     template = Task(task_function or STORAGE_TRIAL, sweep.experiment, problem, solver,

@@ -13,6 +13,8 @@ import os
 
 import numpy as np
 
+from replica.common.loads import load
+
 from ..capacity.fit import FIT_STATUS_MEANINGS, interval_text, separation_bracket
 from .plan import optimal_accuracy_options
 from .rules import accuracy_reference, is_hebbian, trains_cross_entropy
@@ -26,7 +28,7 @@ def alpha_interval(e) -> str:
     """The measured alpha of an estimate with the interval its fit status gives (a bracket of loads if separated)."""
     low, high = e["alpha_low"], e["alpha_high"]
     if e["status"] == "separated" and (bracket := separation_bracket(e["curve"])) is not None:
-        low, high = (p * math.log(p) / e["d"] ** 2 for p in bracket)
+        low, high = (load(e["d"], p) for p in bracket)
     return interval_text(e["alpha"], low, high, e["status"], fmt=fmt)
 
 

@@ -75,8 +75,7 @@ def table(runs: dict) -> list[str]:
     names = list(runs)
     base = runs[names[0]]
     head = "| quantity | " + " | ".join(f"vs {n}" for n in names[1:]) + " |"
-    lines = [head, "|---" * len(names) + "|---|"[:0] + "|"]
-    lines[1] = "|" + "---|" * len(names)
+    lines = [head, "|" + "---|" * len(names)]
     for key, value in base.items():
         cells = []
         for n in names[1:]:

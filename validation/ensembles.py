@@ -24,6 +24,7 @@ unit sphere).  See ``notes/simulation.md``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -84,6 +85,12 @@ class Instance:
     output_vectors : ndarray, float64, shape (K, d), read-only, or None
         OP with ``outputs=K``: row ``k`` is the shared output ``u_k``
         (``targets[mu] = output_vectors[f(mu)]``).
+    weights : ndarray, float64, shape (p,), read-only, or None
+        Query frequencies of the facts, positive and summing to one (``weights=``
+        of :func:`make_instance`); None: every fact counts the same.
+    weights_normalised : bool
+        True if the ``weights`` passed to :func:`make_instance` did not sum to one
+        and were divided by their sum.
     """
 
     d: int
@@ -97,6 +104,8 @@ class Instance:
     outputs: int | None = None
     answer_map: np.ndarray | None = field(default=None, repr=False)
     output_vectors: np.ndarray | None = field(default=None, repr=False)
+    weights: np.ndarray | None = field(default=None, repr=False)
+    weights_normalised: bool = False
 
     @property
     def n_candidates(self) -> int:
@@ -202,7 +211,27 @@ class Instance:
                 "ensemble": self.ensemble, "seed": self.seed}
         if self.outputs is not None:
             meta["outputs"] = self.outputs
+        if self.weights is not None:
+            meta["weighted"] = True
+            meta["weights_normalised"] = self.weights_normalised
         return json_safe(meta)
+
+
+def _weights(p, weights):
+    """Checked, normalised query frequencies for ``make_instance``: ``(w, normalised)``."""
+    if weights is None:
+        return None, False
+    w = np.array(weights, dtype=np.float64)
+    if w.shape != (p,):
+        raise ValueError(f"weights must have length p = {p}, got shape {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w <= 0.0):
+        raise ValueError("weights must be finite and positive")
+    total = float(w.sum())
+    normalised = not math.isclose(total, 1.0, rel_tol=1e-12, abs_tol=0.0)
+    if normalised:
+        w /= total
+    w.setflags(write=False)
+    return w, normalised
 
 
 def _answer_map(p, outputs, targets):
@@ -229,7 +258,7 @@ def _answer_map(p, outputs, targets):
 
 
 def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs=None,
-                  targets=None) -> Instance:
+                  targets=None, weights=None) -> Instance:
     """Build a random memory problem, reproducible from its arguments.
 
     Parameters
@@ -257,6 +286,13 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
     targets : array_like of int, shape (p,), optional
         The target map ``f`` with values in ``[0, K - 1]``, every value used at
         least once (``outputs`` only; default ``f(mu) = mu mod K``, balanced).
+    weights : array_like of float, shape (p,), optional
+        Query frequencies ``f_mu`` of the facts (for example Zipf's law,
+        ``notes/zipf.md``), finite and positive.  Weights that do not sum to one
+        are divided by their sum, and ``Instance.weights_normalised`` says so.  They
+        do not change the vectors (the instance is bit-identical to one built
+        without them); they weight the recalled mass of the weighted give-up search
+        and of the error ``E = sum_mu f_mu 1{mu not recalled}``.
 
     Returns
     -------
@@ -267,7 +303,8 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
     ValueError
         For ``d < 2``, ``p < 2``, ``outputs`` outside ``[2, p]``, ``targets``
         of the wrong length, dtype or range, an output that answers no fact,
-        ``targets`` without ``outputs``, an unknown problem or ensemble, a seed that
+        ``targets`` without ``outputs``, ``weights`` of the wrong length or not
+        finite and positive, an unknown problem or ensemble, a seed that
         is not None, a non-negative integer, a SeedSequence or a Generator, or an
         instance larger than the memory limit (:func:`instance_bytes` against
         ``replica.common.checks.check_memory``: half the available memory, or
@@ -283,6 +320,7 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
     ensemble = check_choice(ensemble, "ensemble", ENSEMBLES)
     seed = resolve_seed(seed)
     K, answer_map = _answer_map(p, outputs, targets)
+    w, normalised = _weights(p, weights)
     check_memory(instance_bytes(d, p), f"make_instance(d={d}, p={p})")
     inputs_ss, outputs_ss, key_ss = np.random.SeedSequence(seed).spawn(3)
     inputs = _draw_vectors(np.random.default_rng(inputs_ss), p, d, ensemble)
@@ -301,4 +339,4 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
             arr.setflags(write=False)
     return Instance(d=d, p=p, problem=problem, ensemble=ensemble, seed=seed, inputs=inputs,
                     targets=target_vectors, dp_key=dp_key, outputs=K, answer_map=answer_map,
-                    output_vectors=vectors)
+                    output_vectors=vectors, weights=w, weights_normalised=normalised)

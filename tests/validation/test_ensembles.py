@@ -262,3 +262,24 @@ def test_candidates_bad_index():
         make_instance(4, 5).candidates(5)
     with pytest.raises(ValueError, match="W"):
         make_instance(4, 5).scores(np.eye(3))
+
+
+# --- query weights ------------------------------------------------------------------
+def test_weights_are_normalised_and_do_not_change_the_vectors():
+    plain = make_instance(8, 10, "dp", seed=3)
+    weighted = make_instance(8, 10, "dp", seed=3, weights=np.arange(1, 11))
+    assert weighted.weights_normalised
+    np.testing.assert_allclose(weighted.weights, np.arange(1, 11) / 55.0, rtol=1e-15)
+    assert np.array_equal(plain.inputs, weighted.inputs)
+    assert np.array_equal(plain.targets, weighted.targets)
+    assert plain.weights is None and not plain.weights_normalised
+    exact = make_instance(8, 4, seed=3, weights=[0.25] * 4)
+    assert not exact.weights_normalised
+    assert exact.to_dict()["weighted"] is True
+
+
+@pytest.mark.parametrize("weights", [[1.0] * 9, [1.0] * 9 + [0.0], [1.0] * 9 + [-1.0],
+                                     [1.0] * 9 + [np.nan]])
+def test_bad_weights_are_rejected(weights):
+    with pytest.raises(ValueError, match="weights"):
+        make_instance(8, 10, weights=weights)

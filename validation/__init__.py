@@ -45,6 +45,8 @@ _LAZY = {
     "measure_accuracy": "validation.accuracy",
     "accuracy_bound": "validation.accuracy_bound",
     "AccuracyBound": "validation.accuracy_bound",
+    "top_k_decision": "validation.top_k_bound",
+    "TopKDecision": "validation.top_k_bound",
     "AccuracyCurve": "validation.accuracy",
     "ce_capacity": "validation.ce_protocol",
     "CEProtocol": "validation.ce_protocol",

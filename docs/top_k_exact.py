@@ -6,7 +6,8 @@ twice: by the top-k search (``solve(instance, "optimal", options={"top_k": k})``
 ``stored`` is certified and whose ``not_found`` is a lower-bound verdict) and by the exact
 MILP :func:`validation.top_k_bound.top_k_decision` (box ``1e4``, checked at ``1e5``,
 ``TIME_LIMIT`` seconds per solve).  The per-instance verdicts go to
-``docs/results/top_k_exact.csv``; the page ``docs/top_k_exact.md`` is rendered from it:
+``docs/results/top_k_exact.csv``; the page ``docs/top_k_exact.md`` and the summary
+``docs/results/top_k_exact.json`` (read by ``docs/tables.py``) are rendered from it:
 per load the stored fractions of both, then p_c from the logistic fit
 (``validation.capacity.fit.fit_logistic``, 95 % profile-likelihood interval) of the
 search (a lower bound) and of the exact verdicts (certified for the box; undecided
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import pathlib
 import time
 
@@ -41,6 +43,7 @@ SEED = 0
 HERE = pathlib.Path(__file__).resolve().parent
 DATA = HERE / "results" / "top_k_exact.csv"
 PAGE = HERE / "top_k_exact.md"
+SUMMARY = HERE / "results" / "top_k_exact.json"
 FIELDS = ("problem", "d", "k", "p", "instance", "search_status", "exact_status", "exact_stored", "box_binding",
           "search_seconds", "exact_seconds")
 
@@ -103,7 +106,7 @@ def _fit(points):
 
 
 def render(rows):
-    """The Markdown page from the per-instance rows."""
+    """``(page, summary)``: the Markdown page and the per-case summary rows (for ``docs/tables.py``)."""
     cases = list(dict.fromkeys((r["problem"], r["d"], r["k"]) for r in rows))
     total = sum(r["search_seconds"] + r["exact_seconds"] for r in rows)
     lines = ["# Top-k storage decided exactly at small d", "",
@@ -122,6 +125,7 @@ def render(rows):
                "**lower bound**.  The exact p_c uses the decided instances only.", "",
                "| problem | d | k | theory p_c | search p_c (lower bound) | exact p_c | undecided | theory vs exact |",
                "|---|---|---|---|---|---|---|---|"]
+    records = []
     for problem, d, k in cases:
         theory = replica.capacity(d, top_k=k).p_c
         mine = [r for r in rows if (r["problem"], r["d"], r["k"]) == (problem, d, k)]
@@ -143,7 +147,9 @@ def render(rows):
         verdict = "no fit" if e_status == "none" else _verdict(theory, exact_pts)
         summary.append(f"| {problem.upper()} | {d} | {k} | {theory:.2f} | {s_text} | {e_text} | {undecided} "
                        f"| {verdict} |")
-    return "\n".join(lines + summary) + "\n"
+        records.append(dict(problem=problem, d=d, k=k, theory=theory, search=s_text, exact=e_text,
+                            instances=len(mine), undecided=undecided, verdict=verdict))
+    return "\n".join(lines + summary) + "\n", records
 
 
 def _verdict(theory, exact_pts):
@@ -166,7 +172,9 @@ def main(argv=None):
     if not args.render:
         set_threads(1)
         write_csv(measure())
-    PAGE.write_text(render(read_csv()))
+    page, records = render(read_csv())
+    PAGE.write_text(page)
+    SUMMARY.write_text(json.dumps(records, indent=1) + "\n")
     print(f"wrote {PAGE}")
 
 

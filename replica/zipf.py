@@ -11,7 +11,9 @@ zipf_error
     Expected error of the optimal rank ``kappa d`` memory (a knapsack over the blocks'
     water-filling costs, solved by its Lagrangian: keep fact ``mu`` iff
     ``f_mu / C_mu >= lambda``) or of the Hebbian memory ``W = sum_mu w_mu u_mu e_mu^T``
-    (unweighted: the finite-size Hebbian model; weighted: a Gaussian model of the scores).
+    (unweighted: the finite-size Hebbian model; weighted: a Gaussian model of the scores);
+    with ``samples=T``, the memory built from ``T`` i.i.d. samples, which stores only the
+    facts it has seen (``notes/zipf.md``, section 6).
 knapsack_kept
     The greedy (Lagrangian) kept set of one instance with given costs, and its level.
 """

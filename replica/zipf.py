@@ -490,7 +490,7 @@ def zipf_error(d, N, a, memory="optimal", kappa=1.0, weights=None, seed=None, *,
     if math.isinf(N):
         return ZipfError(error=1.0, recalled_mass=0.0, kept=0.0, level=math.nan, load_ratio=math.inf,
                          stderr=0.0, samples=0, unseen_mass=0.0 if T is None else math.nan,
-                         seen=math.inf if T is None else float(T), residual=0.0,
+                         seen=math.inf if T is None else math.nan, residual=0.0,
                          model="knapsack" if memory == "optimal"
                          else "hebbian-gaussian", status="degenerate", converged=True,
                          message=("N infinite: every input has infinitely many competing outputs, so no "

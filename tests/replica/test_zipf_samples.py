@@ -126,3 +126,9 @@ def test_samples_result_is_json_safe():
     r = zipf_error(16, 100, 1.5, memory="hebbian", weights="frequency", samples=50)
     out = json.loads(json.dumps(r.to_dict(), allow_nan=False))
     assert out["training_samples"] == 50 and 0.0 < out["unseen_mass"] < out["error"]
+
+
+def test_infinitely_many_facts_stay_degenerate_with_samples():
+    r = zipf_error(32, None, 1.5, samples=100)
+    assert r.status == "degenerate" and r.error == 1.0 and r.training_samples == 100
+    assert math.isnan(r.unseen_mass) and math.isnan(r.seen)

@@ -135,16 +135,22 @@ def _gaussian_competitor_sf(target, y2, a, b, d):
     return np.clip(np.einsum("eij,i,j->e", prob, wxc, wk), 0.0, 1.0)
 
 
-def _gaussian_failure(d, p):
+def _gaussian_failure(d, p, unstored=0.0):
     a, b, target, y2, weight = _gaussian_environment(d, p)
     n = p - 1.0
-    # Cheap bound to skip environment points that cannot matter: Gaussian competitors.
-    rough = -np.expm1(n * special.log_ndtr(target / np.sqrt((y2 + a * (1.0 + 2.0 / d)) / d)))
+    # Cheap bound to skip environment points that cannot matter: Gaussian competitors
+    # (an upper bound for the unstored ones too, whose variance y2 / d is smaller).
+    rough = -np.expm1((n + unstored) * special.log_ndtr(target / np.sqrt((y2 + a * (1.0 + 2.0 / d)) / d)))
     bound = weight * np.minimum(1.0, 30.0 * rough)
     keep = bound > _PRUNE * bound.sum()
     sf = _gaussian_competitor_sf(target[keep], y2[keep], a[keep], b[keep], d)
     with np.errstate(divide="ignore"):
-        fail = -np.expm1(n * np.log1p(-np.minimum(sf, 1.0)))
+        log_hold = n * np.log1p(-np.minimum(sf, 1.0))
+        if unstored:
+            # u_rho ~ N(0, I/d) independent of W: u_rho . y ~ N(0, |y|^2 / d), with |y|^2 the
+            # leave-one-out image plus the left-out pair term's mean a / d
+            log_hold = log_hold + unstored * special.log_ndtr(target[keep] / np.sqrt((y2[keep] + a[keep] / d) / d))
+        fail = -np.expm1(log_hold)
     return float(np.dot(fail, weight[keep]))
 
 
@@ -173,17 +179,30 @@ def _sphere_competitor_sf(target, y2, d):
     return np.clip(_projection_sf((t - c) / norm_v, d) @ wcc, 0.0, 1.0)
 
 
-def _sphere_failure(d, p):
+def _sphere_failure(d, p, unstored=0.0):
     target, y2, weight = _sphere_environment(d, p)
     sf = _sphere_competitor_sf(target, y2, d)
     with np.errstate(divide="ignore"):
-        fail = -np.expm1((p - 1.0) * np.log1p(-np.minimum(sf, 1.0)))
+        log_hold = (p - 1.0) * np.log1p(-np.minimum(sf, 1.0))
+        if unstored:
+            # u_rho uniform on the sphere, independent of W: P(u_rho . y < t) = 1 - sf_proj(t / |y|)
+            ratio = target / np.sqrt(y2 + 1.0 / d)
+            log_hold = log_hold + unstored * np.log1p(-np.minimum(_projection_sf(ratio, d), 1.0))
+        fail = -np.expm1(log_hold)
     return float(np.dot(fail, weight))
 
 
-def failure_probability(d, p, ensemble):
-    """P(one input is not recalled) in the model, for checked ``d``, ``p`` and ``ensemble``."""
-    return _gaussian_failure(d, p) if ensemble == "gaussian" else _sphere_failure(d, p)
+def failure_probability(d, p, ensemble, unstored=0.0):
+    """P(one input is not recalled) in the model, for checked ``d``, ``p`` and ``ensemble``.
+
+    ``unstored`` (``>= 0``, real) more outputs compete that are not stored in ``W`` (the
+    outputs of facts left out of the memory): each is independent of ``W``, so its score
+    given the input's environment is ``u_rho . y`` with ``y = W e_mu`` (``notes/zipf.md``,
+    section 6).  ``unstored=0`` is the model of ``notes/hebbian_finite_size.md`` bit for bit.
+    """
+    if ensemble == "gaussian":
+        return _gaussian_failure(d, p, unstored)
+    return _sphere_failure(d, p, unstored)
 
 
 def check_d_p(d, p, ensemble):

@@ -11,7 +11,9 @@ zipf_error
     Expected error of the optimal rank ``kappa d`` memory (a knapsack over the blocks'
     water-filling costs, solved by its Lagrangian: keep fact ``mu`` iff
     ``f_mu / C_mu >= lambda``) or of the Hebbian memory ``W = sum_mu w_mu u_mu e_mu^T``
-    (unweighted: the finite-size Hebbian model; weighted: a Gaussian model of the scores).
+    (unweighted: the finite-size Hebbian model; weighted: a Gaussian model of the scores);
+    with ``samples=T``, the memory built from ``T`` i.i.d. samples, which stores only the
+    facts it has seen (``notes/zipf.md``, section 6).
 knapsack_kept
     The greedy (Lagrangian) kept set of one instance with given costs, and its level.
 """
@@ -22,7 +24,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
+from scipy import special, stats
 
 from .common.checks import check_choice, check_int, check_real, check_scalar_kappa
 from .common.ensembles import check_ensemble
@@ -30,6 +32,7 @@ from .common.results import Result
 from .common.roots import brent
 from .common.seeds import resolve_seed
 from .hebbian import hebbian_input_failure_probability
+from .hebbian_model import failure_probability
 from .quarter_circle import tail_second_moment
 from .scores import sample_optimal_scores
 
@@ -42,6 +45,9 @@ _BIN_RATIO = 1.02  # ratio of the edges of consecutive bins of facts
 _ARRAY_MAX = 1_000_000  # longest weights array accepted
 _HERMITE_NODES = 64
 _LOG_W_BIN = 0.01  # width in ln w of the competitor bins of a weights array
+_LEGENDRE_NODES = 8  # per bin of ranks, for the sums over the facts seen in T samples
+_SEEN_NODES = 5  # Gauss-Hermite nodes over the number of stored facts (unweighted Hebbian, T samples)
+_COUNT_GRID = 64  # target counts n = 1 .. 64 one by one, then log-spaced (count-weighted Hebbian)
 _RS_CAVEAT = ("replica-symmetric q -> 1 prediction with the costs at p = N drawn independently per fact "
               "and the budget taken in expectation; counting errors is not convex, so replica symmetry "
               "may not be exact")
@@ -84,6 +90,8 @@ class _Facts:
     freq2: np.ndarray
     mass: np.ndarray
     normaliser: float  # H_{N,a}
+    lo: np.ndarray | None = None  # first rank of each bin
+    hi: np.ndarray | None = None  # one past the last rank of each bin
 
 
 def _zipf_facts(N, a):
@@ -97,7 +105,43 @@ def _zipf_facts(N, a):
     count = (hi - lo).astype(np.float64)
     total = float(sums.sum())
     return _Facts(count=count, freq=sums / (count * total), freq2=sums2 / (count * total**2),
-                  mass=sums / total, normaliser=total)
+                  mass=sums / total, normaliser=total, lo=lo, hi=hi)
+
+
+def _unseen_sums(facts, a, T):
+    """Per bin: ``sum (1 - f_mu)^T`` (expected unseen facts) and ``sum f_mu (1 - f_mu)^T`` (unseen mass).
+
+    Bins of one fact exactly; wider bins (ranks above 256) by the Euler-Maclaurin form
+    ``sum_{lo <= mu < hi} g(mu) = int_{lo-1/2}^{hi-1/2} g - [g'(hi-1/2) - g'(lo-1/2)] / 24``
+    with 8-node Gauss-Legendre on the integral (``notes/zipf.md``, section 6).
+    """
+    count = np.zeros(facts.count.size)
+    mass = np.zeros(facts.count.size)
+    single = facts.count == 1.0
+    f = facts.freq[single]
+    log_hold = T * np.log1p(-f)
+    count[single] = np.exp(log_hold)
+    mass[single] = f * np.exp(log_hold)
+    wide = ~single
+    if np.any(wide):
+        x, wx = np.polynomial.legendre.leggauss(_LEGENDRE_NODES)
+        left, right = facts.lo[wide] - 0.5, facts.hi[wide] - 0.5
+        half = 0.5 * (right - left)
+        nodes = (0.5 * (right + left))[:, None] + half[:, None] * x[None, :]
+
+        def terms(xs):  # (1 - f)^T, f (1 - f)^T and their derivatives in the rank
+            fx = xs ** (-a) / facts.normaliser
+            hold = np.exp(T * np.log1p(-fx))
+            dfx = -a * fx / xs
+            dhold = -T * hold / (1.0 - fx) * dfx
+            return hold, fx * hold, dhold, dfx * hold + fx * dhold
+
+        h, fh, _, _ = terms(nodes)
+        _, _, dh_r, dfh_r = terms(right)
+        _, _, dh_l, dfh_l = terms(left)
+        count[wide] = half * (h @ wx) - (dh_r - dh_l) / 24.0
+        mass[wide] = half * (fh @ wx) - (dfh_r - dfh_l) / 24.0
+    return np.clip(count, 0.0, facts.count), np.clip(mass, 0.0, facts.mass)
 
 
 # --------------------------------------------------------------------------------------
@@ -115,7 +159,10 @@ class ZipfError(Result):
     fact is kept).  ``stderr`` is the Monte-Carlo standard error of ``error`` from the
     sample of ``samples`` costs (0 for the Hebbian quadratures).  ``model`` names the
     computation: ``"knapsack"``, ``"hebbian-finite-size"`` (unweighted W) or
-    ``"hebbian-gaussian"`` (weighted W).  ``status``: ``"ok"`` (the budget equation or the
+    ``"hebbian-gaussian"`` (weighted W).  ``training_samples`` is ``T`` (None: infinitely
+    many, every fact seen); ``unseen_mass = sum_mu f_mu (1 - f_mu)^T`` is the part of
+    ``error`` from the facts never seen (0 when ``T`` is None) and ``seen`` the expected
+    number of facts seen (``N`` when ``T`` is None).  ``status``: ``"ok"`` (the budget equation or the
     quadrature was solved and checked), ``"all_kept"`` (optimal memory below capacity:
     ``error = 0``), ``"degenerate"`` (``N`` infinite: every input has infinitely many
     competitors, ``error = 1`` for either memory) or ``"not_converged"`` (the budget
@@ -139,6 +186,9 @@ class ZipfError(Result):
     stderr: float
     samples: int
     seed: int | None
+    training_samples: int | None
+    unseen_mass: float
+    seen: float
     residual: float
     model: str
     status: str
@@ -343,8 +393,8 @@ def _check_weights(weights, memory, N):
     return "array", w / total, note
 
 
-def zipf_error(d, N, a, memory="optimal", kappa=1.0, weights=None, seed=None, *, ensemble="gaussian",
-               size=_DEFAULT_SIZE, tol=1e-9):
+def zipf_error(d, N, a, memory="optimal", kappa=1.0, weights=None, seed=None, *, samples=None,
+               ensemble="gaussian", size=_DEFAULT_SIZE, tol=1e-9):
     """Expected frequency mass of the facts not recalled, for Zipf frequencies ``f_mu ∝ mu^-a``.
 
     ``N`` facts with ``N`` distinct outputs (``p = N`` competitors per input, the OP/DP
@@ -365,6 +415,17 @@ def zipf_error(d, N, a, memory="optimal", kappa=1.0, weights=None, seed=None, *,
       or an array of ``N`` positive weights: a Gaussian model of the scores (target
       ``w_mu``, competitor ``rho`` of variance ``(w_rho^2 + w_mu^2)/d + sum w^2 / d^2``).
       Equal weights use the finite-size model.
+    * ``samples=T``: the memory is built from ``T`` i.i.d. draws of the Zipf law and
+      stores only the facts seen (fact ``mu`` with probability ``q_mu = 1 - (1 - f_mu)^T``);
+      unseen facts are errors, ``unseen_mass = sum_mu f_mu (1 - f_mu)^T``, and their
+      outputs still compete (random outputs, not stored in ``W``).  Optimal memory: the
+      knapsack over the seen facts in expectation over the seen indicators,
+      ``sum_mu q_mu E[C 1{C <= f_mu / lambda}] = F d^2``.  Hebbian, ``weights=None``:
+      ``W = sum_{mu seen} u_mu e_mu^T``, the finite-size model with ``n`` stored facts
+      and ``N - n`` unstored competing outputs, averaged over the number ``n`` of facts
+      seen.  Hebbian, ``weights="frequency"``: the empirical frequencies ``w_mu = n_mu / T``
+      (``W = sum_mu n_mu u_mu e_mu^T``), the Gaussian model averaged over the binomial
+      counts ``n_mu``.  ``notes/zipf.md``, section 6.
 
     Parameters
     ----------
@@ -383,6 +444,10 @@ def zipf_error(d, N, a, memory="optimal", kappa=1.0, weights=None, seed=None, *,
         so when they did not).  Must be None for the optimal memory.
     seed : None, int, SeedSequence or Generator
         Seed of the sample of ``C_N`` (``None``: ``DEFAULT_SEED``); optimal memory only.
+    samples : int or None
+        Number ``T >= 1`` of training samples; None (default): infinitely many, every
+        fact seen (the result is then the same as without the argument, bit for bit).
+        With ``T``, ``weights`` must be None or ``"frequency"`` (empirical frequencies).
     ensemble : {"gaussian", "sphere"}
         Embedding ensemble of the Hebbian memory (the optimal-memory theory has Gaussian
         competitor fields and does not depend on it).
@@ -401,7 +466,8 @@ def zipf_error(d, N, a, memory="optimal", kappa=1.0, weights=None, seed=None, *,
         Naming the argument: ``d < 2``, ``N < 2``, ``a < 0`` (or ``a <= 1`` with ``N``
         infinite), an unknown ``memory`` or ``ensemble``, ``kappa`` outside ``(0, 1]`` (or
         not 1 for the Hebbian memory), weights that are not positive and finite, of the
-        wrong length or given for the optimal memory, ``size < 100``, ``tol`` out of range.
+        wrong length or given for the optimal memory, ``size < 100``, ``tol`` out of range,
+        ``samples`` not a positive integer (or given with a weights array).
     """
     d = check_int(d, "d", low=2)
     N = _check_N(N)
@@ -415,21 +481,41 @@ def zipf_error(d, N, a, memory="optimal", kappa=1.0, weights=None, seed=None, *,
                          f"Hebbian memory), got {kappa!r}")
     check_ensemble(ensemble)
     kind, w_array, note = _check_weights(weights, memory, N)
+    T = _check_samples(samples, kind)
     size = check_int(size, "size", low=100)
     tol = check_real(tol, "tol", low=0.0, high=1e-2, low_open=True)
     seed = resolve_seed(seed) if memory == "optimal" else None
-    common = dict(d=d, N=float(N), a=a, memory=memory, kappa=kappa, weights=kind, ensemble=ensemble, seed=seed)
+    common = dict(d=d, N=float(N), a=a, memory=memory, kappa=kappa, weights=kind, ensemble=ensemble, seed=seed,
+                  training_samples=T)
     if math.isinf(N):
         return ZipfError(error=1.0, recalled_mass=0.0, kept=0.0, level=math.nan, load_ratio=math.inf,
-                         stderr=0.0, samples=0, residual=0.0, model="knapsack" if memory == "optimal"
+                         stderr=0.0, samples=0, unseen_mass=0.0 if T is None else math.nan,
+                         seen=math.inf if T is None else math.nan, residual=0.0,
+                         model="knapsack" if memory == "optimal"
                          else "hebbian-gaussian", status="degenerate", converged=True,
                          message=("N infinite: every input has infinitely many competing outputs, so no "
                                   "memory recalls any fact (error 1); the scaling law in d needs a finite N "
                                   "(notes/zipf.md, section 4)"), **common)
     facts = _zipf_facts(N, a)
+    if T is not None:
+        unseen_count, unseen_mass = _unseen_sums(facts, a, T)
+        if memory == "optimal":
+            return _optimal_sampled(facts, unseen_count, unseen_mass, d, N, kappa, size, seed, tol, common)
+        return _hebbian_sampled(facts, a, T, unseen_count, unseen_mass, d, N, kind, ensemble, common)
     if memory == "optimal":
         return _optimal(facts, d, N, kappa, size, seed, tol, common)
     return _hebbian(facts, d, N, a, (kind, w_array, note), ensemble, common)
+
+
+def _check_samples(samples, kind):
+    """``T`` as an int, or None (infinitely many samples)."""
+    if samples is None:
+        return None
+    T = check_int(samples, "samples", low=1)
+    if kind == "array":
+        raise ValueError("samples applies to weights=None or 'frequency' (the weights then come from the "
+                         "counts of the samples), not to a weights array")
+    return T
 
 
 def _optimal(facts, d, N, kappa, size, seed, tol, common):
@@ -447,6 +533,34 @@ def _optimal(facts, d, N, kappa, size, seed, tol, common):
     message = f"{verdict}; load ratio {ratio:.4g}; {_RS_CAVEAT}"
     return ZipfError(error=solved["error"], recalled_mass=1.0 - solved["error"], kept=solved["kept"],
                      level=solved["level"], load_ratio=ratio, stderr=solved["stderr"], samples=law.n,
+                     unseen_mass=0.0, seen=float(N), residual=solved["residual"], model="knapsack", status=status,
+                     converged=status != "not_converged", message=message, **common)
+
+
+def _optimal_sampled(facts, unseen_count, unseen_mass, d, N, kappa, size, seed, tol, common):
+    """The knapsack over the facts seen in ``T`` samples, in expectation over the seen indicators."""
+    budget = float(tail_second_moment(kappa)) * float(d) ** 2
+    law = _CostLaw(sample_optimal_scores(p=float(N), size=size, seed=seed).cost)
+    seen = facts.count - unseen_count
+    unseen = float(unseen_mass.sum())
+    seen_facts = _Facts(count=seen, freq=facts.freq, freq2=facts.freq2, mass=facts.mass - unseen_mass,
+                        normaliser=facts.normaliser, lo=facts.lo, hi=facts.hi)
+    solved = _knapsack_expectation(seen_facts, law, budget, tol)
+    n_seen = float(seen.sum())
+    error = min(max(unseen + solved["error"], 0.0), 1.0)
+    ratio = n_seen * law.mean / budget
+    T = common["training_samples"]
+    if solved["all_kept"]:
+        status, verdict = "all_kept", "every seen fact kept (below capacity)"
+    else:
+        status = "ok" if solved["ok"] else "not_converged"
+        verdict = (f"{solved['kept']:.6g} of {n_seen:.6g} seen facts kept in expectation; residual "
+                   f"{solved['residual']:.2g} (tol {tol:.2g}){'' if solved['ok'] else ', root not accepted'}")
+    message = (f"T = {T} samples: {n_seen:.6g} of {N} facts seen in expectation, unseen mass {unseen:.4g}; "
+               f"{verdict}; error {error:.4g} +- {solved['stderr']:.2g}; load ratio of the seen facts "
+               f"{ratio:.4g}; {_RS_CAVEAT}")
+    return ZipfError(error=error, recalled_mass=1.0 - error, kept=solved["kept"], level=solved["level"],
+                     load_ratio=ratio, stderr=solved["stderr"], samples=law.n, unseen_mass=unseen, seen=n_seen,
                      residual=solved["residual"], model="knapsack", status=status,
                      converged=status != "not_converged", message=message, **common)
 
@@ -489,8 +603,80 @@ def _hebbian(facts, d, N, a, weighting, ensemble, common):
     error = min(max(error, 0.0), 1.0)
     message = (f"{note}{what}; expected {kept:.6g} of {N} facts recalled, error {error:.4g}")
     return ZipfError(error=error, recalled_mass=1.0 - error, kept=kept, level=math.nan, load_ratio=math.nan,
-                     stderr=0.0, samples=0, residual=0.0, model=model, status="ok", converged=True,
-                     message=message, **common)
+                     stderr=0.0, samples=0, unseen_mass=0.0, seen=float(N), residual=0.0, model=model,
+                     status="ok", converged=True, message=message, **common)
+
+
+def _hebbian_sampled(facts, a, T, unseen_count, unseen_mass, d, N, kind, ensemble, common):
+    """The Hebbian memory of the facts seen in ``T`` samples (unweighted or count-weighted)."""
+    unseen = float(unseen_mass.sum())
+    seen_mass = facts.mass - unseen_mass
+    n_seen = float((facts.count - unseen_count).sum())
+    if kind == "none":
+        # n stored facts ~ N(mean, sum q (1 - q)); the unseen count at 2T gives sum (1 - f)^(2T)
+        variance = max(float(unseen_count.sum() - _unseen_sums(facts, a, 2 * T)[0].sum()), 0.0)
+        z, wz = special.roots_hermitenorm(_SEEN_NODES)
+        wz = wz / wz.sum()
+        stored = np.clip(n_seen + math.sqrt(variance) * z, 2.0, float(N))
+        fail = float(sum(w * failure_probability(d, float(n), ensemble, unstored=float(N) - float(n))
+                         for n, w in zip(stored, wz)))
+        fail = min(max(fail, 0.0), 1.0)
+        recall_bins = np.full(facts.count.size, 1.0 - fail)
+        model = "hebbian-finite-size"
+        what = (f"unweighted W over the seen facts: the finite-size model with n stored facts and N - n unstored "
+                f"competing outputs, n ~ {n_seen:.6g} +- {math.sqrt(variance):.3g} ({_SEEN_NODES}-node average; "
+                f"n >= 2)")
+    else:
+        recall_bins = _count_weighted_recall(facts, T, d, ensemble)
+        model = "hebbian-gaussian"
+        what = "count-weighted W = sum n_mu u_mu e_mu^T: Gaussian model of the scores, averaged over the counts"
+    seen_count = facts.count - unseen_count
+    error = min(max(unseen + float(np.dot(seen_mass, 1.0 - recall_bins)), 0.0), 1.0)
+    kept = float(np.dot(seen_count, recall_bins))
+    message = (f"T = {T} samples: {n_seen:.6g} of {N} facts seen in expectation, unseen mass {unseen:.4g}; "
+               f"{what}; expected {kept:.6g} facts recalled, error {error:.4g}")
+    return ZipfError(error=error, recalled_mass=1.0 - error, kept=kept, level=math.nan, load_ratio=math.nan,
+                     stderr=0.0, samples=0, unseen_mass=unseen, seen=n_seen, residual=0.0, model=model,
+                     status="ok", converged=True, message=message, **common)
+
+
+def _count_weighted_recall(facts, T, d, ensemble):
+    """Per bin of facts: P(recalled | seen) of ``W = sum n_mu u_mu e_mu^T``, ``n_mu ~ Binomial(T, f_mu)``.
+
+    Weights ``w = n / T``; competitors enter the Gaussian model by their mean squared
+    weight ``E w^2 = f^2 + f (1 - f) / T`` (unseen outputs: ``w = 0``); the target's
+    recall probability is computed on a grid of counts (one by one up to 64, then
+    log-spaced) and averaged over the binomial law of ``n`` given ``n >= 1`` (exact sum
+    for ``T f <= 40``, Gauss-Hermite over the normal approximation above).
+    """
+    w2 = facts.freq2 + (facts.freq - facts.freq2) / T
+    s2 = float(np.dot(facts.count, w2))
+    top = max(float(T) * float(facts.freq.max()) * 1.5 + 10.0 * math.sqrt(float(T) * float(facts.freq.max())), 2.0)
+    top = min(top, float(T))
+    grid = np.arange(1.0, min(_COUNT_GRID, top) + 1.0)
+    if top > _COUNT_GRID:
+        grid = np.concatenate((grid, np.geomspace(_COUNT_GRID + 1.0, top, 96)))
+    recall_grid = _gaussian_recall(grid / T, facts.count, w2, s2, d, ensemble)
+    log_grid, log_recall = np.log(grid), np.log(np.maximum(recall_grid, 1e-300))
+
+    def recall_at(n):
+        return np.exp(np.interp(np.log(np.maximum(n, 1.0)), log_grid, log_recall))
+
+    mean = float(T) * facts.freq
+    out = np.empty(facts.count.size)
+    small = mean <= 40.0
+    if np.any(small):
+        n = np.arange(1.0, 121.0)
+        pmf = stats.binom.pmf(n[None, :], T, facts.freq[small][:, None])  # n <= T implied
+        seen = -np.expm1(T * np.log1p(-facts.freq[small]))
+        out[small] = (pmf * recall_at(n)[None, :]).sum(axis=1) / seen
+    if np.any(~small):
+        z, wz = special.roots_hermitenorm(16)
+        wz = wz / wz.sum()
+        m, f = mean[~small], facts.freq[~small]
+        n = m[:, None] + np.sqrt(m * (1.0 - f))[:, None] * z[None, :]
+        out[~small] = recall_at(np.clip(n, 1.0, float(T))) @ wz
+    return np.clip(out, 0.0, 1.0)
 
 
 def _array_frequencies(N, a):

@@ -5,7 +5,10 @@ Writes ``docs/rectangular_theory.md`` and its data ``docs/rectangular_theory.jso
 1. ``replica.rectangular.tail_second_moment_mp(kappa, ratio)`` on a grid;
 2. ``replica.rectangular_capacity`` (DP, OP, rank 1/2) and ``rectangular_hebbian_capacity``
    (stored outputs / fresh candidates) for several shapes, default seed;
-3. ``replica.covariance_hebbian_accuracy`` at d = 32, p = 12 for power-law spectra beside
+3. the per-input failure rate of the rectangular Hebbian model
+   (``replica.hebbian_model.memory_failure_probability``) beside sampled memories
+   (``FAILURE_INSTANCES`` instances, seed ``FAILURE_SEED``);
+4. ``replica.covariance_hebbian_accuracy`` at d = 32, p = 12 for power-law spectra beside
    sampled Hebbian memories (numpy, ``INSTANCES`` instances, seed ``SEED``; mean over
    instances +- its standard error between instances).
 
@@ -26,6 +29,7 @@ import time
 import numpy as np
 
 from replica.covariance import covariance_hebbian_accuracy, power_law_spectrum
+from replica.hebbian_model import memory_failure_probability
 from replica.rectangular import rectangular_capacity, rectangular_hebbian_capacity, tail_second_moment_mp
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -36,6 +40,34 @@ COVARIANCE_D, COVARIANCE_P = 32, 12
 EXPONENTS = ((0.0, 0.0), (0.5, 0.5), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0))
 INSTANCES = 2000
 SEED = 7
+FAILURE_CASES = (("gaussian", 8, 32, 12), ("gaussian", 32, 8, 12), ("sphere", 8, 32, 16), ("sphere", 32, 8, 16))
+FAILURE_INSTANCES = 3000
+FAILURE_SEED = 2
+
+
+def _embeddings(rng, n, d, ensemble):
+    x = rng.standard_normal((n, d))
+    return x / math.sqrt(d) if ensemble == "gaussian" else x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def sampled_failure(ensemble, d_in, d_out, p, instances, seed, fresh):
+    """Per-input failure rate of sampled d_out x d_in Hebbian memories: (mean over instances, s.e.)."""
+    rng = np.random.default_rng(seed)
+    fails = np.empty(instances)
+    for i in range(instances):
+        E = _embeddings(rng, p, d_in, ensemble)
+        U = _embeddings(rng, p, d_out, ensemble)
+        Y = E @ (U.T @ E).T
+        target = np.sum(U * Y, axis=1)
+        if fresh:
+            V = _embeddings(rng, p * (p - 1), d_out, ensemble).reshape(p, p - 1, d_out)
+            best = np.einsum("mrk,mk->mr", V, Y).max(axis=1)
+        else:
+            S = U @ Y.T
+            np.fill_diagonal(S, -np.inf)
+            best = S.max(axis=0)
+        fails[i] = np.mean(best >= target)
+    return float(fails.mean()), float(fails.std(ddof=1) / math.sqrt(instances))
 
 
 def sampled_accuracy(d, p, lam_in, lam_out, instances, seed, fresh):
@@ -59,7 +91,7 @@ def sampled_accuracy(d, p, lam_in, lam_out, instances, seed, fresh):
 
 
 def compute():
-    data = {"tail": [], "capacity": [], "covariance": []}
+    data = {"tail": [], "capacity": [], "failure": [], "covariance": []}
     for kappa in KAPPAS:
         data["tail"].append({"kappa": kappa, **{str(r): float(tail_second_moment_mp(kappa, r)) for r in RATIOS}})
     for d_in, d_out in SHAPES:
@@ -73,6 +105,14 @@ def compute():
             "op_p_c": op.p_c, "op_stderr": op.stderr, "half_rank_F": half.tail_second_moment,
             "half_rank_p_c": half.p_c, "hebbian_op_p_c": stored.p_c, "hebbian_dp_p_c": fresh.p_c,
             "statuses": [r.status for r in (dp, op, half, stored, fresh)]})
+    for ensemble, d_in, d_out, p in FAILURE_CASES:
+        for fresh in (True, False):
+            competitors = "fresh" if fresh else "stored"
+            mean, se = sampled_failure(ensemble, d_in, d_out, p, FAILURE_INSTANCES, FAILURE_SEED, fresh)
+            data["failure"].append({"ensemble": ensemble, "d_in": d_in, "d_out": d_out, "p": p,
+                                    "competitors": competitors,
+                                    "model": memory_failure_probability(d_in, d_out, p, ensemble, competitors),
+                                    "sampled": mean, "sampled_stderr": se})
     d, p = COVARIANCE_D, COVARIANCE_P
     for ex_in, ex_out in EXPONENTS:
         lam_in, lam_out = power_law_spectrum(d, ex_in), power_law_spectrum(d, ex_out)
@@ -111,6 +151,13 @@ def render(data, seconds):
                      f"{row['dp_alpha']:.4f} | {row['op_p_c']:.2f} +- {row['op_stderr']:.2f} | "
                      f"{row['half_rank_F']:.4f} | {row['half_rank_p_c']:.2f} | {row['hebbian_op_p_c']:.2f} | "
                      f"{row['hebbian_dp_p_c']:.2f} |")
+    lines += ["", "## Per-input failure rate of rectangular Hebbian memories", "",
+              f"Model: `memory_failure_probability(d_in, d_out, p, ensemble, competitors)`; sampled: "
+              f"{FAILURE_INSTANCES} numpy instances (seed {FAILURE_SEED}), mean over instances +- s.e.", "",
+              "| ensemble | d_in | d_out | p | competitors | model | sampled |", "|---|---|---|---|---|---|---|"]
+    for row in data["failure"]:
+        lines.append(f"| {row['ensemble']} | {row['d_in']} | {row['d_out']} | {row['p']} | {row['competitors']} | "
+                     f"{row['model']:.4f} | {row['sampled']:.4f} +- {row['sampled_stderr']:.4f} |")
     d, p = COVARIANCE_D, COVARIANCE_P
     lines += ["", f"## Hebbian accuracy with power-law covariances (d = {d}, p = {p})", "",
               "Spectra `power_law_spectrum(d, exponent)`; DP theory: `covariance_hebbian_accuracy` (exact "

@@ -33,7 +33,7 @@ def test_isotropic_op_is_hebbian_accuracy(p):
 
 def test_flat_spectrum_on_a_subspace_is_the_smaller_memory():
     # Sigma = 2 on 16 of 32 directions: the embeddings are isotropic N(0, I/16) in a 16-dim
-    # subspace, so the d = 32 problem is the d = 16 one (notes/covariance.md, theorem 3)
+    # subspace, so the d = 32 problem is the d = 16 one (notes/covariance.md, theorem 4)
     flat = np.r_[np.ones(16), np.zeros(16)]
     op = covariance_hebbian_accuracy(32, 12, input_spectrum=flat, output_spectrum=flat, problem="op")
     assert op.accuracy == replica.hebbian_accuracy(16, 12)
@@ -78,8 +78,8 @@ def _sampled_accuracy(d, p, lam_in, lam_out, instances, seed, fresh):
 @pytest.mark.parametrize("exponents", [(1.0, 1.0), (1.0, 0.0), (0.0, 1.0)])
 def test_dp_accuracy_against_sampled_memories(exponents):
     # d = 32, p = 12, 2000 sampled instances (seed 11) against the formula (its own 100000 draws):
-    # within 4 combined standard errors.  Measured at 3000 instances: within 0.7 s.e. for the
-    # three spectra; the effective-rank model of the OP would be 0.05-0.12 off here.
+    # within 4 combined standard errors.  docs/rectangular_theory.md (2000 instances, seed 7): within
+    # 0.6 s.e. for the five spectra there; the effective-rank model of the OP is 0.06-0.12 off.
     d, p = 32, 12
     lam_in, lam_out = power_law_spectrum(d, exponents[0]), power_law_spectrum(d, exponents[1])
     theory = covariance_hebbian_accuracy(d, p, input_spectrum=lam_in, output_spectrum=lam_out)

@@ -142,6 +142,13 @@ def test_original_problem_small_load_branch():
         rectangular_capacity(4, 256, 0.5, problem="op")
 
 
+def test_square_original_problem_never_takes_the_small_load_branch():
+    for d in (2, 3, 4):
+        square = replica.capacity(d, problem="op")
+        assert square.p_c > d + 1
+        assert rectangular_capacity(d, d, problem="op").p_c == square.p_c
+
+
 @pytest.mark.parametrize("args, name", [((1, 16), "d_in"), ((16, 1), "d_out"), ((2.5, 16), "d_in"),
                                         ((16, "x"), "d_out")])
 def test_rectangular_bad_dimensions(args, name):

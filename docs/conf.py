@@ -58,6 +58,7 @@ exclude_patterns = [
     "accuracy_hebbian.md",
     "accuracy_optimal.md",
     "top_k.md",
+    "rectangular_theory.md",
     "margins.md",
     "ce_capacity.md",
     "many_to_one_d8.md",

@@ -194,10 +194,13 @@ def _smallest_load_cost(top_k: int, margin: float, law=NORMAL_LAW) -> float:
     return p_min * 0.5 * control_mean(p_min - 1.0, top_k, margin, law)
 
 
-def _check_capacity_range(d, tail, margin, top_k, law=NORMAL_LAW):
-    """Reject ``top_k > MAX_TOP_K`` and margins for which even ``p = top_k + 1`` is above capacity."""
+def _check_capacity_range(d, tail, margin, top_k, law=NORMAL_LAW, weights=None):
+    """Reject ``top_k > MAX_TOP_K`` and margins for which even ``p = top_k + 1`` is above capacity.
+
+    ``weights``: the degrees of freedom ``N`` of the budget ``F N`` (default ``d^2``).
+    """
     top_k = check_int(top_k, "top_k", low=1, high=MAX_TOP_K)
-    target = tail * float(d) ** 2
+    target = tail * (float(d) ** 2 if weights is None else float(weights))
     if _smallest_load_cost(top_k, margin, law) <= target:
         return top_k
     p_min = _smallest_load(top_k)
@@ -252,13 +255,20 @@ def capacity_arguments(d, kappa, margin, problem, ensemble, **accuracy) -> Capac
 
 
 def distinct_outputs_capacity(d, kappa, margin, top_k, law, settings: AccuracySettings,
-                              problem="dp") -> CapacityResult:
-    """:func:`replica.finite_size.capacity` with one answer per fact: the root of ``p E[C_p] = F(kappa) d^2``."""
-    tail = float(tail_second_moment(kappa))
-    top_k = _check_capacity_range(d, tail, margin, top_k, law)
+                              problem="dp", *, weights=None, tail=None) -> CapacityResult:
+    """:func:`replica.finite_size.capacity` with one answer per fact: the root of ``p E[C_p] = F(kappa) d^2``.
+
+    ``weights`` replaces the degrees of freedom ``d^2`` and ``tail`` the spectral factor
+    ``F(kappa)`` (the ``d_out x d_in`` memory of ``replica.rectangular``:
+    ``N = d_in d_out``, ``F`` of the Marchenko-Pastur law); ``alpha = p_c ln p_c / N``.
+    """
+    tail = float(tail_second_moment(kappa)) if tail is None else float(tail)
+    n_weights = d * d if weights is None else int(weights)
+    top_k = _check_capacity_range(d, tail, margin, top_k, law, weights)
     estimator = CostEstimator(margin, top_k, settings.seed, law)
     try:
-        root = _capacity_root(estimator, tail * float(d) ** 2, settings.rel_tol, settings.max_iter)
+        root = _capacity_root(estimator, tail * (float(d) ** 2 if weights is None else float(weights)),
+                              settings.rel_tol, settings.max_iter)
     except ValueError as exc:
         raise ValueError(f"d={d}, kappa={kappa!r}, top_k={top_k}: {exc}") from None
     slope = _log_load_slope(estimator, root)
@@ -268,10 +278,10 @@ def distinct_outputs_capacity(d, kappa, margin, top_k, law, settings: AccuracySe
     status, converged, message = root_status(root.search, settings.tol, rel, settings.rel_tol, regular=slope > 0)
     return CapacityResult(
         d=d, kappa=kappa, margin=margin, top_k=top_k, p_c=p_c, stderr=p_se,
-        alpha=p_c * log_p / d**2, alpha_stderr=p_se * (log_p + 1.0) / d**2,
+        alpha=p_c * log_p / n_weights, alpha_stderr=p_se * (log_p + 1.0) / n_weights,
         alpha_c=tail / 2.0, tail_second_moment=tail, expected_cost=root.mean,
         expected_cost_stderr=root.stderr, samples=root.rows, order_statistics=root.order_statistics,
         converged=converged, iterations=root.search.evaluations, residual=root.search.residual,
         seed=settings.seed, status=status, message=message, problem=problem, ensemble=law.name,
-        effective_weights=d * d)
+        effective_weights=n_weights)
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from .common.checks import check_int, check_kappa, check_real
@@ -50,7 +51,7 @@ from .common.ensembles import ENSEMBLES, check_ensemble
 from .common.loads import p_from_load
 from .common.results import Result
 from .common.roots import brent, walk_bracket
-from .hebbian_model import check_d_p, failure_probability
+from .hebbian_model import check_d_p, failure_probability, memory_failure_probability
 from .hebbian_scores import HebbianScoreLaws, HebbianScoreMoments, hebbian_score_laws, hebbian_score_moments
 
 __all__ = [
@@ -59,6 +60,8 @@ __all__ = [
     "hebbian_success_probability",
     "hebbian_capacity",
     "HebbianCapacityResult",
+    "hebbian_capacity_search",
+    "HebbianCapacitySearch",
     "hebbian_score_moments",
     "HebbianScoreMoments",
     "hebbian_score_laws",
@@ -146,15 +149,23 @@ _SECANT_STEPS = 12  # secant steps on ln(-ln P) before the bracketed Brent searc
 
 
 class _SuccessGap:
-    """``g(x) = ln P(all stored at p = e^x) + ln 2`` and its nearly linear form, counting calls."""
+    """``g(x) = ln P(all stored at p = e^x) + ln 2`` and its nearly linear form, counting calls.
 
-    def __init__(self, d, ensemble):
-        self.d, self.ensemble = d, ensemble
+    For a ``d_out x d_in`` memory (``d_out = d_in = d`` for the square one).
+    """
+
+    def __init__(self, d_in, ensemble, d_out=None, competitors="stored"):
+        self.d, self.ensemble = d_in, ensemble
+        self.d_out = d_in if d_out is None else d_out
+        self.competitors = competitors
         self.calls = 0
+
+    def failure(self, p):
+        return memory_failure_probability(self.d, self.d_out, p, self.ensemble, self.competitors)
 
     def __call__(self, log_p):
         self.calls += 1
-        fail = failure_probability(self.d, math.exp(log_p), self.ensemble)
+        fail = self.failure(math.exp(log_p))
         return math.exp(log_p) * math.log1p(-min(fail, 1.0 - 1e-300)) + math.log(2.0)
 
     def linear(self, log_p):
@@ -165,7 +176,7 @@ class _SuccessGap:
     def secant(self, lo, rel_tol):
         """Secant steps from below the asymptotic guess; ``(root or None, last iterate)``."""
         # Asymptotic guess p ln p = d^2/8 lies above the finite-size root at small d; start below it.
-        guess = p_from_load(self.d, 0.125)
+        guess = p_from_load(self.d, 0.125) if self.d == self.d_out else p_from_load(1, 0.125 * self.d * self.d_out)
         x0 = max(math.log(0.6 * guess), lo + 0.05)
         h0 = self.linear(x0)
         x1 = max(x0 - h0 / 8.0, lo + 0.01) if math.isfinite(h0) else x0 + 1.0
@@ -244,7 +255,31 @@ def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, rel_tol=1e-9, tol=1e-
     rel_tol = check_real(rel_tol, "rel_tol", low=1e-14, high=1e-2)
     tol = check_real(tol, "tol", low=0.0, high=0.1, low_open=True)
     max_iter = check_int(max_iter, "max_iter", low=1)
-    gap = _SuccessGap(d, ensemble)
+    search = hebbian_capacity_search(d, d, ensemble, rel_tol=rel_tol, tol=tol, max_iter=max_iter)
+    return _hebbian_capacity_result(search, d, ensemble, kappa)
+
+
+class HebbianCapacitySearch(NamedTuple):
+    """The root of ``P(all stored) = 1/2`` for a ``d_out x d_in`` Hebbian memory (:func:`hebbian_capacity_search`)."""
+
+    p_c: float  # NaN when status == "unbracketed"
+    success_probability: float
+    input_failure_probability: float
+    iterations: int
+    residual: float
+    status: str  # "converged", "not_converged", "max_iter" or "unbracketed"
+    message: str
+
+
+def hebbian_capacity_search(d_in, d_out, ensemble, *, rel_tol, tol, max_iter,
+                            competitors="stored") -> HebbianCapacitySearch:
+    """Solve ``(1 - f(p))^p = 1/2`` for a ``d_out x d_in`` Hebbian memory (checked arguments).
+
+    ``f`` is :func:`replica.hebbian_model.memory_failure_probability` (``competitors``:
+    the other stored outputs, or fresh candidates); the search of :func:`hebbian_capacity`
+    (secant steps on ``ln(-ln P)``, bracketed Brent fallback, ``|P - 1/2| <= tol`` checked).
+    """
+    gap = _SuccessGap(d_in, ensemble, d_out, competitors)
     lo = math.log(2.0)
     status = message = None
     if gap(lo) <= 0.0:
@@ -253,17 +288,10 @@ def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, rel_tol=1e-9, tol=1e-
         log_p, last = gap.secant(lo, rel_tol)
         if log_p is None:
             log_p, status, message = gap.brent(lo, last, rel_tol, max_iter)
-    return _hebbian_capacity_result(gap, kappa, math.exp(log_p), tol, status, message)
-
-
-def _hebbian_capacity_result(gap, kappa, p_c, tol, status, message) -> HebbianCapacityResult:
-    d = gap.d
+    p_c = math.exp(log_p)
     if status == "unbracketed":
-        return HebbianCapacityResult(d=d, ensemble=gap.ensemble, kappa=kappa, p_c=math.nan, alpha=math.nan,
-                                     alpha_c=0.125, success_probability=math.nan,
-                                     input_failure_probability=math.nan, converged=False,
-                                     iterations=gap.calls, residual=math.nan, status=status, message=message)
-    fail = failure_probability(d, p_c, gap.ensemble)
+        return HebbianCapacitySearch(math.nan, math.nan, math.nan, gap.calls, math.nan, status, message)
+    fail = gap.failure(p_c)
     prob = math.exp(p_c * math.log1p(-fail))
     residual = abs(prob - 0.5)
     detail = f"|P - 1/2| = {residual:.3g} (tol {tol:.3g}), {gap.calls} evaluations"
@@ -272,7 +300,14 @@ def _hebbian_capacity_result(gap, kappa, p_c, tol, status, message) -> HebbianCa
         message = f"{'converged' if residual <= tol else 'root not accepted'}: {detail}"
     else:
         message = f"{message}; {detail}"
+    return HebbianCapacitySearch(p_c, prob, fail, gap.calls, residual, status, message)
+
+
+def _hebbian_capacity_result(search: HebbianCapacitySearch, d, ensemble, kappa) -> HebbianCapacityResult:
+    p_c = search.p_c
+    alpha = p_c * math.log(p_c) / (d * d) if math.isfinite(p_c) else math.nan
     return HebbianCapacityResult(
-        d=d, ensemble=gap.ensemble, kappa=kappa, p_c=p_c, alpha=p_c * math.log(p_c) / (d * d), alpha_c=0.125,
-        success_probability=prob, input_failure_probability=fail, converged=status == "converged",
-        iterations=gap.calls, residual=residual, status=status, message=message)
+        d=d, ensemble=ensemble, kappa=kappa, p_c=p_c, alpha=alpha, alpha_c=0.125,
+        success_probability=search.success_probability, input_failure_probability=search.input_failure_probability,
+        converged=search.status == "converged", iterations=search.iterations, residual=search.residual,
+        status=search.status, message=search.message)

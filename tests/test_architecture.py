@@ -202,7 +202,7 @@ def test_the_circle_finder_can_fail(tmp_path, code, expect):
 # and from layers below it only. The most specific prefix decides a module's layer.
 LAYERS = {
     "replica.common": 0,
-    "replica": 1,
+    "replica": 1, "replica.rectangular": 1, "replica.covariance": 1,
     "validation": 2, "validation._rng": 2, "validation.ensembles": 2, "validation.recall": 2,
     "validation.measure": 2, "validation.intervals": 2, "validation.store": 2,
     "validation.solvers.solution": 3, "validation.solvers.threads": 3, "validation.solvers.options": 3,

@@ -34,6 +34,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from scipy import special
 
 from .capacity_equation import (
     MAX_TOP_K,
@@ -46,7 +50,7 @@ from .capacity_equation import (
     distinct_outputs_capacity,
     root_status,
 )
-from .common.ensembles import ENSEMBLES
+from .common.ensembles import ENSEMBLES, check_ensemble
 from .common.results import Result
 from .common.roots import BelowLimit, bracketed_root
 from .common.seeds import DEFAULT_SEED, resolve_seed
@@ -57,10 +61,12 @@ from .cost import (
     check_p_top_k,
     expected_cost,
     expected_cost_from,
+    field_law,
     rows_for,
 )
 from .outputs import many_to_one_capacity
 from .quarter_circle import tail_second_moment
+from .spectra import spectrum
 from .water_filling import water_filling_cost
 
 __all__ = [
@@ -190,23 +196,107 @@ class MaxMarginResult(Result):
     samples: int
     converged: bool
     iterations: int
-    residual: float  # |log(p E[C_p(margin)] / (F d^2))|
+    residual: float  # |log(p E[s^2 C_p(margin / sigma)] / (F d^2))|
     seed: int
     status: str
     message: str
+    ensemble: str = "gaussian"
+    scale_fluctuations: bool = True  # averaged over the per-block field scales
 
 
-def _margin_root(estimator, p, target, rel_tol, max_iter):
+SCALE_NODES = 4
+"""Gauss-Laguerre nodes per scale variable of :func:`block_scales` (4 x 4 for ``"gaussian"``)."""
+
+
+class BlockScales(NamedTuple):
+    """Quadrature for the law of one block's field scale (:func:`block_scales`).
+
+    ``weight``: quadrature weights (sum 1); ``norm``: ``r = |e|^2`` (mean 1); ``shape``:
+    ``s^2 = v^T (W^T W / mean) v`` for the direction ``v`` of ``e`` (mean 1).  The block's
+    competitor standard deviation in units of ``||W||_F / d`` is ``sigma = sqrt(r s^2)``.
+    """
+
+    weight: np.ndarray
+    norm: np.ndarray
+    shape: np.ndarray
+
+    @property
+    def sigma(self) -> np.ndarray:
+        return np.sqrt(self.norm * self.shape)
+
+
+def _gamma_nodes(shape: float, count: int):
+    """Nodes and weights of Gauss-Laguerre quadrature for ``Gamma(shape, scale = 1/shape)`` (mean 1)."""
+    x, w = special.roots_genlaguerre(count, shape - 1.0)
+    w = w / w.sum()
+    return x / shape, w
+
+
+def shape_variance(d: int, kappa: float) -> float:
+    """``Var s^2 = 2 (E lambda^2 - 1) / (d + 2)`` for ``v`` uniform on the sphere and the predicted spectrum.
+
+    ``lambda``: the eigenvalues of ``W^T W`` over their mean, with the singular values of
+    :func:`replica.spectra.spectrum` (quarter circle, ``E lambda^2 = 2`` at full rank;
+    rank ``kappa d``: ``E lambda^2 = E_tr s^4 / (kappa (E_tr s^2)^2)``).
+    ``notes/max_margin.md``, section "The finite-size margin theory".
+    """
+    law = spectrum(kappa)
+    second, fourth = float(law.moment(2)), float(law.moment(4))
+    lam2 = fourth / (kappa * second * second) if kappa < 1.0 else fourth / (second * second)
+    return 2.0 * (lam2 - 1.0) / (d + 2.0)
+
+
+def block_scales(d: int, kappa: float, ensemble: str, nodes: int = SCALE_NODES) -> BlockScales:
+    """Quadrature for the per-block scales ``(r, s^2)`` of ``ensemble`` (``notes/max_margin.md``).
+
+    ``"gaussian"``: ``r = |e|^2 ~ Gamma(d/2, 2/d)`` exactly (chi-square over d), and
+    ``s^2`` independent of it; ``"sphere"``: ``r = 1``.  ``s^2`` has mean 1 and the
+    variance of :func:`shape_variance`; it is given the Gamma law with these two moments
+    (its exact law, a weighted sum of Beta variables, has the same first two moments).
+    """
+    ensemble = check_ensemble(ensemble)
+    var = shape_variance(d, kappa)
+    s2, ws = _gamma_nodes(1.0 / var, nodes)
+    if ensemble == "sphere":
+        return BlockScales(ws, np.ones_like(s2), s2)
+    r, wr = _gamma_nodes(0.5 * d, nodes)
+    weight = (wr[:, None] * ws[None, :]).ravel()
+    return BlockScales(weight, np.repeat(r, nodes), np.tile(s2, nodes))
+
+
+def scaled_block_cost(estimator, p, rows, margin, scales: BlockScales):
+    """``E[s^2 C_p(margin / sigma)]`` over the block scales, with its stderr (bound: full correlation).
+
+    The cost of a block whose fields have standard deviation ``sigma`` (units of
+    ``||W||_F / d``) and whose weights move at the price ``1 / r`` is
+    ``(sigma^2 / r) C_p(margin / sigma) = s^2 C_p(margin / sigma)``.  All nodes share the
+    common random numbers of ``estimator``, so the standard errors are added (an upper
+    bound on the combined one).
+    """
+    if scales is None:
+        mean, err = estimator.estimate(p, rows, margin)[:2]
+        return mean, err
+    total, err = 0.0, 0.0
+    for w, s2, sigma in zip(scales.weight, scales.shape, scales.sigma):
+        m, e = estimator.estimate(p, rows, margin / sigma)[:2]
+        total += w * s2 * m
+        err += w * s2 * e
+    return total, err
+
+
+def _margin_root(estimator, p, target, rel_tol, max_iter, scales=None):
     """Root in the margin on one fixed sample (enlarged until rel_tol holds, at most 4 times)."""
     rows = expected_cost_from(estimator, p, rel_tol, margin=0.0).samples
     evaluations = 0
 
     def g(margin):
-        return math.log(p * estimator.estimate(p, rows, margin)[0]) - math.log(target)
+        return math.log(p * scaled_block_cost(estimator, p, rows, margin, scales)[0]) - math.log(target)
 
     # below ``lower`` the cost of the largest competitor, ~exp(-(c_1 + margin)^2 / 2),
     # would underflow; the root is above it unless F d^2 / p < ~1e-200
     lower = -(math.sqrt(2.0 * math.log(p)) + 30.0)
+    if scales is not None:
+        lower *= float(scales.sigma.min())
     for _ in range(SAMPLE_ROUNDS):
         try:
             search = bracketed_root(g, 0.0, 0.3, lower=lower, xtol=1e-12, max_iter=max_iter)
@@ -214,26 +304,37 @@ def _margin_root(estimator, p, target, rel_tol, max_iter):
             raise ValueError(f"p={p!r} is too far above the capacity (F(kappa) d^2 / p = {target / p:.3g}): "
                              f"the margin would lie below {lower:.4g}, where the cost underflows") from None
         evaluations += search.evaluations
-        mean, err, _, _, _ = estimator.estimate(p, rows, search.x)
+        mean, err = scaled_block_cost(estimator, p, rows, search.x, scales)
         if (mean > 0 and err / mean <= rel_tol) or search.exhausted:
             break
         rows = rows_for(err / mean * math.sqrt(rows), rel_tol)
     return SampledRoot(p, rows, mean, err, 0, search._replace(evaluations=evaluations))
 
 
-def max_margin(d, p, kappa=1.0, top_k=1, *, rel_tol=1e-3, tol=1e-9, max_iter=100, seed=None):
-    """Largest margin ``k`` with ``p E[C_p(k)] <= F(kappa) d^2``: the inverse of :func:`capacity`.
+def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", scale_fluctuations=True, rel_tol=1e-3,
+               tol=1e-9, max_iter=100, seed=None):
+    """Largest margin ``k`` of the max-margin memory at load ``p``, in units of ``||W||_F / d``.
 
-    The margin is in units of the competitor standard deviation, i.e. of
-    ``||W||_F / d`` for the measured scores.  ``E[C_p(k)]`` increases with ``k``, so
-    the equation ``p E[C_p(k)] = F(kappa) d^2`` has one root, found by secant steps and
-    ``brentq`` with common random numbers and a checked residual.  Above capacity
-    (``p > p_c``) the root is **negative**: it is returned as such with
-    ``storable=False``.  It is then the largest "negative stability", i.e. the
-    smallest uniform relaxation of the constraints that the q -> 1 formula allows;
-    for negative margins the replica-symmetric formula is an extrapolation (as for
-    the perceptron at negative stability) and should not be trusted quantitatively.
-    Derivation: ``notes/finite_size_capacity.md`` (section "Margin").
+    The measured quantity is ``d min_{mu, rho} (s_target - s_rho) / ||W||_F``.  A block
+    (input) ``mu`` has competitor fields of standard deviation ``sigma_mu = sqrt(r s^2)``
+    in these units (``r = |e_mu|^2``, ``s^2`` the quadratic form of ``W^T W`` in the
+    direction of ``e_mu``) and its weights move at the price ``1 / r``, so it needs the
+    margin ``k / sigma_mu`` in its own units at the cost ``s^2 C_p(k / sigma_mu)``.  The
+    equation is
+
+        p E_{r, s}[s^2 E C_p(k / sigma)] = F(kappa) d^2,
+
+    with the field law of ``ensemble`` in ``E C_p`` (as in :func:`capacity`) and the
+    scale law of :func:`block_scales`.  At ``k = 0`` it is the capacity equation
+    (``E s^2 = 1``), so the margin vanishes at ``capacity(d, ensemble=ensemble).p_c``.
+    ``scale_fluctuations=False`` drops the scale law (``sigma = r = s = 1``): that is the
+    inverse of ``capacity(d, margin=k, ensemble=ensemble)``, the definition of
+    ``max_margin`` before 0.2.0.  ``E C_p(k)`` increases with ``k``; the root is found
+    by secant steps and ``brentq`` with common random numbers (one sample for every
+    quadrature node) and a checked residual.  Above capacity the root is **negative**
+    (``storable=False``), an extrapolation of the replica-symmetric formula.  Derivation
+    and measured accuracy: ``notes/max_margin.md`` (section "The finite-size margin
+    theory") and ``notes/finite_size_capacity.md`` (section "Margin").
 
     Parameters
     ----------
@@ -243,31 +344,39 @@ def max_margin(d, p, kappa=1.0, top_k=1, *, rel_tol=1e-3, tol=1e-9, max_iter=100
         Number of stored pairs, ``p >= 2`` (real allowed).
     kappa, top_k, rel_tol, tol, max_iter, seed : optional
         As in :func:`capacity` (``1 <= top_k <= p - 1``).
+    ensemble : {"gaussian", "sphere"}, optional
+        Embedding ensemble: N(0, 1/d) coordinates or unit-norm embeddings.
+    scale_fluctuations : bool, optional
+        Average over the per-block field scales (default) or not.
 
     Returns
     -------
     MaxMarginResult
         ``margin`` (negative above capacity), ``stderr``, ``storable`` (margin >= 0),
-        ``status``, ``converged``, ``iterations``, ``residual``, ``message``.
+        ``status``, ``converged``, ``iterations``, ``residual``, ``message``, ``ensemble``.
 
     Raises
     ------
     ValueError
         If ``p < 2``, ``d < 2``, ``kappa`` outside ``(0, 1]``, ``top_k`` outside
-        ``[1, p - 1]`` or another argument outside its range.
+        ``[1, p - 1]``, an unknown ``ensemble`` or another argument outside its range.
     """
     p, top_k = check_p_top_k(p, top_k)
     d, kappa = check_d_kappa(d, kappa)
+    law = field_law(d, ensemble)
     rel_tol, tol, max_iter = check_accuracy(rel_tol, tol, max_iter)
     seed = resolve_seed(seed)
-    estimator = CostEstimator(0.0, top_k, seed)
-    root = _margin_root(estimator, p, float(tail_second_moment(kappa)) * float(d) ** 2, rel_tol, max_iter)
+    scales = block_scales(d, kappa, law.name) if scale_fluctuations else None
+    estimator = CostEstimator(0.0, top_k, seed, law)
+    root = _margin_root(estimator, p, float(tail_second_moment(kappa)) * float(d) ** 2, rel_tol, max_iter, scales)
     margin, rows, h = root.search.x, root.rows, 1e-4
-    slope = (estimator.estimate(p, rows, margin + h)[0] - estimator.estimate(p, rows, margin - h)[0]) / (2 * h)
+    slope = (scaled_block_cost(estimator, p, rows, margin + h, scales)[0]
+             - scaled_block_cost(estimator, p, rows, margin - h, scales)[0]) / (2 * h)
     status, converged, message = root_status(root.search, tol, root.stderr / root.mean, rel_tol)
     return MaxMarginResult(
         p=float(p), d=d, kappa=kappa, top_k=top_k, margin=margin,
         stderr=root.stderr / slope if slope > 0 else math.inf, storable=bool(margin >= 0.0),
         expected_cost=root.mean, expected_cost_stderr=root.stderr, samples=rows,
         converged=converged, iterations=root.search.evaluations, residual=root.search.residual,
-        seed=seed, status=status, message=message)
+        seed=seed, status=status, message=message, ensemble=law.name,
+        scale_fluctuations=bool(scale_fluctuations))

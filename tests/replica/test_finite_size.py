@@ -327,13 +327,61 @@ def test_max_margin_inverts_capacity():
     at = max_margin(d, cap.p_c)
     assert at.converged and at.residual <= 1e-9
     assert abs(at.margin) <= 4 * at.stderr + 1e-3
-    below = max_margin(d, 0.7 * cap.p_c)
+    below = max_margin(d, 0.7 * cap.p_c, scale_fluctuations=False)
     above = max_margin(d, 1.3 * cap.p_c)
     assert below.storable and below.margin > 0
     assert not above.storable and above.margin < 0
     # consistency: capacity at that margin gives back the load
     back = capacity(d, margin=below.margin)
     assert back.p_c == pytest.approx(0.7 * cap.p_c, rel=5e-3)
+
+
+@pytest.mark.parametrize("ensemble", ["gaussian", "sphere"])
+def test_max_margin_vanishes_at_the_capacity_of_its_ensemble(ensemble):
+    # k = 0 is the capacity equation (E s^2 = 1 on the quadrature), so the margin is 0 at p_c
+    cap = capacity(16, ensemble=ensemble)
+    at = max_margin(16, cap.p_c, ensemble=ensemble)
+    assert at.converged and at.ensemble == ensemble
+    assert abs(at.margin) <= 4 * at.stderr + 2e-3
+
+
+def test_max_margin_decreases_with_the_load_and_lies_below_the_fixed_scale_value():
+    values = [max_margin(16, p, rel_tol=1e-2).margin for p in (12.0, 25.0, 40.0)]
+    assert values[0] > values[1] > values[2] > 0
+    fixed = max_margin(16, 25.0, rel_tol=1e-2, scale_fluctuations=False).margin
+    assert values[1] < fixed
+
+
+def test_block_scales_reproduce_the_closed_form_moments():
+    from replica.finite_size import block_scales, shape_variance
+    from replica.spectra import spectrum
+
+    # r = |e|^2 for e ~ N(0, I/d): mean 1, variance 2/d (chi-square); s^2: mean 1 and
+    # 2 (E lambda^2 - 1)/(d + 2) with E lambda^2 = 2 for the quarter circle (closed form)
+    d = 16
+    g = block_scales(d, 1.0, "gaussian")
+    assert g.weight.sum() == pytest.approx(1.0, abs=1e-13)
+    assert np.dot(g.weight, g.norm) == pytest.approx(1.0, abs=1e-12)
+    assert np.dot(g.weight, (g.norm - 1.0) ** 2) == pytest.approx(2.0 / d, rel=1e-10)
+    assert np.dot(g.weight, g.shape) == pytest.approx(1.0, abs=1e-12)
+    assert shape_variance(d, 1.0) == pytest.approx(2.0 / (d + 2.0), rel=1e-10)
+    sphere = block_scales(d, 1.0, "sphere")
+    assert np.all(sphere.norm == 1.0) and len(sphere.weight) == 4
+    # independent Monte Carlo of s^2 = v^T Lambda v with v uniform on the sphere and the
+    # d quantiles of the Marchenko-Pastur(1) eigenvalue law: its variance is the formula's
+    rng = np.random.default_rng(5)
+    lam = spectrum(1.0).ppf((np.arange(d) + 0.5) / d) ** 2
+    lam /= lam.mean()
+    v = rng.standard_normal((200000, d))
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    s2 = (v * v * lam).sum(axis=1)
+    exact = 2.0 * (np.mean(lam**2) - 1.0) / (d + 2.0)
+    assert s2.var() == pytest.approx(exact, rel=0.02)
+
+
+def test_max_margin_bad_ensemble():
+    with pytest.raises(ValueError, match="ensemble"):
+        max_margin(16, 20.0, ensemble="cube")
 
 
 def test_max_margin_bad_input():

@@ -449,14 +449,15 @@ def _answer_map(p, outputs, targets):
 
 
 def _dimensions(d, d_in, d_out):
-    """Checked ``(d, d_in, d_out)`` for ``make_instance``: ``d`` is None unless square from ``d``."""
+    """Checked ``(d, d_in, d_out)`` for ``make_instance``: ``d`` is None unless ``d_in == d_out``."""
     if d_in is None and d_out is None:
         d = check_int(d, "d", low=2)
         return d, d, d
     if d_in is not None and d_out is not None:
         if d is not None:
             raise ValueError(f"d must be None when both d_in and d_out are given, got d={d!r}")
-        return None, check_int(d_in, "d_in", low=2), check_int(d_out, "d_out", low=2)
+        d_in, d_out = check_int(d_in, "d_in", low=2), check_int(d_out, "d_out", low=2)
+        return (d_in if d_in == d_out else None), d_in, d_out
     if d is None:
         missing = "d_out" if d_out is None else "d_in"
         raise ValueError(f"{missing} is needed (or d): got d=None and {missing}=None")
@@ -508,8 +509,9 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
         Input and output dimensions, ``>= 2`` (default ``d``): inputs in R^{d_in} from
         N(0, I/d_in), outputs and candidates in R^{d_out} from N(0, I/d_out) (``sphere``:
         the unit spheres), memories ``d_out x d_in``.  ``d_in = d_out = d`` (the default)
-        is bit-identical to an instance built without them; an instance with
-        ``d_in != d_out`` has ``Instance.d = None``.  Its inputs are those of the square
+        is bit-identical to an instance built without them (also with ``d=None``,
+        ``d_in = d_out``: then ``Instance.d = d_in``); an instance with ``d_in != d_out``
+        has ``Instance.d = None``.  Its inputs are those of the square
         instance of dimension ``d_in`` and the same seed, its outputs (OP) and DP
         candidates those of the square instance of dimension ``d_out``.
     input_covariance, output_covariance : array_like, optional

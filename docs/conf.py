@@ -68,6 +68,8 @@ exclude_patterns = [
     "rank_spectra.md",
     "rank_saturation.md",
     "rank_capacity.md",
+    "rectangular.md",
+    "covariance_hebbian.md",
     "full_collapse.md",
     "_build",
     "quick",

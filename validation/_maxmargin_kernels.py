@@ -87,13 +87,14 @@ def dual_sweep(Wt, E, vecs, ptr, lam, vnorm2, order, chunk, omega):
     ``Wt`` and ``lam`` are updated in place; returns the largest projected-gradient
     violation ``max |PG_i|`` met (``PG_i = 1 - m_i``, clipped at 0 where ``lam_i = 0``).
     """
-    d = Wt.shape[0]
+    d_in = Wt.shape[0]
+    d = Wt.shape[1]   # d_out (Wt is the transposed memory, d_in x d_out)
     n = order.shape[0]
     worst = 0.0
     for c0 in range(0, n, chunk):
         c1 = min(n, c0 + chunk)
         b = c1 - c0
-        Eb = np.empty((b, d))
+        Eb = np.empty((b, d_in))
         for k in range(b):
             Eb[k] = E[order[c0 + k]]
         EbT = Eb.T.copy()

@@ -20,6 +20,20 @@ one-answer-per-fact problem above (``K = p``, ``f(mu) = mu``), unchanged.
 
 Ensembles: ``gaussian`` (i.i.d. N(0, I_d / d)) and ``sphere`` (uniform on the
 unit sphere).  See ``notes/simulation.md``.
+
+Rectangular memories: with ``d_in`` and ``d_out`` the inputs lie in R^{d_in} and the
+outputs (targets, candidates) in R^{d_out}, and a memory ``W`` is ``d_out x d_in``.
+The ensembles are N(0, I/d_in) for the inputs and N(0, I/d_out) for the outputs
+(the ``sphere`` ensemble: unit spheres of R^{d_in} and R^{d_out}), so that a competitor
+score ``u^T W e`` has variance ``||W||_F^2 / (d_in d_out)`` and the normalised margin
+divides by ``||W||_F / sqrt(d_in d_out)`` (``d`` when square).
+
+Correlated embeddings: with ``input_covariance`` (``output_covariance``) the vectors are
+``e = Sigma_in^(1/2) g`` (``u = Sigma_out^(1/2) g``) for the isotropic draw ``g`` of the
+same seed; the covariance is scaled to trace = dimension first (``E ||e||^2 = 1`` as in
+the isotropic ensemble; storability and Hebbian recall do not depend on that scale).
+DP candidates stay those of the counter-based generator (``g``); a score
+``u^T W e = g^T (Sigma_out^(1/2) W e)`` applies the root to the images.
 """
 
 from __future__ import annotations
@@ -29,23 +43,131 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from replica.common.checks import check_choice, check_int, check_memory
+from replica.common.checks import check_choice, check_int, check_memory, check_real
 from replica.common.ensembles import ENSEMBLES
 from replica.common.results import json_safe
 from replica.common.seeds import resolve_seed
 
 from . import _rng
 
-__all__ = ["make_instance", "instance_bytes", "Instance", "PROBLEMS", "ENSEMBLES"]
+__all__ = ["make_instance", "instance_bytes", "Instance", "PROBLEMS", "ENSEMBLES", "power_law_spectrum",
+           "covariance_root"]
 
 PROBLEMS = ("op", "dp")
 
 
-def instance_bytes(d: int, p: int) -> float:
+def instance_bytes(d: int, p: int, d_out: int | None = None) -> float:
     """Bytes :func:`make_instance` needs for ``(d, p)``: inputs and targets (``p x d`` float64
     each) and one ``p x d`` draw in flight; the same for OP and DP (DP candidates are
-    regenerated, never stored)."""
-    return 3.0 * 8.0 * float(d) * float(p)
+    regenerated, never stored).  With ``d_out``, ``d`` is the input dimension: inputs
+    ``p x d`` and two ``p x d_out`` arrays."""
+    if d_out is None:
+        return 3.0 * 8.0 * float(d) * float(p)
+    return 8.0 * float(p) * (float(d) + 2.0 * float(d_out))
+
+
+def power_law_spectrum(d, exponent) -> np.ndarray:
+    """Eigenvalues ``lambda_i = c i^(-exponent)``, ``i = 1..d``, scaled to mean 1.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``d >= 2``.
+    exponent : float
+        Finite and ``>= 0`` (0: the isotropic spectrum, all ones).
+
+    Returns
+    -------
+    ndarray, float64, shape (d,)
+        Decreasing, summing to ``d`` (trace = dimension, the normalisation of
+        :func:`make_instance`).
+
+    Raises
+    ------
+    ValueError
+        For ``d < 2`` or a negative or non-finite exponent.
+
+    Examples
+    --------
+    >>> power_law_spectrum(4, 1.0).round(4)
+    array([1.92, 0.96, 0.64, 0.48])
+    """
+    d = check_int(d, "d", low=2)
+    exponent = check_real(exponent, "exponent", low=0.0)
+    lam = np.arange(1, d + 1, dtype=np.float64) ** (-exponent)
+    return lam * (d / lam.sum())
+
+
+def covariance_root(covariance, dim, name="covariance"):
+    """Checked covariance scaled to trace = ``dim``, and its symmetric square root.
+
+    Parameters
+    ----------
+    covariance : array_like
+        A symmetric positive semi-definite ``(dim, dim)`` matrix, or a 1-D spectrum of
+        length ``dim`` (a diagonal covariance), finite, not zero.
+    dim : int
+        The dimension of the vectors.
+    name : str
+        Argument name for the messages.
+
+    Returns
+    -------
+    root : ndarray, float64, shape (dim, dim), read-only
+        ``Sigma^(1/2)`` of the scaled covariance (symmetric; eigenvalues below
+        ``1e-12`` times the largest, rounding of a singular matrix, are set to zero).
+    spectrum : ndarray, float64, shape (dim,), read-only
+        Eigenvalues of the scaled covariance, decreasing, summing to ``dim``.
+    factor : float
+        The factor the given covariance was multiplied by (``dim / trace``; 1.0 when its
+        trace already was ``dim`` to 1e-12).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``: wrong shape, not finite, not symmetric, not positive
+        semi-definite (an eigenvalue below ``-1e-10`` times the largest), or zero.
+    """
+    arr = np.array(covariance, dtype=np.float64)
+    if arr.ndim == 1:
+        if arr.shape != (dim,):
+            raise ValueError(f"{name} must be a ({dim}, {dim}) matrix or a spectrum of length {dim}, "
+                             f"got shape {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must be finite")
+        if np.any(arr < 0.0):
+            raise ValueError(f"{name} must be positive semi-definite: spectrum value "
+                             f"{float(arr.min()):.3g} < 0")
+        lam, vectors = arr, None
+    elif arr.shape == (dim, dim):
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must be finite")
+        size = float(np.abs(arr).max())
+        if float(np.abs(arr - arr.T).max()) > 1e-10 * size:
+            raise ValueError(f"{name} must be symmetric (largest |C - C^T| = "
+                             f"{float(np.abs(arr - arr.T).max()):.3g})")
+        lam, vectors = np.linalg.eigh(0.5 * (arr + arr.T))
+        top = float(lam.max()) if lam.size else 0.0
+        if float(lam.min()) < -1e-10 * max(top, 0.0) or top <= 0.0 and float(lam.min()) < 0.0:
+            raise ValueError(f"{name} must be positive semi-definite: smallest eigenvalue "
+                             f"{float(lam.min()):.3g} (largest {top:.3g})")
+    else:
+        raise ValueError(f"{name} must be a ({dim}, {dim}) matrix or a spectrum of length {dim}, "
+                         f"got shape {arr.shape}")
+    total = float(lam.sum())
+    if not total > 0.0:
+        raise ValueError(f"{name} must not be zero")
+    factor = 1.0 if math.isclose(total, dim, rel_tol=1e-12, abs_tol=0.0) else dim / total
+    lam = np.where(lam > 1e-12 * float(lam.max()), lam * factor, 0.0)
+    if vectors is None:
+        root = np.diag(np.sqrt(lam))
+    else:
+        root = (vectors * np.sqrt(lam)) @ vectors.T
+        root = 0.5 * (root + root.T)
+    spectrum = np.sort(lam)[::-1].copy()
+    for a in (root, spectrum):
+        a.setflags(write=False)
+    return root, spectrum, factor
 
 
 def _draw_vectors(rng: np.random.Generator, count: int, d: int, ensemble: str) -> np.ndarray:
@@ -63,18 +185,23 @@ class Instance:
 
     Attributes
     ----------
-    d, p : int
-        Dimension and number of associations.
+    d : int or None
+        Dimension of a square instance (``d_in = d_out = d``); None for a rectangular one.
+    p : int
+        Number of associations.
+    d_in, d_out : int
+        Input and output dimensions (both ``d`` when square); a memory is ``d_out x d_in``.
     problem : {"op", "dp"}
     ensemble : {"gaussian", "sphere"}
     seed : int
         The resolved integer seed (``replica.common.seeds.resolve_seed``): the
         instance is a pure function of ``(seed, d, p, problem, ensemble)``.
-    inputs : ndarray, float64, shape (p, d), read-only
+    inputs : ndarray, float64, shape (p, d_in), read-only
         Row ``mu`` is the input ``e_mu``.
-    targets : ndarray, float64, shape (p, d), read-only
+    targets : ndarray, float64, shape (p, d_out), read-only
         Row ``mu`` is the target output of input ``mu`` (OP: ``u_mu``; DP:
-        ``u^(mu)_mu``, equal bit for bit to ``candidates(mu)[mu]``).
+        ``u^(mu)_mu``, equal bit for bit to ``candidates(mu)[mu]``; to rounding with an
+        output covariance).
     dp_key : numpy.uint64
         Key of the DP candidate generator (``validation._rng``); also set for
         OP instances but unused there.
@@ -91,6 +218,14 @@ class Instance:
     weights_normalised : bool
         True if the ``weights`` passed to :func:`make_instance` did not sum to one
         and were divided by their sum.
+    input_root, output_root : ndarray, float64, read-only, or None
+        ``Sigma_in^(1/2)`` (d_in x d_in) and ``Sigma_out^(1/2)`` (d_out x d_out) of the
+        covariances (scaled to trace = dimension), or None (isotropic).
+    input_spectrum, output_spectrum : ndarray, float64, read-only, or None
+        Eigenvalues of the scaled covariances, decreasing, summing to the dimension.
+    input_covariance_factor, output_covariance_factor : float or None
+        The factor the given covariance was multiplied by to get trace = dimension
+        (1.0 when it already had it); None without a covariance.
     """
 
     d: int
@@ -106,6 +241,52 @@ class Instance:
     output_vectors: np.ndarray | None = field(default=None, repr=False)
     weights: np.ndarray | None = field(default=None, repr=False)
     weights_normalised: bool = False
+    d_in: int = 0
+    d_out: int = 0
+    input_root: np.ndarray | None = field(default=None, repr=False)
+    output_root: np.ndarray | None = field(default=None, repr=False)
+    input_spectrum: np.ndarray | None = field(default=None, repr=False)
+    output_spectrum: np.ndarray | None = field(default=None, repr=False)
+    input_covariance_factor: float | None = None
+    output_covariance_factor: float | None = None
+
+    def __post_init__(self):
+        if self.d is not None:  # square: d_in = d_out = d
+            if not self.d_in:
+                object.__setattr__(self, "d_in", self.d)
+            if not self.d_out:
+                object.__setattr__(self, "d_out", self.d)
+
+    @property
+    def square(self) -> bool:
+        """True when ``d_in == d_out`` was built from ``d`` (``Instance.d`` is set)."""
+        return self.d is not None
+
+    @property
+    def shape(self) -> tuple:
+        """Shape ``(d_out, d_in)`` of a memory of this instance."""
+        return (self.d_out, self.d_in)
+
+    @property
+    def score_scale(self) -> float:
+        """``sqrt(d_in d_out)`` (``d`` when square): a competitor score ``u^T W e`` has
+        standard deviation ``||W||_F / score_scale`` (isotropic ensembles)."""
+        return float(self.d) if self.d is not None else math.sqrt(self.d_in * self.d_out)
+
+    def generator_pairs(self, mus, rhos) -> np.ndarray:
+        """DP: the generator's vectors ``g`` of the candidates ``(mus[k], rhos[k])``,
+        shape (n, d_out); the candidates are ``g Sigma_out^(1/2)`` (:meth:`candidate_pairs`)."""
+        return _rng.dp_pairs(self.dp_key, self.ensemble_code, mus, rhos, self.d_out)
+
+    def candidate_pairs(self, mus, rhos) -> np.ndarray:
+        """DP: the candidates ``u^(mus[k])_(rhos[k])`` as rows of a new (n, d_out) array."""
+        g = self.generator_pairs(mus, rhos)
+        return g if self.output_root is None else g @ self.output_root
+
+    def output_images(self, images) -> np.ndarray:
+        """DP: images ``Sigma_out^(1/2) W e_mu`` (rows) the generator's vectors are scored
+        against (the images themselves without an output covariance)."""
+        return images if self.output_root is None else np.ascontiguousarray(images @ self.output_root)
 
     @property
     def n_candidates(self) -> int:
@@ -137,7 +318,7 @@ class Instance:
 
         Returns
         -------
-        ndarray, float64, shape (n_candidates, d)
+        ndarray, float64, shape (n_candidates, d_out)
             Row ``rho`` is candidate ``rho``; row ``target_index[mu]`` is the
             target.  OP: a read-only view of the shared outputs; DP: a new
             array, regenerated.
@@ -151,14 +332,14 @@ class Instance:
         if self.problem == "op":
             return self.table
         n = self.n_candidates
-        return _rng.dp_pairs(self.dp_key, self.ensemble_code, np.full(n, mu), np.arange(n), self.d)
+        return self.candidate_pairs(np.full(n, mu), np.arange(n))
 
     def scores_from_images(self, images) -> np.ndarray:
         """Score matrix from the images ``Y[mu] = W @ e_mu``.
 
         Parameters
         ----------
-        images : array_like, shape (p, d)
+        images : array_like, shape (p, d_out)
             ``images[mu] = W @ inputs[mu]`` (for ``W = Q R^T``:
             ``inputs @ R @ Q.T``).
 
@@ -170,15 +351,15 @@ class Instance:
         Raises
         ------
         ValueError
-            If ``images`` does not have shape (p, d).
+            If ``images`` does not have shape (p, d_out).
         """
         Y = np.ascontiguousarray(images, dtype=np.float64)
-        if Y.shape != (self.p, self.d):
-            raise ValueError(f"images must have shape (p, d) = {(self.p, self.d)}, got {Y.shape}")
+        if Y.shape != (self.p, self.d_out):
+            raise ValueError(f"images must have shape (p, d_out) = {(self.p, self.d_out)}, got {Y.shape}")
         if self.problem == "op":
             return self.table @ Y.T
         out = np.empty((self.n_candidates, self.p), dtype=np.float64)
-        _rng.dp_scores_into(self.dp_key, self.ensemble_code, Y, out)
+        _rng.dp_scores_into(self.dp_key, self.ensemble_code, self.output_images(Y), out)
         return out
 
     def scores(self, W) -> np.ndarray:
@@ -186,7 +367,7 @@ class Instance:
 
         Parameters
         ----------
-        W : array_like, shape (d, d)
+        W : array_like, shape (d_out, d_in)
 
         Returns
         -------
@@ -198,11 +379,11 @@ class Instance:
         Raises
         ------
         ValueError
-            If ``W`` is not (d, d).
+            If ``W`` is not (d_out, d_in).
         """
         mat = np.asarray(W, dtype=np.float64)
-        if mat.shape != (self.d, self.d):
-            raise ValueError(f"W must have shape (d, d) = {(self.d, self.d)}, got {mat.shape}")
+        if mat.shape != self.shape:
+            raise ValueError(f"W must have shape (d_out, d_in) = {self.shape}, got {mat.shape}")
         return self.scores_from_images(self.inputs @ mat.T)
 
     def to_dict(self) -> dict:
@@ -214,6 +395,16 @@ class Instance:
         if self.weights is not None:
             meta["weighted"] = True
             meta["weights_normalised"] = self.weights_normalised
+        if not self.square:
+            meta["d_in"], meta["d_out"] = self.d_in, self.d_out
+        for side in ("input", "output"):
+            spectrum = getattr(self, f"{side}_spectrum")
+            if spectrum is not None:
+                meta[f"{side}_covariance"] = {
+                    "trace": float(spectrum.sum()),
+                    "trace_factor": getattr(self, f"{side}_covariance_factor"),
+                    "effective_rank": float(spectrum.sum() ** 2 / np.square(spectrum).sum()),
+                    "largest": float(spectrum[0]), "smallest": float(spectrum[-1])}
         return json_safe(meta)
 
 
@@ -257,14 +448,35 @@ def _answer_map(p, outputs, targets):
     return K, arr.astype(np.int64)
 
 
+def _dimensions(d, d_in, d_out):
+    """Checked ``(d, d_in, d_out)`` for ``make_instance``: ``d`` is None unless ``d_in == d_out``."""
+    if d_in is None and d_out is None:
+        d = check_int(d, "d", low=2)
+        return d, d, d
+    if d_in is not None and d_out is not None:
+        if d is not None:
+            raise ValueError(f"d must be None when both d_in and d_out are given, got d={d!r}")
+        d_in, d_out = check_int(d_in, "d_in", low=2), check_int(d_out, "d_out", low=2)
+        return (d_in if d_in == d_out else None), d_in, d_out
+    if d is None:
+        missing = "d_out" if d_out is None else "d_in"
+        raise ValueError(f"{missing} is needed (or d): got d=None and {missing}=None")
+    d = check_int(d, "d", low=2)
+    d_in = d if d_in is None else check_int(d_in, "d_in", low=2)
+    d_out = d if d_out is None else check_int(d_out, "d_out", low=2)
+    return (d if d_in == d_out else None), d_in, d_out
+
+
 def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs=None,
-                  targets=None, weights=None) -> Instance:
+                  targets=None, weights=None, d_in=None, d_out=None, input_covariance=None,
+                  output_covariance=None) -> Instance:
     """Build a random memory problem, reproducible from its arguments.
 
     Parameters
     ----------
-    d : int
-        Dimension, ``d >= 2``.
+    d : int or None
+        Dimension, ``d >= 2``: the default of ``d_in`` and ``d_out``.  Must be None
+        when both ``d_in`` and ``d_out`` are given.
     p : int
         Number of associations, ``p >= 2``.
     problem : {"op", "dp"}
@@ -293,6 +505,23 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
         do not change the vectors (the instance is bit-identical to one built
         without them); they weight the recalled mass of the weighted give-up search
         and of the error ``E = sum_mu f_mu 1{mu not recalled}``.
+    d_in, d_out : int, optional
+        Input and output dimensions, ``>= 2`` (default ``d``): inputs in R^{d_in} from
+        N(0, I/d_in), outputs and candidates in R^{d_out} from N(0, I/d_out) (``sphere``:
+        the unit spheres), memories ``d_out x d_in``.  ``d_in = d_out = d`` (the default)
+        is bit-identical to an instance built without them (also with ``d=None``,
+        ``d_in = d_out``: then ``Instance.d = d_in``); an instance with ``d_in != d_out``
+        has ``Instance.d = None``.  Its inputs are those of the square
+        instance of dimension ``d_in`` and the same seed, its outputs (OP) and DP
+        candidates those of the square instance of dimension ``d_out``.
+    input_covariance, output_covariance : array_like, optional
+        Covariance of the inputs (outputs): a symmetric positive semi-definite
+        ``(d_in, d_in)`` (``(d_out, d_out)``) matrix or a 1-D spectrum (a diagonal
+        covariance, e.g. :func:`power_law_spectrum`), scaled to trace = dimension
+        (:func:`covariance_root`; ``Instance.input_covariance_factor`` records the
+        factor).  Vectors are ``e = Sigma_in^(1/2) g`` and ``u = Sigma_out^(1/2) g`` for
+        the isotropic draws ``g`` of the same seed (DP: the generator's candidates,
+        the root applied to the images).  None (default): isotropic, bit-identical.
 
     Returns
     -------
@@ -301,7 +530,9 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
     Raises
     ------
     ValueError
-        For ``d < 2``, ``p < 2``, ``outputs`` outside ``[2, p]``, ``targets``
+        For ``d < 2``, ``d_in < 2``, ``d_out < 2``, ``d`` given beside both ``d_in`` and
+        ``d_out``, a covariance of the wrong shape, not finite, not symmetric or not
+        positive semi-definite, ``p < 2``, ``outputs`` outside ``[2, p]``, ``targets``
         of the wrong length, dtype or range, an output that answers no fact,
         ``targets`` without ``outputs``, ``weights`` of the wrong length or not
         finite and positive, an unknown problem or ensemble, a seed that
@@ -314,29 +545,45 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
     -----
     See ``notes/simulation.md`` (ensembles and the DP generator).
     """
-    d = check_int(d, "d", low=2)
+    d, d_in, d_out = _dimensions(d, d_in, d_out)
     p = check_int(p, "p", low=2)
     problem = check_choice(problem, "problem", PROBLEMS)
     ensemble = check_choice(ensemble, "ensemble", ENSEMBLES)
     seed = resolve_seed(seed)
     K, answer_map = _answer_map(p, outputs, targets)
     w, normalised = _weights(p, weights)
-    check_memory(instance_bytes(d, p), f"make_instance(d={d}, p={p})")
+    in_root, in_spectrum, in_factor = (None, None, None) if input_covariance is None else \
+        covariance_root(input_covariance, d_in, "input_covariance")
+    out_root, out_spectrum, out_factor = (None, None, None) if output_covariance is None else \
+        covariance_root(output_covariance, d_out, "output_covariance")
+    if d is not None:
+        check_memory(instance_bytes(d, p), f"make_instance(d={d}, p={p})")
+    else:
+        check_memory(instance_bytes(d_in, p, d_out), f"make_instance(d_in={d_in}, d_out={d_out}, p={p})")
     inputs_ss, outputs_ss, key_ss = np.random.SeedSequence(seed).spawn(3)
-    inputs = _draw_vectors(np.random.default_rng(inputs_ss), p, d, ensemble)
+    inputs = _draw_vectors(np.random.default_rng(inputs_ss), p, d_in, ensemble)
+    if in_root is not None:
+        inputs = inputs @ in_root   # rows e_mu = Sigma_in^(1/2) g_mu (the root is symmetric)
     dp_key = np.uint64(key_ss.generate_state(1, dtype=np.uint64)[0])
     index = np.arange(p) if answer_map is None else answer_map
     vectors = None
     if problem == "op":
-        vectors = _draw_vectors(np.random.default_rng(outputs_ss), p if K is None else K, d, ensemble)
+        vectors = _draw_vectors(np.random.default_rng(outputs_ss), p if K is None else K, d_out, ensemble)
+        if out_root is not None:
+            vectors = vectors @ out_root
         target_vectors = vectors if K is None else vectors[index]
         if K is None:
             vectors = None
     else:
-        target_vectors = _rng.dp_pairs(dp_key, _rng.ENSEMBLE_CODES[ensemble], np.arange(p), index, d)
+        target_vectors = _rng.dp_pairs(dp_key, _rng.ENSEMBLE_CODES[ensemble], np.arange(p), index, d_out)
+        if out_root is not None:
+            target_vectors = target_vectors @ out_root
     for arr in (inputs, target_vectors, vectors, answer_map):
         if arr is not None:
             arr.setflags(write=False)
     return Instance(d=d, p=p, problem=problem, ensemble=ensemble, seed=seed, inputs=inputs,
                     targets=target_vectors, dp_key=dp_key, outputs=K, answer_map=answer_map,
-                    output_vectors=vectors, weights=w, weights_normalised=normalised)
+                    output_vectors=vectors, weights=w, weights_normalised=normalised,
+                    d_in=d_in, d_out=d_out, input_root=in_root, output_root=out_root,
+                    input_spectrum=in_spectrum, output_spectrum=out_spectrum,
+                    input_covariance_factor=in_factor, output_covariance_factor=out_factor)

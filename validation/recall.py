@@ -211,15 +211,18 @@ def top_competitors(scores, targets=None):
 
 
 def competitor_scale(W) -> float:
-    """Standard deviation of a competitor score, ``||W||_F / d``.
+    """Standard deviation of a competitor score, ``||W||_F / d`` (``||W||_F / sqrt(d_in d_out)``).
 
     For ``u, e`` independent with covariance ``I/d`` (the ``gaussian`` ensemble),
     ``Var(u^T W e) = ||W||_F^2 / d^2``; for the ``sphere`` ensemble it is
-    ``||W||_F^2 / d^2`` exactly as well (``E[u u^T] = I/d``).
+    ``||W||_F^2 / d^2`` exactly as well (``E[u u^T] = I/d``).  A rectangular
+    ``W`` (``d_out x d_in``, ``u`` of covariance ``I/d_out``, ``e`` of ``I/d_in``)
+    gives ``||W||_F^2 / (d_in d_out)``.  With correlated embeddings the variance is
+    ``tr(Sigma_out W Sigma_in W^T) / (d_in d_out)``; the unit stays ``||W||_F / sqrt(d_in d_out)``.
 
     Parameters
     ----------
-    W : array_like, shape (d, d)
+    W : array_like, shape (d_out, d_in)
 
     Returns
     -------
@@ -228,12 +231,14 @@ def competitor_scale(W) -> float:
     Raises
     ------
     ValueError
-        If ``W`` is not a square 2-d array.
+        If ``W`` is not a 2-d array.
     """
     mat = np.asarray(W, dtype=np.float64)
-    if mat.ndim != 2 or mat.shape[0] != mat.shape[1]:
-        raise ValueError(f"W must be a square 2-d array, got shape {mat.shape}")
-    return float(np.linalg.norm(mat) / mat.shape[0])
+    if mat.ndim != 2:
+        raise ValueError(f"W must be a 2-d array, got shape {mat.shape}")
+    if mat.shape[0] == mat.shape[1]:
+        return float(np.linalg.norm(mat) / mat.shape[0])
+    return float(np.linalg.norm(mat) / math.sqrt(mat.shape[0] * mat.shape[1]))
 
 
 def normalised_margin(margins, W) -> float:
@@ -243,7 +248,7 @@ def normalised_margin(margins, W) -> float:
     ----------
     margins : array_like, shape (p,)
         Raw margins from :func:`recall_check`.
-    W : array_like, shape (d, d)
+    W : array_like, shape (d_out, d_in)
         The memory; its Frobenius norm sets the unit (:func:`competitor_scale`).
 
     Returns
@@ -254,7 +259,7 @@ def normalised_margin(margins, W) -> float:
     Raises
     ------
     ValueError
-        If ``W`` is not square (from :func:`competitor_scale`).
+        If ``W`` is not a 2-d array (from :func:`competitor_scale`).
     """
     scale = competitor_scale(W)
     arr = np.asarray(margins, dtype=np.float64)

@@ -63,4 +63,10 @@ def test_bad_shapes():
     with pytest.raises(ValueError, match="scores"):
         recall_check(np.ones(3))
     with pytest.raises(ValueError, match="W"):
-        competitor_scale(np.ones((2, 3)))
+        competitor_scale(np.ones(3))
+
+
+def test_competitor_scale_of_a_rectangular_memory():
+    # ||W||_F / sqrt(d_in d_out): a 2 x 8 all-ones W has ||W||_F = 4 and sqrt(16) = 4 (closed form)
+    assert competitor_scale(np.ones((2, 8))) == pytest.approx(1.0)
+    assert competitor_scale(np.ones((8, 2))) == pytest.approx(1.0)

@@ -222,16 +222,32 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
         raise ValueError(f"solver {solver!r} does not take restarts; got restarts={restarts!r}")
     parsed = _parse_options(spec, options)
     entry = spec.entry
-    if spec.uses_rank_search(instance.d, kappa, parsed):
+    if instance.d is None:
+        _check_rectangular(spec, instance, kappa, parsed)
+    elif spec.uses_rank_search(instance.d, kappa, parsed):
         entry = spec.rank_search
     function = entry.load(solver)
     kwargs = _shared_keywords(spec, function, tol=tol, max_iter=max_iter, time_limit=time_limit,
                               seed=seed, refine=refine, restarts=restarts)
     if parsed is not None:
         kwargs["options"] = parsed
-    check_memory(solver_bytes(instance.d, instance.p, instance.problem, solver, kappa, parsed),
-                 f"solver {solver!r} at d={instance.d}, p={instance.p}, problem {instance.problem!r}")
+    d = instance.d if instance.d is not None else max(instance.d_in, instance.d_out)  # memory: the larger side
+    check_memory(solver_bytes(d, instance.p, instance.problem, solver, kappa, parsed),
+                 f"solver {solver!r} at d={d}, p={instance.p}, problem {instance.problem!r}")
     return function(instance, kappa=kappa, **kwargs)
+
+
+def _check_rectangular(spec, instance, kappa, parsed):
+    """A rectangular instance: a solver that takes it (registry), full rank, no search mode."""
+    where = f"a rectangular instance (d_in={instance.d_in}, d_out={instance.d_out})"
+    if not spec.rectangular:
+        takes = [name for name in solver_names() if solver_spec(name).rectangular]
+        raise ValueError(f"solver {spec.name!r} does not solve {where}; solvers that do: {takes}")
+    if kappa != 1.0:
+        raise ValueError(f"kappa must be 1 for {where}: rank-constrained rectangular memories are "
+                         f"not supported, got kappa={kappa!r}")
+    if parsed is not None and spec.search_mode(parsed) is not None:
+        raise ValueError(f"the search modes (give_up, top_k) do not take {where}")
 
 
 def _parse_options(spec, options):

@@ -24,7 +24,7 @@ from .memories import balanced_factors
 from .problem import ConstraintProblem, exact_min_margins, full_pass
 from .screening import DPScreen
 from .options import OptimalOptions
-from .solution import Solution, rank_for
+from .solution import Solution, check_full_rank_if_rectangular, rank_for
 from .start import Unknowns, initial_point
 
 __all__ = ["DecisionRun", "checked_arguments", "monitored", "progress_callback", "score_sigma"]
@@ -58,7 +58,8 @@ def progress_callback():
 
 
 def score_sigma(W, d):
-    """``||W||_F / d``: the standard deviation of a competitor score under ``W``."""
+    """``||W||_F / d``: the standard deviation of a competitor score under ``W`` (``d``:
+    the dimension, or ``sqrt(d_in d_out)`` for a rectangular memory)."""
     return float(norm(W)) / d
 
 
@@ -82,8 +83,12 @@ class DecisionRun:
         self.t_start = time.perf_counter()
         self.kappa, self.tol, self.max_iter, self.refine_on, self.o = kappa, tol, max_iter, refine, options
         self.prob = prob = ConstraintProblem(instance, blocked)
-        self.d, self.p = prob.d, prob.p
-        self.params = Unknowns(self.d, rank_for(self.d, kappa))
+        # d: the unit of the normalised margin (the dimension; sqrt(d_in d_out) if rectangular)
+        self.d, self.p = (prob.d if prob.d is not None else prob.scale), prob.p
+        if prob.d is not None:
+            self.params = Unknowns(prob.d, rank_for(prob.d, kappa))
+        else:  # rectangular: full rank only (checked_arguments)
+            self.params = Unknowns(prob.d_out, min(prob.d_in, prob.d_out), prob.d_in)
         self.deadline = None if time_limit is None else self.t_start + time_limit
         self.screen = DPScreen(prob) if options.screen_dp and prob.problem == "dp" else None
         x = initial_point(prob, self.params, options.initial)
@@ -466,9 +471,10 @@ def checked_arguments(instance, kappa, tol, max_iter, time_limit, refine, option
     ------
     ValueError
         Bad kappa or option values, unknown options, ``top_k`` not below the number of
-        candidates of the instance.
+        candidates of the instance, ``kappa < 1`` on a rectangular instance.
     """
     kappa = float(check_kappa(kappa, "kappa"))
+    check_full_rank_if_rectangular(instance, kappa)
     tol = check_real(tol, "tol", low=0.0, low_open=True)
     max_iter = check_int(max_iter, "max_iter", low=1)
     if time_limit is not None:

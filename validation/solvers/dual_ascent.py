@@ -39,7 +39,6 @@ from replica.common.seeds import as_generator
 from validation import _maxmargin_kernels as _k
 from validation import _rng
 
-from .memories import hebbian_memory
 from .problem import ConstraintProblem, exact_min_margins
 from .options import SolverOptions
 
@@ -186,6 +185,7 @@ class MaxMarginData(ConstraintProblem):
 
     def __init__(self, instance):
         super().__init__(instance)
+        self.unit = self.d if self.d is not None else self.scale   # unit of the normalised margin
         self.sweep_inputs = self.inputs   # inputs of the sweeps and of W(lam)
         self.vector_basis = None          # Q: constraint vectors projected onto span(Q)
 
@@ -197,7 +197,7 @@ class MaxMarginData(ConstraintProblem):
     def scan(self, W, threshold, keep, block_elements):
         """Full pass: selected (rows, cols) with margin < threshold (the ``keep`` smallest per
         input) and per-input smallest margins (float32 for OP, float64 for DP)."""
-        Y = self.inputs @ W.T
+        Y = self.images(W)
         step = self.rows_per_block(block_elements)
         rows, cols, mins = [], [], np.empty(self.p)
         for start in range(0, self.p, step):
@@ -216,9 +216,10 @@ class MaxMarginData(ConstraintProblem):
 
     def normalised(self, W, low):
 
-        """Normalised margin ``d low / ||W||_F`` (``-inf`` for W = 0)."""
+        """Normalised margin ``d low / ||W||_F`` (``-inf`` for W = 0; ``sqrt(d_in d_out)`` for ``d``
+        when rectangular)."""
         norm = float(np.linalg.norm(W))
-        return self.d * low / norm if norm > 0 else -np.inf
+        return self.unit * low / norm if norm > 0 else -np.inf
 
 
 class DualWorkingSet:
@@ -238,7 +239,7 @@ class DualWorkingSet:
     @classmethod
     def empty(cls, data):
         """A working set without constraints."""
-        return cls(data, np.empty(0, np.int64), np.empty(0), np.empty((0, data.d)))
+        return cls(data, np.empty(0, np.int64), np.empty(0), np.empty((0, data.d_out)))
 
     @property
     def size(self):
@@ -259,21 +260,24 @@ class DualWorkingSet:
             vecs = self.vecs.take(old, axis=0)
             miss = np.flatnonzero(self.keys[old] != keys)
         else:
-            vecs = np.empty((keys.size, data.d))
+            vecs = np.empty((keys.size, data.d_out))
             miss = np.arange(keys.size)
         if miss.size:
             mus, rhos = keys[miss] // data.n_cand, keys[miss] % data.n_cand
             if data.problem == "op":
                 competitors = data.table[rhos]
             else:
-                competitors = _rng.dp_pairs(data.key, data.code, mus, rhos, data.d)
-            vecs[miss] = data.project(data.targets[mus] - competitors)
+                competitors = _rng.dp_pairs(data.key, data.code, mus, rhos, data.d_out)
+            diff = data.targets[mus] - competitors
+            if data.output_root is not None:  # the generator's g_mu - g_rho: u = Sigma_out^(1/2) g
+                diff = diff @ data.output_root
+            vecs[miss] = data.project(diff)
         return DualWorkingSet(data, keys, lam, vecs)
 
     def memory(self, lam=None):
         """W(lam) = C^T E rebuilt from the dual variables (default: ``self.lam``) in float64."""
         data = self.data
-        C = np.empty((data.p, data.d))
+        C = np.empty((data.p, data.d_out))
         _k.combine(self.vecs, self.lam if lam is None else lam, self.ptr, C)
         return C.T @ data.sweep_inputs
 
@@ -301,9 +305,9 @@ class DualAscentRun:
         self.rng = as_generator(seed)
         self.iterations = self.full_passes = 0
         self.bound = np.inf
-        self.best = (-np.inf, np.zeros((data.d, data.d)))   # (verified margin, W)
+        self.best = (-np.inf, np.zeros((data.d_out, data.d_in)))   # (verified margin, W)
         self.keep = min(options.max_active, data.n_cand - 1)
-        start = hebbian_memory(data.targets, data.inputs) if W0 is None else W0
+        start = data.hebbian() if W0 is None else W0
         if W0 is not None:
             self.consider(W0.copy())
         # first working set: the smallest margins of every input under the start
@@ -311,7 +315,7 @@ class DualAscentRun:
         self.ws = DualWorkingSet.empty(data).merged(rows, cols)
         # the GEMMs of the sweeps: float32 unless tol asks for more than float32 images give
         self.sweep_dtype = np.float32 if tol >= _FLOAT32_TOL else np.float64
-        self.Wt = np.zeros((data.d, data.d), dtype=self.sweep_dtype)
+        self.Wt = np.zeros((data.d_in, data.d_out), dtype=self.sweep_dtype)
         self.status = None
         self.lam_start = None     # lam at the start of the current round of sweeps
         self.history = []         # total steps of lam in the previous rounds (dual line search)
@@ -354,7 +358,7 @@ class DualAscentRun:
         self.Wt = np.ascontiguousarray(W.T, dtype=self.sweep_dtype)
         total = float(self.ws.lam.sum())
         if total > 0:
-            self.bound = min(self.bound, self.data.d * float(np.linalg.norm(W)) / total)
+            self.bound = min(self.bound, self.data.unit * float(np.linalg.norm(W)) / total)
         margins = np.empty(self.ws.size)
         _k.set_margins(self.data.inputs @ W.T, self.ws.vecs, self.ws.ptr, margins)
         return W, self.data.normalised(W, float(margins.min()) if margins.size else np.inf)
@@ -392,9 +396,9 @@ class DualAscentRun:
         (``notes/max_margin.md``).
         """
         data = self.data
-        sweep = 4.0 * data.p * data.d ** 2 + 6.0 * data.d * self.ws.size
+        sweep = 4.0 * data.p * (data.d_in * data.d_out) + 6.0 * data.d_out * self.ws.size
         scale = _OP_PASS_COST if data.problem == "op" else _DP_PASS_COST
-        full = scale * data.p * data.n_cand * data.d
+        full = scale * data.p * data.n_cand * data.d_out
         return max(1, math.ceil(_PASS_RATIO * full / (self.o.sweeps_per_pass * sweep)))
 
     def pass_due(self, ws_estimate):
@@ -546,11 +550,11 @@ def checked_max_margin_arguments(instance, W0, tol, max_iter, time_limit, callba
         time_limit = check_real(time_limit, "time_limit", low=0.0, low_open=True)
     if callback is not None and not callable(callback):
         raise ValueError(f"callback must be callable or None, got {callback!r}")
-    d = int(instance.d)
+    shape = (int(instance.d_out), int(instance.d_in))
     if W0 is not None:
         W0 = np.array(W0, dtype=np.float64)
-        if W0.shape != (d, d) or not np.all(np.isfinite(W0)):
-            raise ValueError(f"W0 must be a finite ({d}, {d}) array, got shape {W0.shape}")
+        if W0.shape != shape or not np.all(np.isfinite(W0)):
+            raise ValueError(f"W0 must be a finite {shape} array, got shape {W0.shape}")
     options = MaxMarginOptions.coerce(options)
     return {"W0": W0, "tol": tol, "max_iter": max_iter, "time_limit": time_limit, "callback": callback,
             "options": options}

@@ -8,9 +8,17 @@ from __future__ import annotations
 import time
 
 from .memories import even_split, hebbian_memory, truncated_svd
-from .solution import Solution, assess, rank_for
+from .solution import Solution, assess, check_full_rank_if_rectangular, check_rank, rank_for
 
 __all__ = ["solve_hebbian", "hebbian_matrix"]
+
+
+def _rank(instance, kappa):
+    """Rank of the Hebbian memory: ``rank_for(d, kappa)``, ``min(d_in, d_out)`` if rectangular."""
+    if instance.d is None:
+        check_full_rank_if_rectangular(instance, check_rank(0, kappa))
+        return min(instance.d_in, instance.d_out)
+    return rank_for(instance.d, kappa)
 
 
 def hebbian_matrix(instance, kappa=1.0):
@@ -20,11 +28,12 @@ def hebbian_matrix(instance, kappa=1.0):
     ----------
     instance : validation.Instance
     kappa : float
-        Rank ratio in (0, 1]; ``m = max(1, round(kappa d))``.
+        Rank ratio in (0, 1]; ``m = max(1, round(kappa d))``.  A rectangular instance
+        takes only ``kappa = 1`` (rank ``min(d_in, d_out)``).
 
     Returns
     -------
-    W : ndarray (d, d)
+    W : ndarray (d_out, d_in)
         ``targets.T @ inputs``, or its best rank-m approximation (Eckart-Young:
         keep the m largest singular values).
     factors : tuple (Q, R) or None
@@ -35,11 +44,11 @@ def hebbian_matrix(instance, kappa=1.0):
     Raises
     ------
     ValueError
-        If ``kappa`` is outside (0, 1].
+        If ``kappa`` is outside (0, 1], or not 1 for a rectangular instance.
     """
-    rank = rank_for(instance.d, kappa)
+    rank = _rank(instance, kappa)
     W = hebbian_memory(instance.targets, instance.inputs)
-    if rank >= instance.d:
+    if instance.d is None or rank >= instance.d:
         return W, None
     U, s, V = truncated_svd(W, rank)
     # the truncated W in the evaluation order it has always had (its bits), the factors balanced
@@ -66,10 +75,10 @@ def solve_hebbian(instance, kappa=1.0) -> Solution:
     Raises
     ------
     ValueError
-        For kappa outside (0, 1].
+        For kappa outside (0, 1], or not 1 for a rectangular instance.
     """
     start = time.perf_counter()
-    rank = rank_for(instance.d, kappa)
+    rank = _rank(instance, kappa)
     W, factors = hebbian_matrix(instance, kappa)
     stored, fraction, margin, _ = assess(instance, W)
     seconds = time.perf_counter() - start

@@ -1,9 +1,10 @@
 """Exact storability by linear programming (scipy's HiGHS), full rank, small d.
 
 The LP (see ``notes/simulation.md``) has variables ``W`` (d x d, box
-``|W_jk| <= 1``), the images ``y_mu = W e_mu`` (free, tied to W by ``p d``
-equalities) and the margin ``t``; ``f(mu)`` is the target row of input ``mu``
-(``mu``, or the answer map with ``outputs=K``; then ``rho`` runs over K candidates)::
+``|W_jk| <= 1``; ``d_out x d_in`` for a rectangular instance), the images
+``y_mu = W e_mu`` (free, tied to W by ``p d`` (``p d_out``) equalities) and the margin
+``t``; ``f(mu)`` is the target row of input ``mu`` (``mu``, or the answer map with
+``outputs=K``; then ``rho`` runs over K candidates)::
 
     maximise t   subject to   (u^(mu)_rho - u^(mu)_f(mu))^T y_mu + t <= 0   for all mu, rho != f(mu)
                               y_mu - W e_mu = 0                            for all mu
@@ -27,21 +28,25 @@ import numpy as np
 from replica.common.checks import check_int, check_real
 
 from .. import _rng
-from .solution import Solution, assess, rank_for
+from .solution import Solution, assess
 from .memories import hebbian_memory
 from .options import MAX_NONZEROS, LPOptions
 
 __all__ = ["solve_lp", "lp_nonzeros", "MAX_NONZEROS", "LPOptions"]
 
 
-def lp_nonzeros(d: int, p: int, outputs=None) -> int:
-    """Nonzeros of the full LP's constraint matrix: ``p (K-1) (d+1) + p d (d+1)`` (``K = p`` by default)."""
+def lp_nonzeros(d: int, p: int, outputs=None, d_in=None) -> int:
+    """Nonzeros of the full LP's constraint matrix: ``p (K-1) (d+1) + p d (d+1)`` (``K = p`` by default;
+    ``p (K-1) (d+1) + p d (d_in+1)`` for a rectangular memory with ``d = d_out``)."""
     n_cand = p if outputs is None else int(outputs)
-    return p * (n_cand - 1) * (d + 1) + p * d * (d + 1)
+    d_in = d if d_in is None else int(d_in)
+    return p * (n_cand - 1) * (d + 1) + p * d * (d_in + 1)
 
 
-def check_lp_size(d: int, p: int, kappa: float, options=None, n_candidates=None) -> None:
+def check_lp_size(d: int, p: int, kappa: float, options=None, n_candidates=None, d_in=None) -> None:
     """The LP's set-up checks, without an instance: full rank, and the first LP within ``max_nonzeros``.
+
+    ``d`` is the output dimension and ``d_in`` (default ``d``) the input dimension.
 
     Raises
     ------
@@ -53,8 +58,9 @@ def check_lp_size(d: int, p: int, kappa: float, options=None, n_candidates=None)
                          f"program), got {kappa!r}; use solver='optimal' for kappa < 1")
     o = LPOptions.coerce(options)
     n_cand = p if n_candidates is None else int(n_candidates)
-    first = (lp_nonzeros(d, p, n_cand) if not o.working_set
-             else p * d * (d + 1) + p * min(n_cand - 1, o.initial_per_input) * (d + 1))
+    d_in = d if d_in is None else int(d_in)
+    first = (lp_nonzeros(d, p, n_cand, d_in) if not o.working_set
+             else p * d * (d_in + 1) + p * min(n_cand - 1, o.initial_per_input) * (d + 1))
     if first > o.max_nonzeros:
         raise ValueError(f"the LP for d={d}, p={p} has {first:.3g} nonzeros, more than max_nonzeros="
                          f"{o.max_nonzeros:.3g} that solver 'lp' handles; use solver='optimal'")
@@ -64,24 +70,25 @@ def _differences(instance, mus, rhos):
     """Constraint rows ``u^(mu)_rho - u^(mu)_f(mu)`` for the pairs ``(mus[k], rhos[k])``."""
     if instance.problem == "op":
         return instance.table[rhos] - instance.targets[mus]
-    # DP: the target u^(mu)_f(mu) is targets[mu], bit for bit
-    return _rng.dp_pairs(instance.dp_key, instance.ensemble_code, mus, rhos, instance.d) - instance.targets[mus]
+    # DP: the target u^(mu)_f(mu) is targets[mu], bit for bit (to rounding with an output covariance)
+    if instance.output_root is not None:
+        return instance.candidate_pairs(mus, rhos) - instance.targets[mus]
+    return _rng.dp_pairs(instance.dp_key, instance.ensemble_code, mus, rhos, instance.d_out) - instance.targets[mus]
 
 
 def _equalities(instance):
-    """``y_mu[j] - sum_k W[j, k] e_mu[k] = 0`` in row ``mu d + j`` (sparse)."""
+    """``y_mu[j] - sum_k W[j, k] e_mu[k] = 0`` in row ``mu d_out + j`` (sparse; W row-major)."""
     from scipy import sparse
 
-    d, p = instance.d, instance.p
-    n_w = d * d
+    d, d_in, p = instance.d_out, instance.d_in, instance.p
+    n_w = d * d_in
     n_vars = n_w + p * d + 1
-    j_idx = np.arange(d)
-    eq_rows = np.repeat(np.arange(p * d), d + 1)
-    eq_cols = np.empty((p, d, d + 1), dtype=np.int64)
-    eq_data = np.empty((p, d, d + 1))
+    eq_rows = np.repeat(np.arange(p * d), d_in + 1)
+    eq_cols = np.empty((p, d, d_in + 1), dtype=np.int64)
+    eq_data = np.empty((p, d, d_in + 1))
     eq_cols[:, :, 0] = n_w + np.arange(p * d).reshape(p, d)
     eq_data[:, :, 0] = 1.0
-    eq_cols[:, :, 1:] = (j_idx[:, None] * d + j_idx[None, :])[None, :, :]
+    eq_cols[:, :, 1:] = (np.arange(d)[:, None] * d_in + np.arange(d_in)[None, :])[None, :, :]
     eq_data[:, :, 1:] = -instance.inputs[:, None, :]
     return sparse.csr_matrix((eq_data.ravel(), (eq_rows, eq_cols.ravel())), shape=(p * d, n_vars))
 
@@ -90,8 +97,8 @@ def _inequalities(instance, mus, diffs):
     """Rows ``diffs[k] . y_{mus[k]} + t <= 0`` (sparse)."""
     from scipy import sparse
 
-    d, p = instance.d, instance.p
-    n_w = d * d
+    d, p = instance.d_out, instance.p
+    n_w = d * instance.d_in
     n_vars = n_w + p * d + 1
     n = mus.size
     data = np.empty((n, d + 1))
@@ -140,16 +147,16 @@ class _LP:
         self.options = options
         self.time_limit = time_limit
         self.start = start
-        d = instance.d
+        d = instance.d_out * instance.d_in   # entries of W
         self.A_eq = _equalities(instance)
         self.b_eq = np.zeros(self.A_eq.shape[0])
         n_vars = self.A_eq.shape[1]
         self.c = np.zeros(n_vars)
         self.c[-1] = -1.0
         self.bounds = np.empty((n_vars, 2))
-        self.bounds[: d * d] = (-1.0, 1.0)
-        self.bounds[d * d:] = (-np.inf, np.inf)
-        self.W = np.zeros((d, d))
+        self.bounds[:d] = (-1.0, 1.0)
+        self.bounds[d:] = (-np.inf, np.inf)
+        self.W = np.zeros(instance.shape)
         self.t_opt = float("nan")
         self.iterations = 0
         self.rounds = 0
@@ -176,8 +183,8 @@ class _LP:
         if res.status != 0 or res.x is None:
             self.failure = f"HiGHS did not finish (status {res.status}: {res.message})"
             return False
-        d = self.instance.d
-        self.W = np.asarray(res.x[: d * d], dtype=np.float64).reshape(d, d).copy()
+        shape = self.instance.shape
+        self.W = np.asarray(res.x[: shape[0] * shape[1]], dtype=np.float64).reshape(shape).copy()
         self.t_opt = float(res.x[-1])
         return True
 
@@ -200,8 +207,8 @@ def _constraint_generation(lp, tol, max_iter):
     from ..recall import recall_check
 
     instance, o = lp.instance, lp.options
-    d, p = instance.d, instance.p
-    n_eq = p * d * (d + 1)
+    d, p = instance.d_out, instance.p
+    n_eq = p * d * (instance.d_in + 1)
     target, columns = instance.target_index, np.arange(p)
     mus, rhos, _ = _top_pairs(instance.scores(hebbian_memory(instance.targets, instance.inputs)), target,
                               o.initial_per_input)
@@ -240,12 +247,12 @@ def _constraint_generation(lp, tol, max_iter):
 def _lp_solution(lp, constraints, tol):
     """The float64-verified :class:`Solution` of a finished (or failed) LP run."""
     instance, o = lp.instance, lp.options
-    d, p = instance.d, instance.p
+    d, p = instance.d_out, instance.p
     W, t_opt = lp.W, lp.t_opt
     stored, fraction, margin, _ = assess(instance, W)
     info = {"lp_optimum": t_opt if np.isfinite(t_opt) else None, "exact_optimum": bool(lp.exact),
             "rounds": lp.rounds, "constraints": constraints,
-            "nonzeros": int(p * d * (d + 1) + constraints * (d + 1))}
+            "nonzeros": int(p * d * (instance.d_in + 1) + constraints * (d + 1))}
     bound = "LP optimum" if lp.exact or not o.working_set else "LP bound"
     if stored:
         status = "stored"
@@ -261,7 +268,7 @@ def _lp_solution(lp, constraints, tol):
         status = "undecided"
         message = (f"LP optimum t* = {t_opt:.3e} > tol = {tol:.1e} says storable, but its W recalls "
                    f"only {fraction:.4g} of the inputs in float64 (numerical feasibility violation)")
-    return Solution(solver="lp", kappa=1.0, rank=rank_for(d, 1.0), W=W, factors=None,
+    return Solution(solver="lp", kappa=1.0, rank=min(d, instance.d_in), W=W, factors=None,
                     stored=stored, recall_fraction=fraction, margin=margin,
                     converged=status != "undecided", iterations=lp.iterations,
                     seconds=time.perf_counter() - lp.start, status=status, message=message, info=info)
@@ -306,7 +313,7 @@ def solve_lp(instance, kappa=1.0, *, tol=1e-6, max_iter=1000, time_limit=600.0, 
     -----
     See ``notes/simulation.md`` (the LP solver).
     """
-    check_lp_size(instance.d, instance.p, kappa, options, instance.n_candidates)
+    check_lp_size(instance.d_out, instance.p, kappa, options, instance.n_candidates, instance.d_in)
     tol = check_real(tol, "tol", low=0.0)
     max_iter = check_int(max_iter, "max_iter", low=1)
     time_limit = np.inf if time_limit is None else check_real(time_limit, "time_limit", low=0.0,

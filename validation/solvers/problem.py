@@ -7,6 +7,13 @@ the kernels need, a :class:`DecisionWorkingSet` holds the near-active constraint
 L-BFGS iteration, :func:`full_pass` scans every constraint in blocks (float32 for the
 search) and :func:`exact_min_margins` verifies in float64.  Shared by the ``optimal``,
 ``svp`` and max-margin solvers and the search modes.
+
+A memory is ``d_out x d_in`` (``d x d`` for a square instance).  With an output
+covariance the DP candidates are ``u = Sigma_out^(1/2) g`` for the generator's ``g``:
+:class:`ConstraintProblem` then holds the generator's targets ``g_mu`` and scores them,
+and the generated candidates, against the images ``Sigma_out^(1/2) W e_mu``
+(:meth:`ConstraintProblem.images`); gradients map back through the same root
+(:meth:`DecisionWorkingSet.combine`).
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ import numpy as np
 from validation import _optimal_kernels as _k
 from validation import _rng
 
+from .memories import hebbian_memory
+
 __all__ = ["ConstraintProblem", "DecisionWorkingSet", "PassResult", "PassTally", "select_rows", "full_pass",
            "exact_min_margins"]
 
@@ -24,17 +33,28 @@ class ConstraintProblem:
     """Arrays of one instance in the form the kernels want (no d p^2 storage).
 
     ``blocked`` (p, n_candidates) bool, optional: constraints left out (the search modes).
+    ``d`` is the dimension of a square instance (None for a rectangular one), ``d_in`` and
+    ``d_out`` the dimensions of the inputs and outputs, ``scale = sqrt(d_in d_out)`` the
+    unit of the normalised margin.
     """
 
     def __init__(self, instance, blocked=None):
         self.instance = instance
-        self.d = int(instance.d)
+        self.d = None if instance.d is None else int(instance.d)
+        self.d_in, self.d_out = int(instance.d_in), int(instance.d_out)
+        self.scale = instance.score_scale
         self.p = int(instance.p)
         self.problem = str(instance.problem)
         self.inputs = np.ascontiguousarray(instance.inputs, dtype=np.float64)
         # OP: the search's p x d x d products in float32 (DP: its scans dominate, kept float64)
         self.inputs32 = self.inputs.astype(np.float32) if self.problem == "op" else None
-        self.targets = np.ascontiguousarray(instance.targets, dtype=np.float64)
+        # DP with an output covariance: the generator's targets g_mu, scored against
+        # Sigma_out^(1/2) W e_mu (the images); otherwise the targets themselves
+        self.output_root = instance.output_root if self.problem == "dp" else None
+        if self.output_root is not None:
+            self.targets = instance.generator_pairs(np.arange(self.p), instance.target_index)
+        else:
+            self.targets = np.ascontiguousarray(instance.targets, dtype=np.float64)
         self.targets32 = self.targets.astype(np.float32)
         # candidates per input and the target's column among them (K shared answers or p)
         self.n_cand = int(instance.n_candidates)
@@ -44,10 +64,10 @@ class ConstraintProblem:
         else:
             self.table = np.ascontiguousarray(instance.table, dtype=np.float64)
             self.table32 = self.table.astype(np.float32)
-        if self.inputs.shape != (self.p, self.d) or self.targets.shape != (self.p, self.d):
+        if self.inputs.shape != (self.p, self.d_in) or self.targets.shape != (self.p, self.d_out):
             raise ValueError(
-                f"instance arrays must have shape (p, d) = ({self.p}, {self.d}); got inputs "
-                f"{self.inputs.shape} and targets {self.targets.shape}")
+                f"instance arrays must have shapes (p, d_in) = ({self.p}, {self.d_in}) and (p, d_out) = "
+                f"({self.p}, {self.d_out}); got inputs {self.inputs.shape} and targets {self.targets.shape}")
         if self.problem == "dp":
             self.key = np.uint64(instance.dp_key)
             self.code = int(instance.ensemble_code)
@@ -56,9 +76,16 @@ class ConstraintProblem:
         # constraints left out (validation.solvers.modes): blocked[mu, rho] drops (mu, rho)
         self.blocked = None if blocked is None else np.asarray(blocked, dtype=bool)
 
+    def hebbian(self):
+        """The Hebbian memory ``sum_mu t_mu e_mu^T`` of the instance (its own targets), (d_out, d_in)."""
+        return hebbian_memory(self.instance.targets, self.inputs)
+
     # images of the inputs: Y[mu] = W e_mu
     def images(self, W):
-        """Images of the inputs ``Y[mu] = W e_mu`` (float64), shape (p, d)."""
+        """Images of the inputs ``Y[mu] = W e_mu`` (float64), shape (p, d_out); with a DP
+        output covariance ``Sigma_out^(1/2) W e_mu``."""
+        if self.output_root is not None:
+            return (self.inputs @ W.T) @ self.output_root
         return self.inputs @ W.T
 
     def search_images(self, W):
@@ -148,14 +175,14 @@ class DecisionWorkingSet:
         # competitor vectors of the entries: rows ``index`` of ``table`` (OP: the shared
         # outputs; DP: the entries' own candidates, regenerated here)
         if prob.problem == "dp":
-            self.table = np.empty((self.size, prob.d), dtype=np.float32)
+            self.table = np.empty((self.size, prob.d_out), dtype=np.float32)
             if self.size:
                 _rng.dp_fill_pairs(prob.key, prob.code, self.rows, self.cols, self.table)
             self.index = np.arange(self.size)
         else:
             self.table = prob.table32
             self.index = self.cols
-        self._combine = np.empty((prob.p, prob.d))
+        self._combine = np.empty((prob.p, prob.d_out))
 
     def margins(self, Y):
 
@@ -172,7 +199,7 @@ class DecisionWorkingSet:
         return out
 
     def combine(self, coef, exact=False):
-        """sum_i coef_i a_i as a (d, d) float64 matrix.
+        """sum_i coef_i a_i as a (d_out, d_in) float64 matrix.
 
         ``exact``: float64 vectors and product; otherwise float32 vectors, and for OP a
         float32 product (the search's gradient).
@@ -191,13 +218,15 @@ class DecisionWorkingSet:
             _k.active_combine(coef, prob.targets, prob.table, self.ptr, self.cols, V)
         elif self.size:  # DP in float64: regenerate the vectors of the nonzero terms
             keep = np.flatnonzero(coef)
-            vec = np.empty((keep.size, prob.d))
+            vec = np.empty((keep.size, prob.d_out))
             _rng.dp_fill_pairs(prob.key, prob.code, self.rows[keep], self.cols[keep], vec)
             ptr = np.zeros(prob.p + 1, dtype=np.int64)
             np.cumsum(np.bincount(self.rows[keep], minlength=prob.p), out=ptr[1:])
             _k.active_combine(coef[keep], prob.targets, vec, ptr, np.arange(keep.size), V)
         else:
             V[:] = 0.0
+        if prob.output_root is not None:  # DP: a_i = Sigma_out^(1/2) (g_mu - g_rho) e_mu^T
+            return prob.output_root @ (V.T @ prob.inputs)
         if exact or prob.inputs32 is None:
             return V.T @ prob.inputs
         return (V.astype(np.float32).T @ prob.inputs32).astype(np.float64)

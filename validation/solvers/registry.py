@@ -21,7 +21,9 @@ read the spec of a solver instead of testing its name.  A spec states
 * ``shared`` -- the shared arguments (:data:`SHARED_ARGUMENTS`) it takes; ``seed`` is
   accepted by every solver and ignored by the deterministic ones;
 * ``check_size`` and ``search_modes`` -- optional set-up checks without an instance
-  (``lp``) and the search modes that options select (``optimal``: give-up, top-k).
+  (``lp``) and the search modes that options select (``optimal``: give-up, top-k);
+* ``rectangular`` -- it solves rectangular instances (``d_in != d_out``, full rank,
+  without a search mode): ``optimal``, ``lp`` and ``hebbian``.
 
 A contributor adds a solver with one module and one :func:`register_solver` call.
 """
@@ -161,6 +163,9 @@ class SolverSpec:
     search_modes : callable or None
         ``search_modes(options) -> EntryPoint or None``: a search mode selected by options,
         which the solver's own function runs after its checks.
+    rectangular : bool
+        It solves rectangular instances (``Instance.d`` None) at full rank, without a
+        search mode.
     """
 
     name: str
@@ -178,6 +183,7 @@ class SolverSpec:
     objective: str | None = None
     check_size: EntryPoint | None = None
     search_modes: Callable | None = None
+    rectangular: bool = False
 
     def __post_init__(self):
         check_choice(self.not_stored, "not_stored", NOT_STORED_MEANINGS)
@@ -299,15 +305,16 @@ def __getattr__(name):
 _FULL = ("tol", "max_iter", "time_limit")
 register_solver(SolverSpec(
     "hebbian", EntryPoint("validation.solvers.hebbian", "solve_hebbian"), None, not_stored="rule",
-    capacity_theory="hebbian", accuracy_theory="hebbian"))
+    capacity_theory="hebbian", accuracy_theory="hebbian", rectangular=True))
 register_solver(SolverSpec(
     "optimal", EntryPoint("validation.solvers.optimal", "solve_optimal"), OptimalOptions, not_stored="class",
     memory=_optimal_bytes, shared=_FULL + ("seed", "refine", "restarts"), sweep_options={"refine": False},
     rank_search=EntryPoint("validation.solvers.rank_search", "solve_rank_search"), accuracy_theory="optimal",
-    search_modes=_optimal_search_modes))
+    search_modes=_optimal_search_modes, rectangular=True))
 register_solver(SolverSpec(
     "lp", EntryPoint("validation.solvers.lp", "solve_lp"), LPOptions, not_stored="class", memory=_lp_bytes,
-    shared=_FULL, accuracy_theory="optimal", check_size=EntryPoint("validation.solvers.lp", "check_lp_size")))
+    shared=_FULL, accuracy_theory="optimal", check_size=EntryPoint("validation.solvers.lp", "check_lp_size"),
+    rectangular=True))
 register_solver(SolverSpec(
     "adam", EntryPoint("validation.solvers.adam", "solve_adam"), AdamOptions, not_stored="never",
     memory=_adam_bytes, shared=("max_iter", "time_limit", "seed"), undecided_as_not_stored=True,

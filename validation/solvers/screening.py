@@ -31,7 +31,7 @@ class DPScreen:
     """
 
     def __init__(self, prob, tracked=None):
-        p, d = prob.p, prob.d
+        p, d = prob.p, prob.d_out
         self.prob = prob
         self.tracked = min(prob.n_cand - 1, int(tracked or tracked_count(prob.n_cand)))
         self.images = np.zeros((p, d))

@@ -19,7 +19,7 @@ from replica.common.results import Result
 
 from .memories import dense_memory
 
-__all__ = ["Solution", "STATUSES", "assess", "rank_for", "check_rank"]
+__all__ = ["Solution", "STATUSES", "assess", "rank_for", "check_rank", "check_full_rank_if_rectangular"]
 
 STATUSES = ("stored", "not_stored", "undecided", "not_found")
 """The statuses of a :class:`Solution` (``notes/simulation.md``)."""
@@ -61,6 +61,22 @@ def check_rank(d: int, kappa: float) -> float:
         For kappa outside (0, 1] or NaN.
     """
     return float(check_kappa(kappa, "kappa"))
+
+
+def check_full_rank_if_rectangular(instance, kappa) -> None:
+    """A rectangular instance (``d_in != d_out``) is solved at full rank only.
+
+    Its rank is ``min(d_in, d_out)``: a rank-constrained rectangular memory is not supported.
+
+    Raises
+    ------
+    ValueError
+        For ``kappa != 1`` on an instance with ``Instance.d = None``.
+    """
+    if getattr(instance, "d", 0) is None and float(kappa) != 1.0:
+        raise ValueError(f"kappa must be 1 for a rectangular instance (d_in={instance.d_in}, "
+                         f"d_out={instance.d_out}): rank-constrained rectangular memories are not "
+                         f"supported, got kappa={kappa!r}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,9 +193,9 @@ def assess(instance, W=None, *, images=None):
     Parameters
     ----------
     instance : validation.Instance
-    W : array_like (d, d), optional
+    W : array_like (d_out, d_in), optional
         The memory.  Needed for the margin normalisation.
-    images : array_like (p, d), optional
+    images : array_like (p, d_out), optional
         ``images[mu] = W @ e_mu`` if already at hand (saves a product).
 
     Returns
@@ -198,8 +214,8 @@ def assess(instance, W=None, *, images=None):
     from validation.recall import normalised_margin, recall_check
 
     mat = np.asarray(W, dtype=np.float64)
-    if mat.shape != (instance.d, instance.d):
-        raise ValueError(f"W must have shape (d, d) = {(instance.d, instance.d)}, got {mat.shape}")
+    if mat.shape != instance.shape:
+        raise ValueError(f"W must have shape (d_out, d_in) = {instance.shape}, got {mat.shape}")
     S = instance.scores(mat) if images is None else instance.scores_from_images(images)
     recalled, margins = recall_check(S, None if instance.outputs is None else instance.target_index)
     return (bool(recalled.all()), float(recalled.mean()), normalised_margin(margins, mat), recalled)

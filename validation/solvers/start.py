@@ -4,23 +4,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from .memories import balanced_factors, dense_memory, hebbian_memory
+from .memories import balanced_factors, dense_memory
 
 __all__ = ["Unknowns", "initial_point", "factor_start"]
 
 
 class Unknowns:
-    """Unknowns: W (full rank) or (Q, R) (rank m); maps vectors <-> matrices."""
+    """Unknowns: W (full rank) or (Q, R) (rank m); maps vectors <-> matrices.
 
-    def __init__(self, d, rank):
+    ``d_in`` (default ``d``): a rectangular memory ``d x d_in`` (``d = d_out``), full rank only.
+    """
+
+    def __init__(self, d, rank, d_in=None):
         self.d = d
+        self.d_in = d if d_in is None else d_in
         self.rank = rank
-        self.factored = rank < d
+        self.factored = rank < min(d, self.d_in)
+        if self.factored and self.d_in != d:
+            raise ValueError(f"rank-{rank} factors need a square memory, got {d} x {self.d_in}")
 
     def W(self, x):
-        """The (d, d) memory of the flat vector ``x`` (a view at full rank)."""
+        """The (d_out, d_in) memory of the flat vector ``x`` (a view at full rank)."""
         if not self.factored:
-            return x.reshape(self.d, self.d)
+            return x.reshape(self.d, self.d_in)
         return dense_memory(self.split(x))
 
     def split(self, x):
@@ -38,7 +44,7 @@ class Unknowns:
     def line_terms(self, x, direction):
         """D1, D2 with W(x + t dir) = W + t D1 + t^2 D2."""
         if not self.factored:
-            return direction.reshape(self.d, self.d), None
+            return direction.reshape(self.d, self.d_in), None
         Q, R = self.split(x)
         dQ, dR = self.split(direction)
         return dQ @ R.T + Q @ dR.T, dQ @ dR.T
@@ -51,7 +57,7 @@ def factor_start(W0, rank):
 
 
 def initial_point(prob, params, initial):
-    """Flat vector of the start: ``initial`` (a (d, d) W or a (Q, R) pair), by default the Hebbian W.
+    """Flat vector of the start: ``initial`` (a (d_out, d_in) W or a (Q, R) pair), by default the Hebbian W.
 
     A dense start at rank m < d is truncated (:func:`factor_start`).
 
@@ -60,9 +66,9 @@ def initial_point(prob, params, initial):
     ValueError
         For factors or a W of the wrong shape, or a W that is not finite.
     """
-    d, rank = prob.d, params.rank
+    d, rank = prob.d_out, params.rank
     if initial is None:
-        W0 = hebbian_memory(prob.targets, prob.inputs)  # sum_mu t_mu e_mu^T
+        W0 = prob.hebbian()  # sum_mu t_mu e_mu^T
         return W0.ravel().copy() if not params.factored else factor_start(W0, rank)
     if isinstance(initial, tuple):
         Q, R = (np.asarray(a, dtype=np.float64) for a in initial)
@@ -74,7 +80,7 @@ def initial_point(prob, params, initial):
                                  f"{Q.shape} and {R.shape}")
             return np.concatenate([Q.ravel(), R.ravel()])
     W0 = np.asarray(initial, dtype=np.float64)
-    if W0.shape != (d, d) or not np.all(np.isfinite(W0)):
-        raise ValueError(f"initial must be a finite ({d}, {d}) array or a (Q, R) pair; "
+    if W0.shape != (d, prob.d_in) or not np.all(np.isfinite(W0)):
+        raise ValueError(f"initial must be a finite ({d}, {prob.d_in}) array or a (Q, R) pair; "
                          f"got shape {W0.shape}")
     return W0.ravel().copy() if not params.factored else factor_start(W0, rank)

@@ -28,7 +28,7 @@ import numpy as np
 from replica.common.checks import check_int, check_real
 
 from .lbfgs import line_search
-from .memories import dense_memory, hebbian_memory, project_rank
+from .memories import dense_memory, project_rank
 from .options import SVPOptions
 from .problem import ConstraintProblem, exact_min_margins, full_pass
 from .solution import Solution, assess, check_rank, rank_for
@@ -59,7 +59,7 @@ class _SVP:
     def _start(self, initial):
         d = self.d
         if initial is None:
-            W0 = hebbian_memory(self.prob.targets, self.prob.inputs)
+            W0 = self.prob.hebbian()
         elif isinstance(initial, tuple):
             Q, R = (np.asarray(a, dtype=np.float64) for a in initial)
             if Q.ndim != 2 or Q.shape != R.shape or Q.shape[0] != d:

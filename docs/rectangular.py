@@ -18,8 +18,7 @@ capacity machinery of :mod:`validation.capacity`:
   P(stored) (``validation.intervals.wilson_interval``) in the data file.
 
 The theory column calls ``replica.rectangular_capacity(d_in, d_out, problem=...)``
-(``.p_c``); without it (an installation that lacks it) the column says "theory not
-available".  Writes ``docs/rectangular.md`` and the data ``docs/rectangular.json``
+(``.p_c``, ``notes/rectangular.md``).  Writes ``docs/rectangular.md`` and the data ``docs/rectangular.json``
 (rewritten after every row, so an interrupted run leaves the rows it finished).
 
 Usage::
@@ -43,10 +42,7 @@ from validation.intervals import wilson_interval
 from validation.solvers import set_threads
 from validation.sweep import task_seed
 
-try:  # the theory of rectangular memories (replica.rectangular)
-    from replica import rectangular_capacity
-except ImportError:  # pragma: no cover - depends on the installed replica
-    rectangular_capacity = None
+from replica import rectangular_capacity
 
 SEED = 0
 SHAPES = ((32, 8), (32, 16), (16, 32), (8, 32))
@@ -107,13 +103,8 @@ class Row:
 
 
 def theory(d_in, d_out, problem):
-    """``replica.rectangular_capacity(d_in, d_out, problem=problem).p_c``, or None without it."""
-    if rectangular_capacity is None:
-        return None
-    try:
-        return float(rectangular_capacity(d_in, d_out, problem=problem).p_c)
-    except (NotImplementedError, ValueError):
-        return None
+    """``replica.rectangular_capacity(d_in, d_out, problem=problem).p_c``."""
+    return float(rectangular_capacity(d_in, d_out, problem=problem).p_c)
 
 
 def _num(x):

@@ -18,6 +18,14 @@ Give-up (``OptimalOptions(give_up=True)``)
     final W recalls (given-up ones recalled by chance included) is a lower bound on
     the largest number any W recalls.
 
+    With query frequencies (``Instance.weights`` set, ``make_instance(weights=)``) the
+    search maximises the *recalled mass* ``sum_{mu recalled} f_mu`` instead: it gives up
+    the unrecalled kept inputs with the largest cost per unit of frequency,
+    ``squared hinge / f_mu``, the analogue of the order ``C_mu / f_mu`` of the knapsack in
+    ``notes/zipf.md`` (section 2); the recalled mass of the final W (float64) is a lower
+    bound on the largest recalled mass any W reaches.  Without weights the search is
+    unchanged.
+
 Top-k (``OptimalOptions(top_k=k)``, ``k >= 2``)
     Input ``mu`` is top-k recalled when fewer than ``k`` competitors score at least
     its target (:func:`validation.recall.top_k_recalled`).  Exempt the ``k - 1``
@@ -110,8 +118,13 @@ def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options
         ``info``: ``recalled`` (inputs the W recalls), ``given_up``, ``rounds``,
         ``lower_bound`` (True unless stored), ``first_status`` (the decision on all
         inputs: ``not_stored`` there is a certificate that not all p can be stored).
+        With ``instance.weights`` set, inputs are given up in decreasing squared hinge
+        per unit of frequency, and ``info`` also holds ``weighted`` (True) and
+        ``recalled_mass`` (the sum of the weights of the inputs the W recalls, float64
+        recall): a lower bound on the best recalled mass, as the message says.
     """
     search = _Search(instance, kappa, tol, max_iter, time_limit, refine, options)
+    weights = instance.weights
     kept = np.ones(instance.p, dtype=bool)
     first = None
     while True:
@@ -126,6 +139,8 @@ def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options
         if unrecalled.size == 0:
             break
         cost = np.square(np.maximum(1.0 - M[unrecalled], 0.0)).sum(axis=1)
+        if weights is not None:
+            cost = cost / weights[unrecalled]  # cost per unit of frequency (notes/zipf.md, section 2)
         count = max(1, math.ceil(options.give_up_fraction * unrecalled.size))
         drop = unrecalled[np.argsort(-cost, kind="stable")[:count]]
         kept[drop] = False
@@ -137,13 +152,24 @@ def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options
     n_rec = int(recalled.sum())
     message = (f"give-up search: W recalls {n_rec} of {instance.p} inputs (float64) after "
                f"{search.rounds} rounds, {int((~kept).sum())} given up")
+    info = {"recalled": n_rec, "given_up": int((~kept).sum()), "first_status": first, "mode": "give_up"}
+    if weights is None:
+        if status == "not_found":
+            message += "; a lower bound on the most inputs any W recalls (not a certificate)"
+        elif status == "undecided":
+            message += "; budget ended with kept inputs not recalled (lower bound from the last W)"
+        return search.result(status, stored, fraction, margin, message, info)
+    mass = math.fsum(weights[recalled].tolist())
+    message = (f"weighted give-up search (largest squared hinge per unit of frequency given up first): W "
+               f"recalls {n_rec} of {instance.p} inputs, recalled mass {mass:.6g} (float64) after "
+               f"{search.rounds} rounds, {int((~kept).sum())} given up")
     if status == "not_found":
-        message += "; a lower bound on the most inputs any W recalls (not a certificate)"
+        message += "; a lower bound on the best recalled mass any W reaches (not a certificate)"
     elif status == "undecided":
-        message += "; budget ended with kept inputs not recalled (lower bound from the last W)"
+        message += ("; budget ended with kept inputs not recalled (a lower bound on the best recalled mass, "
+                    "from the last W)")
     return search.result(status, stored, fraction, margin, message,
-                         {"recalled": n_rec, "given_up": int((~kept).sum()), "first_status": first,
-                          "mode": "give_up"})
+                         {**info, "weighted": True, "recalled_mass": mass})
 
 
 def top_k_check(instance, W, top_k):

@@ -145,7 +145,9 @@ class OptimalOptions(SolverOptions):
         Give-up mode (default False): maximise the number of recalled inputs by giving
         up the costliest unrecalled inputs and re-solving
         (:func:`validation.solvers.modes.solve_give_up`); the result is a lower bound on
-        the best accuracy, status ``not_found`` when not all are recalled.
+        the best accuracy, status ``not_found`` when not all are recalled.  With
+        ``Instance.weights`` set it gives up the largest cost per unit of frequency
+        and reports the recalled mass, a lower bound on the best (``notes/zipf.md``).
     give_up_fraction : float
         Give-up mode: fraction of the unrecalled kept inputs given up per round (at
         least one), in (0, 1] (default 0.05: measured at d = 16 and 32, smaller

@@ -212,7 +212,7 @@ LAYERS = {
     "validation._optimal_kernels": 3, "validation._maxmargin_kernels": 3,
     "validation.solvers": 4,
     "validation.sweep": 5, "validation.executors": 5, "validation.capacity": 5, "validation.accuracy": 5,
-    "validation.accuracy_bound": 5,
+    "validation.accuracy_bound": 5, "validation.zipf": 5,
     "validation.ce_protocol": 5,
     "validation.solver_rules": 5, "validation.figures": 5,
     "validation.reproduce": 6,

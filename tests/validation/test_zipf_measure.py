@@ -87,3 +87,42 @@ def test_bad_input(kwargs, name):
 def test_a_at_most_one_is_accepted_for_finite_N():
     res = measure_zipf(8, 20, 0.5, solvers=("hebbian",), trials=2)
     assert res.status == "ok" and res.a == 0.5
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_cli_zipf_formats(fmt, capsys):
+    from validation.cli import main
+
+    argv = ["zipf", "--d", "8", "12", "--exponent", "1.5", "--facts", "40", "--trials", "2", "--seed", "3",
+            "--solvers", "hebbian", "hebbian_frequency", "--format", fmt]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    if fmt == "json":
+        data = json.loads(out, parse_constant=lambda name: pytest.fail(f"JSON has {name}"))
+        assert [r["d"] for r in data] == [8, 12] and data[0]["points"][0]["solver"] == "hebbian"
+    elif fmt == "csv":
+        import csv
+        import io
+
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert len(rows) == 4 and {"error", "stderr", "theory"} <= set(rows[0])
+        ref = measure_zipf(8, 40, 1.5, solvers=("hebbian",), trials=2, seed=3).point("hebbian")
+        assert float(rows[0]["error"]) == pytest.approx(ref.error, rel=1e-12)
+    else:
+        assert "hebbian_frequency" in out and "replica.zipf_error" in out
+
+
+@pytest.mark.parametrize("argv, word", [
+    (["--d", "1", "--exponent", "1.5", "--facts", "40"], "d"),
+    (["--d", "8", "--exponent", "1.5", "--facts", "1"], "N"),
+    (["--d", "8", "--exponent", "-1", "--facts", "40"], "a"),
+    (["--d", "8", "--exponent", "1.5", "--facts", "40", "--trials", "1"], "trials"),
+    (["--d", "8", "--exponent", "1.5", "--facts", "40", "--solvers", "lp"], "solvers"),
+    (["--d", "8", "--facts", "40"], "exponent"),
+])
+def test_cli_zipf_bad_input_exits_2(argv, word, capsys):
+    from validation.cli import main
+
+    assert main(["zipf", *argv]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) <= 2 and word in err and "Traceback" not in err

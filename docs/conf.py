@@ -68,6 +68,7 @@ exclude_patterns = [
     "rank_saturation.md",
     "rank_capacity.md",
     "full_collapse.md",
+    "zipf.md",
     "_build",
     "quick",
     "op_vs_dp_d64",

@@ -71,6 +71,7 @@ exclude_patterns = [
     "rectangular.md",
     "covariance_hebbian.md",
     "full_collapse.md",
+    "zipf.md",
     "_build",
     "quick",
     "op_vs_dp_d64",

@@ -214,6 +214,7 @@ LAYERS = {
     "validation.sweep": 5, "validation.executors": 5, "validation.capacity": 5, "validation.accuracy": 5,
     "validation.accuracy_bound": 5,
     "validation.top_k_bound": 5,
+    "validation.zipf": 5,
     "validation.ce_protocol": 5,
     "validation.solver_rules": 5, "validation.figures": 5,
     "validation.reproduce": 6,

@@ -51,6 +51,8 @@ _LAZY = {
     "ce_capacity": "validation.ce_protocol",
     "CEProtocol": "validation.ce_protocol",
     "CECapacity": "validation.ce_protocol",
+    "measure_zipf": "validation.zipf",
+    "ZipfMeasurement": "validation.zipf",
 }
 
 __all__ = sorted(_LAZY)

@@ -49,7 +49,8 @@ __all__ = ["main", "build_parser", "executor_from_args", "install_interrupt_hand
            "INTERRUPT_GRACE", "REDELIVER_DELAY"]
 
 COMMAND_MODULES = ["validation.cli.solve", "validation.cli.capacity", "validation.cli.reproduce",
-                   "validation.cli.export", "validation.cli.compare", "validation.cli.accuracy"]
+                   "validation.cli.export", "validation.cli.compare", "validation.cli.accuracy",
+                   "validation.cli.zipf"]
 
 
 def build_parser() -> ArgumentParser:

@@ -18,6 +18,17 @@ Give-up (``OptimalOptions(give_up=True)``)
     final W recalls (given-up ones recalled by chance included) is a lower bound on
     the largest number any W recalls.
 
+    With query frequencies (``Instance.weights`` set, ``make_instance(weights=)``) the
+    search maximises the *recalled mass* ``sum_{mu recalled} f_mu`` instead: it gives up
+    the unrecalled kept inputs with the largest cost per unit of frequency,
+    ``squared hinge / f_mu``, the analogue of the order ``C_mu / f_mu`` of the knapsack in
+    ``notes/zipf.md`` (section 2); the recalled mass of the final W (float64) is a lower
+    bound on the largest recalled mass any W reaches.  Without weights the search is
+    unchanged.  With ``give_up_readd=r`` an add-back phase follows: up to ``r`` of the
+    inputs the final W does not recall (the most frequent first with weights, else the
+    smallest squared hinge first) are put back one at a time and re-solved; one stays
+    when the round's W recalls it and every kept input, else it is given up again.
+
 Top-k (``OptimalOptions(top_k=k)``, ``k >= 2``)
     Input ``mu`` is top-k recalled when fewer than ``k`` competitors score at least
     its target (:func:`validation.recall.top_k_recalled`).  Exempt the ``k - 1``
@@ -110,8 +121,15 @@ def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options
         ``info``: ``recalled`` (inputs the W recalls), ``given_up``, ``rounds``,
         ``lower_bound`` (True unless stored), ``first_status`` (the decision on all
         inputs: ``not_stored`` there is a certificate that not all p can be stored).
+        With ``instance.weights`` set, inputs are given up in decreasing squared hinge
+        per unit of frequency, and ``info`` also holds ``weighted`` (True) and
+        ``recalled_mass`` (the sum of the weights of the inputs the W recalls, float64
+        recall): a lower bound on the best recalled mass, as the message says.  With
+        ``give_up_readd > 0``, ``info["readded"]`` counts the inputs the add-back phase
+        put back.
     """
     search = _Search(instance, kappa, tol, max_iter, time_limit, refine, options)
+    weights = instance.weights
     kept = np.ones(instance.p, dtype=bool)
     first = None
     while True:
@@ -126,10 +144,13 @@ def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options
         if unrecalled.size == 0:
             break
         cost = np.square(np.maximum(1.0 - M[unrecalled], 0.0)).sum(axis=1)
+        if weights is not None:
+            cost = cost / weights[unrecalled]  # cost per unit of frequency (notes/zipf.md, section 2)
         count = max(1, math.ceil(options.give_up_fraction * unrecalled.size))
         drop = unrecalled[np.argsort(-cost, kind="stable")[:count]]
         kept[drop] = False
         search.blocked[drop] = True
+    readded = _add_back(search, kept, weights, options.give_up_readd) if options.give_up_readd else 0
     W = search.last.matrix()
     stored, fraction, margin, recalled = assess(instance, W)
     kept_done = bool(recalled[kept].all())
@@ -137,13 +158,75 @@ def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options
     n_rec = int(recalled.sum())
     message = (f"give-up search: W recalls {n_rec} of {instance.p} inputs (float64) after "
                f"{search.rounds} rounds, {int((~kept).sum())} given up")
+    info = {"recalled": n_rec, "given_up": int((~kept).sum()), "first_status": first, "mode": "give_up"}
+    back = f", {readded} added back" if options.give_up_readd else ""
+    if options.give_up_readd:
+        info["readded"] = readded
+        message += back
+    if weights is None:
+        if status == "not_found":
+            message += "; a lower bound on the most inputs any W recalls (not a certificate)"
+        elif status == "undecided":
+            message += "; budget ended with kept inputs not recalled (lower bound from the last W)"
+        return search.result(status, stored, fraction, margin, message, info)
+    mass = math.fsum(weights[recalled].tolist())
+    message = (f"weighted give-up search (largest squared hinge per unit of frequency given up first): W "
+               f"recalls {n_rec} of {instance.p} inputs, recalled mass {mass:.6g} (float64) after "
+               f"{search.rounds} rounds, {int((~kept).sum())} given up{back}")
     if status == "not_found":
-        message += "; a lower bound on the most inputs any W recalls (not a certificate)"
+        message += "; a lower bound on the best recalled mass any W reaches (not a certificate)"
     elif status == "undecided":
-        message += "; budget ended with kept inputs not recalled (lower bound from the last W)"
+        message += ("; budget ended with kept inputs not recalled (a lower bound on the best recalled mass, "
+                    "from the last W)")
     return search.result(status, stored, fraction, margin, message,
-                         {"recalled": n_rec, "given_up": int((~kept).sum()), "first_status": first,
-                          "mode": "give_up"})
+                         {**info, "weighted": True, "recalled_mass": mass})
+
+
+def _add_back(search, kept, weights, limit) -> int:
+    """The add-back phase of the give-up search: returns the number of inputs put back for good.
+
+    Starts from ``search.last`` (every kept input recalled); ``kept`` and
+    ``search.blocked`` are updated in place, and ``search.last`` is left at the W of
+    the last successful round.
+    """
+    if search.last is None or search.out_of_budget:
+        return 0
+    best, best_initial = search.last, search.initial
+    M = search.margins(best.matrix())
+    recalled = M.min(axis=1) > 0
+    if not recalled[kept].all():
+        return 0
+    kept |= recalled  # given up but recalled by this W: their constraints hold, keep them
+    search.blocked[recalled] = False
+    out = np.flatnonzero(~recalled)
+    if weights is not None:
+        order = out[np.argsort(-weights[out], kind="stable")]
+    else:
+        cost = np.square(np.maximum(1.0 - M[out], 0.0)).sum(axis=1)
+        order = out[np.argsort(cost, kind="stable")]
+    added = 0
+    for mu in order[:limit]:
+        if kept[mu]:
+            continue  # recalled by chance after an earlier add-back
+        search.blocked[mu] = False
+        sol = search.solve_round()
+        if sol is None:
+            search.blocked[mu] = True
+            break
+        M = search.margins(sol.matrix())
+        now = M.min(axis=1) > 0
+        if now[kept].all() and now[mu]:
+            kept |= now
+            search.blocked[now] = False
+            best, best_initial = sol, search.initial
+            added += 1
+        else:
+            search.blocked[mu] = True
+        if search.out_of_budget:
+            break
+    search.last, search.initial = best, best_initial
+    search.out_of_budget = False
+    return added
 
 
 def top_k_check(instance, W, top_k):

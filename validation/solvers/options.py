@@ -145,11 +145,19 @@ class OptimalOptions(SolverOptions):
         Give-up mode (default False): maximise the number of recalled inputs by giving
         up the costliest unrecalled inputs and re-solving
         (:func:`validation.solvers.modes.solve_give_up`); the result is a lower bound on
-        the best accuracy, status ``not_found`` when not all are recalled.
+        the best accuracy, status ``not_found`` when not all are recalled.  With
+        ``Instance.weights`` set it gives up the largest cost per unit of frequency
+        and reports the recalled mass, a lower bound on the best (``notes/zipf.md``).
     give_up_fraction : float
         Give-up mode: fraction of the unrecalled kept inputs given up per round (at
         least one), in (0, 1] (default 0.05: measured at d = 16 and 32, smaller
         fractions recall a little more at a cost of more rounds).
+    give_up_readd : int
+        Give-up mode: after the search, try to add back up to this many of the inputs the
+        final W does not recall, one at a time (the most frequent first with
+        ``Instance.weights``, else the smallest squared hinge first), each kept when the
+        re-solve recalls it with every kept input (default 0: no add-back, the search as
+        before).
     top_k : int
         Top-k recall (default 1: plain recall).  ``k >= 2`` stores every input in the
         top k (:func:`validation.solvers.modes.solve_top_k`); must be below the number
@@ -195,6 +203,7 @@ class OptimalOptions(SolverOptions):
     block_elements: int = 1 << 23
     give_up: bool = False
     give_up_fraction: float = 0.05
+    give_up_readd: int = 0
     top_k: int = 1
     max_rounds: int = 100
     start_max_iter: int = 500
@@ -215,6 +224,7 @@ class OptimalOptions(SolverOptions):
             self._set(name, bool(getattr(self, name)))
         self._set("give_up_fraction", check_real(self.give_up_fraction, "give_up_fraction", low=0.0, high=1.0,
                                                  low_open=True))
+        self._set("give_up_readd", check_int(self.give_up_readd, "give_up_readd", low=0))
         if self.give_up and self.top_k > 1:
             raise ValueError(f"give_up=True and top_k={self.top_k} cannot be combined; use one search mode")
 

@@ -1,0 +1,337 @@
+"""Measured recall error of facts with Zipf frequencies, beside ``replica.zipf_error``.
+
+``N`` facts with ``N`` distinct outputs are asked with frequencies
+``f_mu = mu^(-a) / H_{N,a}`` (``make_instance(d, N, weights=f)``), and the error of a
+memory W on one instance is the frequency mass of the facts it does not recall,
+
+    E = sum_mu f_mu 1{mu not recalled},
+
+recall checked in float64 (:func:`validation.solvers.assess`).  :func:`measure_zipf`
+builds ``trials`` independent instances (seeds ``task_seed(seed, N, t)`` of
+:mod:`validation.sweep`, as the accuracy sweeps) and reports per solver the mean of
+``E`` over the instances and its standard error.  The memories (``notes/zipf.md``):
+
+``optimal``
+    The weighted give-up search of the optimal solver
+    (:func:`validation.solvers.modes.solve_give_up` with the instance's weights): it
+    gives up the largest squared hinge per unit of frequency, the analogue of the order
+    ``C_mu / f_mu`` of the knapsack (section 2).  Its recalled mass is a lower bound on
+    the best recalled mass, so its ``E`` is an *upper bound* on the error of the best
+    full-rank memory, beside ``replica.zipf_error(memory="optimal")``.
+``hebbian``
+    The Hebbian rule ``W = sum_mu u_mu e_mu^T`` (unweighted; the error of this memory
+    itself), beside ``replica.zipf_error(memory="hebbian")``.
+``hebbian_frequency``
+    The frequency-weighted Hebbian memory ``W = sum_mu f_mu u_mu e_mu^T``, beside
+    ``replica.zipf_error(memory="hebbian", weights="frequency")`` (section 3).
+``adam``
+    Adam on the (unweighted) softmax cross-entropy, ``adam_steps`` steps from W = 0
+    (:mod:`validation.solvers.adam`); the error of the trained W, no theory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+import time
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from replica.common.checks import check_choice, check_int, check_real
+from replica.common.results import Result
+from replica.common.seeds import resolve_seed
+
+from .ensembles import ENSEMBLES, PROBLEMS, make_instance
+from .solvers import assess, solve
+from .solvers.memories import hebbian_memory
+from .sweep import task_seed
+
+__all__ = ["ZIPF_SOLVERS", "ZipfPoint", "ZipfMeasurement", "measure_zipf", "zipf_frequencies",
+           "theory_zipf_error"]
+
+ZIPF_SOLVERS = ("optimal", "hebbian", "hebbian_frequency", "adam")
+_MEASURES = {
+    "optimal": ("upper_bound", "error of the W of the weighted give-up search (largest squared hinge per unit of "
+                "frequency given up first): its recalled mass is a lower bound on the best, so this is an upper "
+                "bound on the error of the best memory"),
+    "hebbian": ("exact", "error of the Hebbian memory W = sum_mu u_mu e_mu^T"),
+    "hebbian_frequency": ("exact", "error of the frequency-weighted Hebbian memory W = sum_mu f_mu u_mu e_mu^T"),
+    "adam": ("upper_bound", "error of the W trained by Adam on the unweighted cross-entropy for the step "
+             "budget: an upper bound on the error of the best memory"),
+}
+
+
+def zipf_frequencies(N, a) -> np.ndarray:
+    """``f_mu = mu^(-a) / sum_nu nu^(-a)`` for ``mu = 1..N`` (float64, sums to one).
+
+    Raises
+    ------
+    ValueError
+        For ``N < 2`` or ``a < 0`` (named in the message).
+    """
+    N = check_int(N, "N", low=2)
+    a = check_real(a, "a", low=0.0)
+    f = np.arange(1.0, N + 1.0) ** (-a)
+    return f / math.fsum(f.tolist())
+
+
+def theory_zipf_error(d, N, a, solver, ensemble="gaussian"):
+    """``(value, stderr, source)`` of ``replica.zipf_error`` for a solver (NaN and ``"none"`` without one)."""
+    import replica
+
+    if solver == "adam":
+        return math.nan, math.nan, "none (no theory of the cross-entropy memory)"
+    if solver == "optimal":
+        res = replica.zipf_error(d, N, a, memory="optimal")
+        return float(res.error), float(res.stderr), "replica.zipf_error(memory='optimal') (replica-symmetric)"
+    weights = "frequency" if solver == "hebbian_frequency" else None
+    res = replica.zipf_error(d, N, a, memory="hebbian", weights=weights, ensemble=ensemble)
+    src = "replica.zipf_error(memory='hebbian'" + (", weights='frequency')" if weights else ")")
+    return float(res.error), 0.0, src
+
+
+@dataclass(frozen=True)
+class ZipfPoint(Result):
+    """Measured error of one solver at one ``(d, N, a)`` beside its theory.
+
+    Attributes
+    ----------
+    solver : str
+    error : float
+        Mean over the instances of ``E = sum_mu f_mu 1{mu not recalled}``.
+    stderr : float
+        Between-instance standard error ``sd / sqrt(trials)`` (ddof 1).
+    trials, failures : int
+        Instances that gave an error, and solves that raised (left out).
+    budget_ended : int
+        Solves that ended on a step or time budget (``undecided``; ``adam`` always
+        unless it stores everything): their W is still measured.
+    recalled : float
+        Mean number of facts recalled.
+    theory, theory_stderr : float
+        ``replica.zipf_error`` and its Monte-Carlo standard error (NaN: no theory).
+    theory_source, measures : str
+    bound : {"exact", "upper_bound"}
+        ``exact``: the error of the memory the solver names (Hebbian rules);
+        ``upper_bound``: the error of a W found by a search or training, an upper bound
+        on the error of the best memory.
+    status : {"ok", "failed"}
+        ``failed``: fewer than 2 instances gave an error (numbers NaN).
+    converged : bool
+    message : str
+    """
+
+    STATUSES: ClassVar[tuple] = ("ok", "failed")
+
+    solver: str
+    error: float
+    stderr: float
+    trials: int
+    failures: int
+    budget_ended: int
+    recalled: float
+    theory: float
+    theory_stderr: float
+    theory_source: str
+    measures: str
+    bound: str
+    status: str
+    converged: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class ZipfMeasurement(Result):
+    """Measured Zipf errors of several solvers on the same instances.
+
+    Attributes
+    ----------
+    d, N : int
+    a : float
+    problem, ensemble : str
+    seed : int
+        Base seed; instance ``t`` has seed ``task_seed(seed, N, t)``.
+    trials : int
+        Instances built.
+    adam_steps : int
+    give_up_fraction : float
+    points : tuple of ZipfPoint
+        One per solver, in the order asked.
+    seconds : float
+    status : {"ok", "failed"}
+        ``failed`` when some solver's point failed.
+    converged : bool
+    message : str
+    """
+
+    STATUSES: ClassVar[tuple] = ("ok", "failed")
+
+    d: int
+    N: int
+    a: float
+    problem: str
+    ensemble: str
+    seed: int
+    trials: int
+    adam_steps: int
+    give_up_fraction: float
+    points: tuple
+    seconds: float
+    status: str
+    converged: bool
+    message: str
+
+    def point(self, solver) -> ZipfPoint:
+        """The point of ``solver`` (``KeyError`` if it was not measured)."""
+        for pt in self.points:
+            if pt.solver == solver:
+                return pt
+        raise KeyError(solver)
+
+    def rows(self) -> list:
+        """One JSON-safe dict per solver, with the measurement's d, N, a, problem and ensemble."""
+        head = {"d": self.d, "N": self.N, "a": self.a, "problem": self.problem, "ensemble": self.ensemble,
+                "seed": self.seed}
+        return [{**head, **pt.to_dict()} for pt in self.points]
+
+    def _payload(self) -> dict:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["points"] = [pt.to_dict() for pt in self.points]
+        return out
+
+
+def _one_error(inst, solver, adam_steps, give_up_fraction, time_limit):
+    """``(E, recalled count, budget ended)`` of one solver on one weighted instance."""
+    f = inst.weights
+    if solver == "hebbian_frequency":
+        W = hebbian_memory(inst.targets * f[:, None], inst.inputs)
+        ended = False
+    else:
+        if solver == "optimal":
+            sol = solve(inst, "optimal", refine=False, time_limit=time_limit,
+                        options={"give_up": True, "give_up_fraction": give_up_fraction})
+        elif solver == "adam":
+            sol = solve(inst, "adam", max_iter=adam_steps, time_limit=time_limit)
+        else:
+            sol = solve(inst, "hebbian")
+        W = sol.matrix()
+        ended = sol.status == "undecided"
+    recalled = assess(inst, W)[3]
+    return math.fsum(f[~recalled].tolist()), int(recalled.sum()), ended
+
+
+def _point(solver, values, failures, ended, recalled, theory) -> ZipfPoint:
+    value, theory_se, source = theory
+    bound, measures = _MEASURES[solver]
+    n = len(values)
+    if n < 2:
+        return ZipfPoint(solver, math.nan, math.nan, n, failures, ended, math.nan, value, theory_se, source,
+                         measures, bound, "failed", False,
+                         f"{n} instance(s) gave an error ({failures} failed): at least 2 are needed")
+    e = np.asarray(values, dtype=np.float64)
+    stderr = float(e.std(ddof=1)) / math.sqrt(n)
+    message = f"mean of {n} instances +- sd/sqrt(n)"
+    if ended:
+        message += f"; {ended} solves ended on their budget (their W measured)"
+    if failures:
+        message += f"; {failures} solves failed with an error (left out)"
+    return ZipfPoint(solver, float(e.mean()), stderr, n, failures, ended, float(np.mean(recalled)), value,
+                     theory_se, source, measures, bound, "ok", True, message)
+
+
+def measure_zipf(d, N, a, solvers=("optimal", "hebbian", "adam"), trials=8, problem="op", seed=None, *,
+                 ensemble="gaussian", adam_steps=300, give_up_fraction=0.05, time_limit=None,
+                 progress=None) -> ZipfMeasurement:
+    """Mean recall error ``E = sum_mu f_mu 1{mu not recalled}`` per solver, beside the theory.
+
+    See the module docstring and ``notes/zipf.md``.  Every solver sees the same
+    ``trials`` instances ``make_instance(d, N, problem, ensemble, seed=task_seed(seed,
+    N, t), weights=zipf_frequencies(N, a))``.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``d >= 2``.
+    N : int
+        Number of facts (and distinct outputs), ``N >= 2``.
+    a : float
+        Zipf exponent, ``a >= 0`` (``a <= 1`` is allowed: ``N`` is finite), as
+        ``replica.zipf_error`` accepts for finite ``N``.
+    solvers : sequence of {"optimal", "hebbian", "hebbian_frequency", "adam"}
+    trials : int
+        Instances, ``>= 2``.
+    problem : {"op", "dp"}
+    seed : None, int, SeedSequence or Generator
+        Base seed (``None``: ``DEFAULT_SEED``).
+    ensemble : {"gaussian", "sphere"}
+    adam_steps : int
+        Adam steps per instance, ``>= 1`` (default 300).
+    give_up_fraction : float
+        Fraction of the unrecalled kept facts the give-up search gives up per round,
+        in (0, 1] (default 0.05, the solver's default).
+    time_limit : float, optional
+        Wall-time budget per solve in seconds (``optimal``, ``adam``).
+    progress : bool, optional
+        One line per instance on stderr.
+
+    Returns
+    -------
+    ZipfMeasurement
+
+    Raises
+    ------
+    ValueError
+        Naming the argument: ``d < 2``, ``N < 2``, ``a < 0``, ``trials < 2``, an
+        unknown or repeated solver, problem or ensemble, ``adam_steps < 1``,
+        ``give_up_fraction`` outside (0, 1], ``time_limit <= 0``.
+    """
+    start = time.perf_counter()
+    d = check_int(d, "d", low=2)
+    N = check_int(N, "N", low=2)
+    a = check_real(a, "a", low=0.0)
+    trials = check_int(trials, "trials", low=2)
+    problem = check_choice(problem, "problem", PROBLEMS)
+    ensemble = check_choice(ensemble, "ensemble", ENSEMBLES)
+    adam_steps = check_int(adam_steps, "adam_steps", low=1)
+    give_up_fraction = check_real(give_up_fraction, "give_up_fraction", low=0.0, high=1.0, low_open=True)
+    if time_limit is not None:
+        time_limit = check_real(time_limit, "time_limit", low=0.0, low_open=True)
+    if isinstance(solvers, str):
+        solvers = (solvers,)
+    solvers = tuple(check_choice(s, "solvers", ZIPF_SOLVERS) for s in solvers)
+    if not solvers or len(set(solvers)) != len(solvers):
+        raise ValueError(f"solvers must name at least one solver of {ZIPF_SOLVERS}, each once, got {solvers}")
+    seed = resolve_seed(seed)
+    f = zipf_frequencies(N, a)
+    values = {s: [] for s in solvers}
+    recalled = {s: [] for s in solvers}
+    failures = dict.fromkeys(solvers, 0)
+    ended = dict.fromkeys(solvers, 0)
+    for t in range(trials):
+        inst = make_instance(d, N, problem, ensemble, seed=task_seed(seed, N, t), weights=f)
+        for s in solvers:
+            try:
+                e, n_rec, budget = _one_error(inst, s, adam_steps, give_up_fraction, time_limit)
+            except (ArithmeticError, RuntimeError, MemoryError) as exc:
+                failures[s] += 1
+                if progress:
+                    print(f"zipf d={d} N={N} a={a} trial {t}: {s} failed: {exc}", file=sys.stderr)
+                continue
+            values[s].append(e)
+            recalled[s].append(n_rec)
+            ended[s] += budget
+        if progress:
+            done = ", ".join(f"{s} E={values[s][-1]:.4g}" for s in solvers if len(values[s]) > 0)
+            print(f"zipf d={d} N={N} a={a}: instance {t + 1}/{trials} ({done}), "
+                  f"{time.perf_counter() - start:.0f} s", file=sys.stderr)
+    points = tuple(_point(s, values[s], failures[s], ended[s], recalled[s],
+                          theory_zipf_error(d, N, a, s, ensemble)) for s in solvers)
+    failed = [pt.solver for pt in points if pt.status == "failed"]
+    status = "failed" if failed else "ok"
+    message = (f"{trials} instances per solver, mean +- standard error" if not failed
+               else f"fewer than 2 instances gave an error for {', '.join(failed)}")
+    return ZipfMeasurement(d, N, a, problem, ensemble, seed, trials, adam_steps, give_up_fraction, points,
+                           time.perf_counter() - start, status, status == "ok", message)

@@ -58,6 +58,7 @@ exclude_patterns = [
     "accuracy_hebbian.md",
     "accuracy_optimal.md",
     "top_k.md",
+    "top_k_exact.md",
     "rectangular_theory.md",
     "margins.md",
     "ce_capacity.md",

@@ -33,8 +33,13 @@ _BEFORE = [
 
 @pytest.mark.parametrize("args, kwargs, error, kept", _BEFORE)
 def test_samples_none_is_the_result_before_the_argument(args, kwargs, error, kept):
-    for r in (zipf_error(*args, **kwargs), zipf_error(*args, samples=None, **kwargs)):
-        assert r.error == error and r.kept == kept
+    # the printed values are compared to 1e-12 relative, not bit for bit: the quadratures call
+    # vectorised special functions and numpy reductions whose last bits depend on the CPU
+    # (e.g. NUMBA_CPU_NAME=generic); samples=None against omitting it is bit for bit
+    a, b = zipf_error(*args, **kwargs), zipf_error(*args, samples=None, **kwargs)
+    assert a.error == b.error and a.kept == b.kept
+    for r in (a, b):
+        assert r.error == pytest.approx(error, rel=1e-12) and r.kept == pytest.approx(kept, rel=1e-12)
         assert r.training_samples is None and r.unseen_mass == 0.0 and r.seen == float(args[1])
 
 

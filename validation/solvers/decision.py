@@ -84,7 +84,7 @@ class DecisionRun:
         self.kappa, self.tol, self.max_iter, self.refine_on, self.o = kappa, tol, max_iter, refine, options
         self.prob = prob = ConstraintProblem(instance, blocked)
         # d: the unit of the normalised margin (the dimension; sqrt(d_in d_out) if rectangular)
-        self.d, self.p = (prob.d if prob.d is not None else prob.scale), prob.p
+        self.d, self.p = prob.scale, prob.p
         if prob.d is not None:
             self.params = Unknowns(prob.d, rank_for(prob.d, kappa))
         else:  # rectangular: full rank only (checked_arguments)

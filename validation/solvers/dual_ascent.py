@@ -185,7 +185,6 @@ class MaxMarginData(ConstraintProblem):
 
     def __init__(self, instance):
         super().__init__(instance)
-        self.unit = self.d if self.d is not None else self.scale   # unit of the normalised margin
         self.sweep_inputs = self.inputs   # inputs of the sweeps and of W(lam)
         self.vector_basis = None          # Q: constraint vectors projected onto span(Q)
 
@@ -219,7 +218,7 @@ class MaxMarginData(ConstraintProblem):
         """Normalised margin ``d low / ||W||_F`` (``-inf`` for W = 0; ``sqrt(d_in d_out)`` for ``d``
         when rectangular)."""
         norm = float(np.linalg.norm(W))
-        return self.unit * low / norm if norm > 0 else -np.inf
+        return self.scale * low / norm if norm > 0 else -np.inf
 
 
 class DualWorkingSet:
@@ -358,7 +357,7 @@ class DualAscentRun:
         self.Wt = np.ascontiguousarray(W.T, dtype=self.sweep_dtype)
         total = float(self.ws.lam.sum())
         if total > 0:
-            self.bound = min(self.bound, self.data.unit * float(np.linalg.norm(W)) / total)
+            self.bound = min(self.bound, self.data.scale * float(np.linalg.norm(W)) / total)
         margins = np.empty(self.ws.size)
         _k.set_margins(self.data.inputs @ W.T, self.ws.vecs, self.ws.ptr, margins)
         return W, self.data.normalised(W, float(margins.min()) if margins.size else np.inf)

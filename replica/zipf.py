@@ -469,6 +469,25 @@ def zipf_error(d, N, a, memory="optimal", kappa=1.0, weights=None, seed=None, *,
         wrong length or given for the optimal memory, ``size < 100``, ``tol`` out of range,
         ``samples`` not a positive integer (or given with a weights array).
     """
+    d, N, a, kappa, (kind, w_array, note), T, size, tol, seed = _checked_arguments(
+        d, N, a, memory, kappa, weights, ensemble, samples, size, tol, seed)
+    common = dict(d=d, N=float(N), a=a, memory=memory, kappa=kappa, weights=kind, ensemble=ensemble, seed=seed,
+                  training_samples=T)
+    if math.isinf(N):
+        return _infinite_N(memory, T, common)
+    facts = _zipf_facts(N, a)
+    if T is not None:
+        unseen_count, unseen_mass = _unseen_sums(facts, a, T)
+        if memory == "optimal":
+            return _optimal_sampled(facts, unseen_count, unseen_mass, d, N, kappa, size, seed, tol, common)
+        return _hebbian_sampled(facts, a, T, unseen_count, unseen_mass, d, N, kind, ensemble, common)
+    if memory == "optimal":
+        return _optimal(facts, d, N, kappa, size, seed, tol, common)
+    return _hebbian(facts, d, N, a, (kind, w_array, note), ensemble, common)
+
+
+def _checked_arguments(d, N, a, memory, kappa, weights, ensemble, samples, size, tol, seed):
+    """The arguments of :func:`zipf_error` checked (``ValueError`` naming the bad one)."""
     d = check_int(d, "d", low=2)
     N = _check_N(N)
     a = check_real(a, "a", low=0.0)
@@ -485,26 +504,19 @@ def zipf_error(d, N, a, memory="optimal", kappa=1.0, weights=None, seed=None, *,
     size = check_int(size, "size", low=100)
     tol = check_real(tol, "tol", low=0.0, high=1e-2, low_open=True)
     seed = resolve_seed(seed) if memory == "optimal" else None
-    common = dict(d=d, N=float(N), a=a, memory=memory, kappa=kappa, weights=kind, ensemble=ensemble, seed=seed,
-                  training_samples=T)
-    if math.isinf(N):
-        return ZipfError(error=1.0, recalled_mass=0.0, kept=0.0, level=math.nan, load_ratio=math.inf,
-                         stderr=0.0, samples=0, unseen_mass=0.0 if T is None else math.nan,
-                         seen=math.inf if T is None else math.nan, residual=0.0,
-                         model="knapsack" if memory == "optimal"
-                         else "hebbian-gaussian", status="degenerate", converged=True,
-                         message=("N infinite: every input has infinitely many competing outputs, so no "
-                                  "memory recalls any fact (error 1); the scaling law in d needs a finite N "
-                                  "(notes/zipf.md, section 4)"), **common)
-    facts = _zipf_facts(N, a)
-    if T is not None:
-        unseen_count, unseen_mass = _unseen_sums(facts, a, T)
-        if memory == "optimal":
-            return _optimal_sampled(facts, unseen_count, unseen_mass, d, N, kappa, size, seed, tol, common)
-        return _hebbian_sampled(facts, a, T, unseen_count, unseen_mass, d, N, kind, ensemble, common)
-    if memory == "optimal":
-        return _optimal(facts, d, N, kappa, size, seed, tol, common)
-    return _hebbian(facts, d, N, a, (kind, w_array, note), ensemble, common)
+    return d, N, a, kappa, (kind, w_array, note), T, size, tol, seed
+
+
+def _infinite_N(memory, T, common):
+    """The degenerate result of ``N = inf``: every fact missed (error 1)."""
+    return ZipfError(error=1.0, recalled_mass=0.0, kept=0.0, level=math.nan, load_ratio=math.inf,
+                     stderr=0.0, samples=0, unseen_mass=0.0 if T is None else math.nan,
+                     seen=math.inf if T is None else math.nan, residual=0.0,
+                     model="knapsack" if memory == "optimal"
+                     else "hebbian-gaussian", status="degenerate", converged=True,
+                     message=("N infinite: every input has infinitely many competing outputs, so no "
+                              "memory recalls any fact (error 1); the scaling law in d needs a finite N "
+                              "(notes/zipf.md, section 4)"), **common)
 
 
 def _check_samples(samples, kind):

@@ -467,6 +467,32 @@ def _dimensions(d, d_in, d_out):
     return (d if d_in == d_out else None), d_in, d_out
 
 
+def _draw_instance(seed, p, dims, problem, ensemble, answers, roots):
+    """``(inputs, targets, output vectors or None, dp_key)`` of :func:`make_instance` from checked
+    arguments (``dims = (d_in, d_out)``, ``answers = (K, answer_map)``, ``roots`` the covariance
+    roots or None).  ``SeedSequence(seed).spawn(3)``: inputs, OP outputs, DP generator key."""
+    (d_in, d_out), (K, answer_map), (in_root, out_root) = dims, answers, roots
+    inputs_ss, outputs_ss, key_ss = np.random.SeedSequence(seed).spawn(3)
+    inputs = _draw_vectors(np.random.default_rng(inputs_ss), p, d_in, ensemble)
+    if in_root is not None:
+        inputs = inputs @ in_root   # rows e_mu = Sigma_in^(1/2) g_mu (the root is symmetric)
+    dp_key = np.uint64(key_ss.generate_state(1, dtype=np.uint64)[0])
+    index = np.arange(p) if answer_map is None else answer_map
+    vectors = None
+    if problem == "op":
+        vectors = _draw_vectors(np.random.default_rng(outputs_ss), p if K is None else K, d_out, ensemble)
+        if out_root is not None:
+            vectors = vectors @ out_root
+        target_vectors = vectors if K is None else vectors[index]
+        if K is None:
+            vectors = None
+    else:
+        target_vectors = _rng.dp_pairs(dp_key, _rng.ENSEMBLE_CODES[ensemble], np.arange(p), index, d_out)
+        if out_root is not None:
+            target_vectors = target_vectors @ out_root
+    return inputs, target_vectors, vectors, dp_key
+
+
 def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs=None,
                   targets=None, weights=None, d_in=None, d_out=None, input_covariance=None,
                   output_covariance=None) -> Instance:
@@ -560,24 +586,8 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
         check_memory(instance_bytes(d, p), f"make_instance(d={d}, p={p})")
     else:
         check_memory(instance_bytes(d_in, p, d_out), f"make_instance(d_in={d_in}, d_out={d_out}, p={p})")
-    inputs_ss, outputs_ss, key_ss = np.random.SeedSequence(seed).spawn(3)
-    inputs = _draw_vectors(np.random.default_rng(inputs_ss), p, d_in, ensemble)
-    if in_root is not None:
-        inputs = inputs @ in_root   # rows e_mu = Sigma_in^(1/2) g_mu (the root is symmetric)
-    dp_key = np.uint64(key_ss.generate_state(1, dtype=np.uint64)[0])
-    index = np.arange(p) if answer_map is None else answer_map
-    vectors = None
-    if problem == "op":
-        vectors = _draw_vectors(np.random.default_rng(outputs_ss), p if K is None else K, d_out, ensemble)
-        if out_root is not None:
-            vectors = vectors @ out_root
-        target_vectors = vectors if K is None else vectors[index]
-        if K is None:
-            vectors = None
-    else:
-        target_vectors = _rng.dp_pairs(dp_key, _rng.ENSEMBLE_CODES[ensemble], np.arange(p), index, d_out)
-        if out_root is not None:
-            target_vectors = target_vectors @ out_root
+    inputs, target_vectors, vectors, dp_key = _draw_instance(seed, p, (d_in, d_out), problem, ensemble,
+                                                             (K, answer_map), (in_root, out_root))
     for arr in (inputs, target_vectors, vectors, answer_map):
         if arr is not None:
             arr.setflags(write=False)

@@ -43,7 +43,7 @@ from .ensembles import Instance
 from .recall import recall_check
 from .solvers import solve
 
-__all__ = ["accuracy_bound", "AccuracyBound", "constraint_rows"]
+__all__ = ["accuracy_bound", "AccuracyBound", "constraint_rows", "check_bound_arguments"]
 
 _BOUND_SLACK = 1e-6  # floor(dual bound + slack): HiGHS's bound on an integer objective
 _BOX_TOLERANCE = 1e-6  # relative: an incumbent at margin 1 - 1e-7 still counts as in the box
@@ -324,8 +324,15 @@ def accuracy_bound(instance, *, W_search=None, box=1e4, time_limit=60.0, mip_rel
         time_limit=time_limit, status=status, converged=status in ("exact", "bracket"), message=message)
 
 
-def _checked_arguments(instance, box, time_limit, mip_rel_gap, check_box):
-    """``(B, time_limit, mip_rel_gap)`` after the checks of :func:`accuracy_bound` (``ValueError`` otherwise)."""
+def check_bound_arguments(instance, box, time_limit, check_box):
+    """``(B, time_limit)``: the arguments every box-MILP bound shares, checked.
+
+    Raises
+    ------
+    ValueError
+        For an ``instance`` that is not an Instance, ``box`` or ``time_limit`` not
+        positive and finite, or a ``check_box`` that is not a bool.
+    """
     if not isinstance(instance, Instance):
         raise ValueError(f"instance must be a validation.Instance (make_instance), got "
                          f"{type(instance).__name__}")
@@ -335,9 +342,15 @@ def _checked_arguments(instance, box, time_limit, mip_rel_gap, check_box):
     time_limit = check_real(time_limit, "time_limit", low=0.0, low_open=True)
     if not math.isfinite(time_limit):
         raise ValueError(f"time_limit must be finite, got {time_limit!r}")
-    mip_rel_gap = check_real(mip_rel_gap, "mip_rel_gap", low=0.0, high=1.0, high_open=True)
     if not isinstance(check_box, (bool, np.bool_)):
         raise ValueError(f"check_box must be a bool, got {check_box!r}")
+    return B, time_limit
+
+
+def _checked_arguments(instance, box, time_limit, mip_rel_gap, check_box):
+    """``(B, time_limit, mip_rel_gap)`` after the checks of :func:`accuracy_bound` (``ValueError`` otherwise)."""
+    B, time_limit = check_bound_arguments(instance, box, time_limit, check_box)
+    mip_rel_gap = check_real(mip_rel_gap, "mip_rel_gap", low=0.0, high=1.0, high_open=True)
     return B, time_limit, mip_rel_gap
 
 

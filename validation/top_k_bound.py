@@ -24,7 +24,6 @@ derivation, the limits and the measured brackets are in ``notes/top_k.md``.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import ClassVar
@@ -33,11 +32,10 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix, hstack as sparse_hstack
 
-from replica.common.checks import check_int, check_real
+from replica.common.checks import check_int
 from replica.common.results import Result
 
-from .accuracy_bound import constraint_rows
-from .ensembles import Instance
+from .accuracy_bound import check_bound_arguments, constraint_rows
 from .recall import top_k_recalled
 from .solvers import solve
 
@@ -134,19 +132,10 @@ def _search_memory(instance, W_search, k):
 
 def _checked(instance, top_k, box, time_limit, check_box):
     """``(k, B, time_limit)`` after the argument checks of :func:`top_k_decision`."""
-    if not isinstance(instance, Instance):
-        raise ValueError(f"instance must be a validation.Instance (make_instance), got {type(instance).__name__}")
+    B, time_limit = check_bound_arguments(instance, box, time_limit, check_box)
     k = check_int(top_k, "top_k", low=2)
     if k >= instance.n_candidates:
         raise ValueError(f"top_k must be below the number of candidates {instance.n_candidates}, got {k}")
-    B = check_real(box, "box", low=0.0, low_open=True)
-    if not math.isfinite(B):
-        raise ValueError(f"box must be finite, got {box!r}")
-    time_limit = check_real(time_limit, "time_limit", low=0.0, low_open=True)
-    if not math.isfinite(time_limit):
-        raise ValueError(f"time_limit must be finite, got {time_limit!r}")
-    if not isinstance(check_box, (bool, np.bool_)):
-        raise ValueError(f"check_box must be a bool, got {check_box!r}")
     return k, B, time_limit
 
 

@@ -50,7 +50,7 @@ def power_law_spectrum(d, exponent):
     Parameters
     ----------
     d : int
-        Dimension, ``d >= 1``.
+        Dimension, ``d >= 2``.
     exponent : float
         Decay exponent ``>= 0`` (finite); ``0`` gives ``d`` ones.
 
@@ -62,9 +62,14 @@ def power_law_spectrum(d, exponent):
     Raises
     ------
     ValueError
-        If ``d < 1`` or ``exponent`` is negative or not finite.
+        If ``d < 2`` or ``exponent`` is negative or not finite.
+
+    Examples
+    --------
+    >>> power_law_spectrum(4, 1.0).round(4)
+    array([1.92, 0.96, 0.64, 0.48])
     """
-    d = check_int(d, "d", low=1)
+    d = check_int(d, "d", low=2)
     exponent = check_real(exponent, "exponent", low=0.0)
     if exponent == 0.0:
         return np.ones(d)

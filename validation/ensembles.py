@@ -43,10 +43,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from replica.common.checks import check_choice, check_int, check_memory, check_real
+from replica.common.checks import check_choice, check_int, check_memory
 from replica.common.ensembles import ENSEMBLES
 from replica.common.results import json_safe
 from replica.common.seeds import resolve_seed
+from replica.covariance import power_law_spectrum
 
 from . import _rng
 
@@ -64,38 +65,6 @@ def instance_bytes(d: int, p: int, d_out: int | None = None) -> float:
     if d_out is None:
         return 3.0 * 8.0 * float(d) * float(p)
     return 8.0 * float(p) * (float(d) + 2.0 * float(d_out))
-
-
-def power_law_spectrum(d, exponent) -> np.ndarray:
-    """Eigenvalues ``lambda_i = c i^(-exponent)``, ``i = 1..d``, scaled to mean 1.
-
-    Parameters
-    ----------
-    d : int
-        Dimension, ``d >= 2``.
-    exponent : float
-        Finite and ``>= 0`` (0: the isotropic spectrum, all ones).
-
-    Returns
-    -------
-    ndarray, float64, shape (d,)
-        Decreasing, summing to ``d`` (trace = dimension, the normalisation of
-        :func:`make_instance`).
-
-    Raises
-    ------
-    ValueError
-        For ``d < 2`` or a negative or non-finite exponent.
-
-    Examples
-    --------
-    >>> power_law_spectrum(4, 1.0).round(4)
-    array([1.92, 0.96, 0.64, 0.48])
-    """
-    d = check_int(d, "d", low=2)
-    exponent = check_real(exponent, "exponent", low=0.0)
-    lam = np.arange(1, d + 1, dtype=np.float64) ** (-exponent)
-    return lam * (d / lam.sum())
 
 
 def covariance_root(covariance, dim, name="covariance"):

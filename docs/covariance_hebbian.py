@@ -9,8 +9,7 @@ and their recall fractions averaged: mean and standard error over the instances 
 same seeds, so the same isotropic draws g, for every pair of exponents: the columns
 differ only by the covariance).  The theory column is
 ``replica.covariance_hebbian_accuracy(d, p, input_spectrum=, output_spectrum=,
-problem=).accuracy``; without it (an installation that lacks it) the column says
-"theory not available".  Writes ``docs/covariance_hebbian.md`` and the data
+problem=).accuracy`` (``notes/covariance.md``).  Writes ``docs/covariance_hebbian.md`` and the data
 ``docs/covariance_hebbian.csv``.
 
 Usage::
@@ -29,14 +28,11 @@ import time
 import numpy as np
 
 from validation import make_instance, solve
-from validation.ensembles import power_law_spectrum
+from replica import power_law_spectrum
 from validation.solvers import set_threads
 from validation.sweep import task_seed
 
-try:  # the theory of correlated embeddings (replica.covariance)
-    from replica import covariance_hebbian_accuracy
-except ImportError:  # pragma: no cover - depends on the installed replica
-    covariance_hebbian_accuracy = None
+from replica import covariance_hebbian_accuracy
 
 SEED = 0
 DIMENSIONS = (32, 64)
@@ -51,14 +47,9 @@ FIELDS = ("d", "p", "problem", "input_exponent", "output_exponent", "trials", "m
 
 
 def theory(d, p, problem, spec_in, spec_out):
-    """``replica.covariance_hebbian_accuracy(...).accuracy``, or None without it."""
-    if covariance_hebbian_accuracy is None:
-        return None
-    try:
-        return float(covariance_hebbian_accuracy(d, p, input_spectrum=spec_in, output_spectrum=spec_out,
-                                                 problem=problem).accuracy)
-    except (NotImplementedError, ValueError):
-        return None
+    """``replica.covariance_hebbian_accuracy(...).accuracy``."""
+    return float(covariance_hebbian_accuracy(d, p, input_spectrum=spec_in, output_spectrum=spec_out,
+                                             problem=problem).accuracy)
 
 
 def measure():
@@ -96,7 +87,7 @@ def markdown(rows, seconds) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        th = "theory not available" if r["theory_accuracy"] is None else f"{r['theory_accuracy']:.3f}"
+        th = f"{r['theory_accuracy']:.3f}"
         lines.append(f"| {r['problem'].upper()} | {r['d']} | {r['p']} | {r['input_exponent']:g} | "
                      f"{r['output_exponent']:g} | {r['mean_accuracy']:.3f} +- {r['se']:.3f} | {th} |")
     lines.append("")

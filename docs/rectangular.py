@@ -155,7 +155,7 @@ def markdown(rows, seconds, done) -> str:
     for r in rows:
         pts = r["points"]
         s, ns, u = (sum(pt[k] for pt in pts) for k in ("stored", "not_stored", "undecided"))
-        th = "theory not available" if r["theory_p_c"] is None else f"{r['theory_p_c']:.1f}"
+        th = f"{r['theory_p_c']:.1f}"
         load = "nan" if r["p_c"] is None else f"{r['p_c'] * math.log(r['p_c']) / (r['d_in'] * r['d_out']):.3f}"
         lines.append(f"| {r['problem'].upper()} | {r['d_in']} | {r['d_out']} | {r['aspect']:g} | {_num(r['p_c'])} "
                      f"[{_num(r['p_c_low'])}, {_num(r['p_c_high'])}] | {r['fit_status']} | {load} | {th} | "

@@ -13,6 +13,7 @@ Usage::
 
     python docs/zipf.py               # measure (about 5 minutes on one core), write json, md and png
     python docs/zipf.py --from-data   # re-render md and png from the committed docs/zipf.json
+    python docs/zipf.py --add 128 --trials 4   # append more dimensions to the committed data
 """
 
 from __future__ import annotations
@@ -58,31 +59,67 @@ def predicted_exponent(solver, a):
     return None
 
 
-def measure() -> dict:
-    start = time.perf_counter()
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _measure_runs(dimensions, trials) -> list[dict]:
+    """``measure_zipf(...).to_dict()`` at every (a, d), ``trials`` instances each."""
     runs = []
     for a in EXPONENTS:
-        for d in DIMENSIONS:
-            r = measure_zipf(d, facts(d), a, solvers=SOLVERS, trials=TRIALS, problem=PROBLEM, seed=SEED,
+        for d in dimensions:
+            r = measure_zipf(d, facts(d), a, solvers=SOLVERS, trials=trials, problem=PROBLEM, seed=SEED,
                              adam_steps=ADAM_STEPS, progress=False)
             runs.append(r.to_dict())
             print(f"a={a} d={d} N={r.N}: {r.seconds:.0f} s; "
                   + ", ".join(f"{pt.solver} {pt.error:.4g}" for pt in r.points), flush=True)
+    return runs
+
+
+def _theory_curves(dimensions) -> list[dict]:
+    curve_d = sorted(set(CURVE_D) | {d for d in dimensions if d > max(CURVE_D)})
     curves = []
     for a in EXPONENTS:
         for solver in ("optimal", "hebbian", "hebbian_frequency"):
-            values = [theory_zipf_error(d, facts(d), a, solver)[0] for d in CURVE_D]
-            curves.append({"a": a, "solver": solver, "d": list(CURVE_D), "N": [facts(d) for d in CURVE_D],
+            values = [theory_zipf_error(d, facts(d), a, solver)[0] for d in curve_d]
+            curves.append({"a": a, "solver": solver, "d": curve_d, "N": [facts(d) for d in curve_d],
                            "error": values})
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True,
-                                check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    return {"command": "python docs/zipf.py", "commit": commit, "seed": SEED, "trials": TRIALS,
+    return curves
+
+
+def measure() -> dict:
+    start = time.perf_counter()
+    runs = _measure_runs(DIMENSIONS, TRIALS)
+    return {"command": "python docs/zipf.py", "commit": _commit(), "seed": SEED, "trials": TRIALS,
             "problem": PROBLEM, "overload": OVERLOAD, "adam_steps": ADAM_STEPS, "dimensions": list(DIMENSIONS),
             "exponents": list(EXPONENTS), "seconds": time.perf_counter() - start, "measurements": runs,
-            "theory_curves": curves}
+            "theory_curves": _theory_curves(DIMENSIONS)}
+
+
+def extend(data, dimensions, trials) -> dict:
+    """``data`` with measurements at more dimensions (``trials`` instances each) appended.
+
+    The committed measurements are kept as they are; the extension's command, commit,
+    trial count and run time are recorded under ``"extensions"``.
+    """
+    dimensions = [int(d) for d in dimensions if int(d) not in data["dimensions"]]
+    if not dimensions:
+        raise SystemExit("docs/zipf.py --add: every dimension given is measured already")
+    start = time.perf_counter()
+    runs = _measure_runs(dimensions, trials)
+    out = dict(data)
+    out["measurements"] = sorted(data["measurements"] + runs, key=lambda m: (m["a"], m["d"]))
+    out["dimensions"] = sorted(data["dimensions"] + dimensions)
+    out["theory_curves"] = _theory_curves(out["dimensions"])
+    out["extensions"] = data.get("extensions", []) + [
+        {"command": f"python docs/zipf.py --add {' '.join(map(str, dimensions))} --trials {trials}",
+         "commit": _commit(), "dimensions": dimensions, "trials": trials,
+         "seconds": time.perf_counter() - start}]
+    return out
 
 
 def _series(data, a, solver):
@@ -125,15 +162,22 @@ def _slope_text(s) -> str:
     return "n/a" if s is None else f"{s:+.2f}"
 
 
+def _extension_text(data) -> str:
+    """The dimensions added later by ``--add``, with their instance counts, commits and run times."""
+    return "".join(f" (d = {', '.join(map(str, e['dimensions']))}: {e['trials']} instances, added by `{e['command']}` "
+                   f"in {e['seconds']:.0f} s at code commit `{e['commit'][:10]}`)" for e in data.get("extensions", []))
+
+
 def markdown(data) -> str:
     lines = [
         "# Facts with Zipf frequencies: measured recall error against d, beside `replica.zipf_error`",
         "",
         f"Produced by `{data['command']}` in {data['seconds']:.0f} s (one process, one thread), code commit "
         f"`{data['commit'][:10]}`, seed {data['seed']}, data in `docs/zipf.json`.  **{data['trials']} instances** "
-        f"per (d, a), problem `{data['problem']}` (N facts with N distinct outputs), instance seeds "
+        f"per (d, a){_extension_text(data)}, problem `{data['problem']}` (N facts with N distinct outputs), "
+        "instance seeds "
         "`task_seed(seed, N, trial)`, the same instances for every solver.  Few instances keep the run short: "
-        "the standard errors are large, and the slopes below are fits to three points.",
+        "the standard errors are large, and the slopes below are least-squares fits to the few measured d.",
         "",
         f"N = round({data['overload']:g} × `replica.capacity(d).p_c`) at every d: the memory is over its all-stored "
         "capacity by the same factor at every d (a fixed N would be far over capacity at d = 16 and make the "
@@ -224,8 +268,15 @@ def figure(data, path) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--from-data", action="store_true", help="re-render from the committed docs/zipf.json")
+    parser.add_argument("--add", type=int, nargs="+", metavar="D",
+                        help="measure these dimensions too and append them to the committed docs/zipf.json")
+    parser.add_argument("--trials", type=int, default=TRIALS, help="instances per point of --add")
     args = parser.parse_args(argv)
-    if not args.from_data:
+    if args.add:
+        set_threads(1)
+        data = extend(json.loads(DATA.read_text()), args.add, args.trials)
+        DATA.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
+    elif not args.from_data:
         set_threads(1)
         data = measure()
         DATA.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")

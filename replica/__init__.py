@@ -10,7 +10,7 @@ Pure functions of the parameters (no random instances).  The asymptotic results:
 * ``QuarterCircle``, ``TruncatedQuarterCircle``: the predicted singular-value laws.
 * ``hebbian_accuracy``, ``optimal_accuracy``, ``accuracy_capacity``: the fraction of
   facts recalled and the capacity at a threshold accuracy (e.g. 99 %).
-* ``rectangular_capacity``, ``rectangular_hebbian_capacity``, ``tail_second_moment_mp``:
+* ``rectangular_capacity``, ``rectangular_hebbian_capacity``, ``tail_second_moment_rectangular``:
   ``d_out x d_in`` memories (budget ``F(kappa; ratio) d_in d_out``).
 * ``covariance_hebbian_accuracy``, ``power_law_spectrum``, ``effective_rank``: correlated
   embeddings ``Sigma^{1/2} g``.
@@ -68,7 +68,7 @@ _LAZY = {
     # d_out x d_in memories (notes/rectangular.md)
     "rectangular_capacity": "replica.rectangular",
     "RectangularCapacityResult": "replica.rectangular",
-    "tail_second_moment_mp": "replica.rectangular",
+    "tail_second_moment_rectangular": "replica.rectangular",
     "rectangular_hebbian_capacity": "replica.rectangular",
     "RectangularHebbianCapacityResult": "replica.rectangular",
     # correlated embeddings (notes/covariance.md)

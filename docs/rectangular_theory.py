@@ -2,7 +2,7 @@
 
 Writes ``docs/rectangular_theory.md`` and its data ``docs/rectangular_theory.json``:
 
-1. ``replica.rectangular.tail_second_moment_mp(kappa, ratio)`` on a grid;
+1. ``replica.rectangular.tail_second_moment_rectangular(kappa, ratio)`` on a grid;
 2. ``replica.rectangular_capacity`` (DP, OP, rank 1/2) and ``rectangular_hebbian_capacity``
    (stored outputs / fresh candidates) for several shapes, default seed;
 3. the per-input failure rate of the rectangular Hebbian model
@@ -30,7 +30,7 @@ import numpy as np
 
 from replica.covariance import covariance_hebbian_accuracy, power_law_spectrum
 from replica.hebbian_model import memory_failure_probability
-from replica.rectangular import rectangular_capacity, rectangular_hebbian_capacity, tail_second_moment_mp
+from replica.rectangular import rectangular_capacity, rectangular_hebbian_capacity, tail_second_moment_rectangular
 
 HERE = pathlib.Path(__file__).resolve().parent
 KAPPAS = (0.1, 0.25, 0.5, 0.75)
@@ -93,7 +93,8 @@ def sampled_accuracy(d, p, lam_in, lam_out, instances, seed, fresh):
 def compute():
     data = {"tail": [], "capacity": [], "failure": [], "covariance": []}
     for kappa in KAPPAS:
-        data["tail"].append({"kappa": kappa, **{str(r): float(tail_second_moment_mp(kappa, r)) for r in RATIOS}})
+        tails = {str(r): float(tail_second_moment_rectangular(kappa, r)) for r in RATIOS}
+        data["tail"].append({"kappa": kappa, **tails})
     for d_in, d_out in SHAPES:
         dp = rectangular_capacity(d_in, d_out)
         op = rectangular_capacity(d_in, d_out, problem="op")

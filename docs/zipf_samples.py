@@ -37,7 +37,7 @@ import time
 
 import numpy as np
 
-from replica import zipf_error
+from replica import zipf_error, zipf_frequencies
 from replica.common.seeds import DEFAULT_SEED
 from validation import make_instance
 from validation.recall import recall_check
@@ -62,11 +62,6 @@ SEED = DEFAULT_SEED
 HERE = pathlib.Path(__file__).resolve().parent
 FIELDS = ("d", "a", "T", "memory", "instances", "E_mean", "E_stderr", "unseen_mean", "seen_mean",
           "recalled_seen_fraction", "E_theory", "unseen_theory", "seen_theory", "model_status")
-
-
-def _frequencies(a):
-    f = np.arange(1.0, N + 1.0) ** (-a)
-    return f / f.sum()
 
 
 def _optimal_recalled(instance, seen, f):
@@ -105,7 +100,7 @@ def measure():
     streams = iter(np.random.SeedSequence(SEED).spawn(10_000))
     for d in DIMENSIONS:
         for a in EXPONENTS:
-            f = _frequencies(a)
+            f = zipf_frequencies(N, a)
             for T in SAMPLES:
                 theory = {
                     "hebbian": zipf_error(d, N, a, memory="hebbian", samples=T),

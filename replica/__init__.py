@@ -10,7 +10,9 @@ Pure functions of the parameters (no random instances).  The asymptotic results:
 * ``QuarterCircle``, ``TruncatedQuarterCircle``: the predicted singular-value laws.
 * ``hebbian_accuracy``, ``optimal_accuracy``, ``accuracy_capacity``: the fraction of
   facts recalled and the capacity at a threshold accuracy (e.g. 99 %).
-* ``rectangular_capacity``, ``rectangular_hebbian_capacity``, ``tail_second_moment_mp``:
+* ``zipf_error``, ``zipf_frequencies``: the recall error of facts asked with Zipf
+  frequencies ``f_mu = mu^-a / sum_nu nu^-a``.
+* ``rectangular_capacity``, ``rectangular_hebbian_capacity``, ``tail_second_moment_rectangular``:
   ``d_out x d_in`` memories (budget ``F(kappa; ratio) d_in d_out``).
 * ``covariance_hebbian_accuracy``, ``power_law_spectrum``, ``effective_rank``: correlated
   embeddings ``Sigma^{1/2} g``.
@@ -34,7 +36,7 @@ _LAZY = {
     "accuracy_capacity": "replica.accuracy",
     "AccuracyCapacityResult": "replica.accuracy",
     # recall error of facts with Zipf frequencies (notes/zipf.md)
-    "zipf_error": "replica.zipf", "ZipfError": "replica.zipf",
+    "zipf_error": "replica.zipf", "ZipfError": "replica.zipf", "zipf_frequencies": "replica.zipf",
     # finite-size capacity of the decoupled problem (notes/finite_size_capacity.md)
     "water_filling_cost": "replica.finite_size",
     "expected_cost": "replica.finite_size",
@@ -68,7 +70,7 @@ _LAZY = {
     # d_out x d_in memories (notes/rectangular.md)
     "rectangular_capacity": "replica.rectangular",
     "RectangularCapacityResult": "replica.rectangular",
-    "tail_second_moment_mp": "replica.rectangular",
+    "tail_second_moment_rectangular": "replica.rectangular",
     "rectangular_hebbian_capacity": "replica.rectangular",
     "RectangularHebbianCapacityResult": "replica.rectangular",
     # correlated embeddings (notes/covariance.md)

@@ -14,7 +14,7 @@ different parts (derived in ``notes/rectangular.md``):
 
 Public functions
 ----------------
-tail_second_moment_mp
+tail_second_moment_rectangular
     ``F(kappa; ratio)``, the tail second moment of the Marchenko-Pastur law
     (``mp``: Marchenko-Pastur); ``F(kappa; 1)`` is the quarter-circle ``F(kappa)``.
 rectangular_capacity
@@ -49,7 +49,7 @@ from .hebbian import hebbian_capacity_search
 from .quarter_circle import tail_second_moment
 
 __all__ = [
-    "tail_second_moment_mp",
+    "tail_second_moment_rectangular",
     "rectangular_capacity",
     "RectangularCapacityResult",
     "rectangular_hebbian_capacity",
@@ -92,7 +92,7 @@ def _second_moment_above(phi):
     return (2.0 / math.pi) * phi * float(np.dot(w, np.sin(phi * x) ** 2))
 
 
-def _mp_tail(kappa, lam):
+def _marchenko_pastur_tail(kappa, lam):
     if kappa == 1.0:
         return 1.0
     target = math.log(kappa)
@@ -104,11 +104,12 @@ def _mp_tail(kappa, lam):
     phi = math.exp(search.root)
     residual = abs(_mass_above(phi, lam) / kappa - 1.0)
     if residual > 1e-12:  # pragma: no cover - guarded by the tests
-        raise RuntimeError(f"tail_second_moment_mp: truncation angle not found (relative residual {residual:.3g})")
+        raise RuntimeError("tail_second_moment_rectangular: truncation angle not found "
+                           f"(relative residual {residual:.3g})")
     return _second_moment_above(phi)
 
 
-def tail_second_moment_mp(kappa, ratio):
+def tail_second_moment_rectangular(kappa, ratio):
     """``F(kappa; ratio)``: the Frobenius mass kept by the top ``kappa`` fraction of Marchenko-Pastur singular values.
 
     For a ``d_out x d_in`` matrix with i.i.d. entries, the squared singular values
@@ -119,8 +120,7 @@ def tail_second_moment_mp(kappa, ratio):
     ``kappa = (2/pi) Int_0^phi sin^2 / (1 + lam + 2 sqrt(lam) cos)`` and
     ``F = (phi - sin(2 phi) / 2) / pi`` (``notes/rectangular.md``).  ``F(kappa; 1)`` is
     :func:`replica.quarter_circle.tail_second_moment`; ``F -> kappa`` as ``lam -> 0``
-    (all singular values equal); ``F(1; lam) = 1``.  (The suffix ``mp`` names the
-    Marchenko-Pastur law; it is not an mpmath path.)
+    (all singular values equal); ``F(1; lam) = 1``.
 
     Parameters
     ----------
@@ -143,7 +143,7 @@ def tail_second_moment_mp(kappa, ratio):
     arr = check_kappa(kappa)
     ratio = check_real(ratio, "ratio", low=0.0, low_open=True)
     lam = min(ratio, 1.0 / ratio)
-    values = np.array([_mp_tail(float(k), lam) for k in np.atleast_1d(arr).ravel()]).reshape(arr.shape)
+    values = np.array([_marchenko_pastur_tail(float(k), lam) for k in np.atleast_1d(arr).ravel()]).reshape(arr.shape)
     return scalar_or_array(values, kappa)
 
 
@@ -151,7 +151,7 @@ def _rank_tail(d_in, d_out, kappa):
     """``F(kappa; d_out / d_in)``; the quarter-circle closed form (the same law) for a square memory."""
     if d_in == d_out:
         return float(tail_second_moment(kappa))
-    return float(tail_second_moment_mp(kappa, d_out / d_in))
+    return float(tail_second_moment_rectangular(kappa, d_out / d_in))
 
 
 # --------------------------------------------------------------------------------------
@@ -230,7 +230,7 @@ def rectangular_capacity(d_in, d_out, kappa=1.0, *, margin=0.0, top_k=1, problem
     Decoupled problem: ``p_c E[C_{p_c}] = F(kappa; d_out / d_in) d_in d_out``, with
     ``E[C_p]`` the water-filling cost of one target and ``p - 1`` competitors
     (:func:`replica.finite_size.expected_cost`) and ``F`` the Marchenko-Pastur tail
-    second moment (:func:`tail_second_moment_mp`).  The root search, its checks and its
+    second moment (:func:`tail_second_moment_rectangular`).  The root search, its checks and its
     standard error are those of :func:`replica.finite_size.capacity`, which this equals
     for ``d_in = d_out`` (bit for bit, same seed).  Original problem: the scores depend on
     ``W`` through ``U^T W`` (``p x d_in``, rank ``<= d_out``), so ``N_eff = d_in min(p - 1,

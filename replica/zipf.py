@@ -36,7 +36,7 @@ from .hebbian_model import failure_probability
 from .quarter_circle import tail_second_moment
 from .scores import sample_optimal_scores
 
-__all__ = ["zipf_error", "ZipfError", "knapsack_kept"]
+__all__ = ["zipf_error", "ZipfError", "knapsack_kept", "zipf_frequencies"]
 
 MEMORIES = ("optimal", "hebbian")
 _DEFAULT_SIZE = 100_000  # Monte-Carlo samples of C_N (optimal memory)
@@ -54,8 +54,38 @@ _RS_CAVEAT = ("replica-symmetric q -> 1 prediction with the costs at p = N drawn
 
 
 # --------------------------------------------------------------------------------------
-# the facts: Zipf frequencies in bins of consecutive ranks
+# the facts: Zipf frequencies, one by one and in bins of consecutive ranks
 # --------------------------------------------------------------------------------------
+def zipf_frequencies(N, a) -> np.ndarray:
+    """``f_mu = mu^(-a) / sum_nu nu^(-a)`` for ``mu = 1..N``: the query frequencies of the facts.
+
+    The one definition of the Zipf frequencies, for the theory (:func:`zipf_error` with
+    weights given per fact) and the measurement (``validation.zipf``); see ``notes/zipf.md``.
+
+    Parameters
+    ----------
+    N : int
+        Number of facts (>= 2).
+    a : float
+        Zipf exponent (>= 0; ``a = 0`` gives equal frequencies).
+
+    Returns
+    -------
+    ndarray
+        ``f``, float64 of length ``N``, decreasing, normalised with ``math.fsum`` (the
+        correctly rounded sum) so that it sums to one within an ulp.
+
+    Raises
+    ------
+    ValueError
+        For ``N < 2`` or ``a < 0`` (named in the message).
+    """
+    N = check_int(N, "N", low=2)
+    a = check_real(a, "a", low=0.0)
+    f = np.arange(1.0, N + 1.0) ** (-a)
+    return f / math.fsum(f.tolist())
+
+
 def _power_sum(s, lo, hi):
     """``sum_{mu=lo}^{hi-1} mu^(-s)`` for integers ``1 <= lo < hi <= inf`` (Euler-Maclaurin above 256)."""
     if hi - lo <= 64 or lo < _EXACT_FACTS:
@@ -607,7 +637,7 @@ def _hebbian(facts, d, N, a, weighting, ensemble, common):
             order = np.argsort(w1)
             log_recall = np.log(np.maximum(recall_bins[order], 1e-300))
             per_fact = np.exp(np.interp(np.log(w_array), np.log(w1[order]), log_recall))
-            frequencies = facts.freq if facts.count.size == N else _array_frequencies(N, a)
+            frequencies = facts.freq if facts.count.size == N else zipf_frequencies(N, a)
             error = float(np.dot(frequencies, 1.0 - per_fact))
             kept = float(per_fact.sum())
         model = "hebbian-gaussian"
@@ -689,9 +719,3 @@ def _count_weighted_recall(facts, T, d, ensemble):
         n = m[:, None] + np.sqrt(m * (1.0 - f))[:, None] * z[None, :]
         out[~small] = recall_at(np.clip(n, 1.0, float(T))) @ wz
     return np.clip(out, 0.0, 1.0)
-
-
-def _array_frequencies(N, a):
-    """``f_mu = mu^-a / H_{N,a}`` one by one (for weights given per fact)."""
-    f = np.arange(1.0, N + 1.0) ** (-a)
-    return f / f.sum()

@@ -39,7 +39,7 @@ from scipy.sparse import coo_matrix, hstack as sparse_hstack
 from replica.common.checks import check_memory, check_real
 from replica.common.results import Result
 
-from .ensembles import Instance
+from .ensembles import check_square_instance
 from .recall import recall_check
 from .solvers import solve
 
@@ -144,12 +144,11 @@ def constraint_rows(instance):
     Raises
     ------
     ValueError
-        If ``instance`` is not an Instance, or the matrix exceeds the memory limit.
+        If ``instance`` is not a square Instance (``d_in == d_out``), or the matrix exceeds
+        the memory limit.
     """
-    if not isinstance(instance, Instance):
-        raise ValueError(f"instance must be a validation.Instance (make_instance), got "
-                         f"{type(instance).__name__}")
-    d, p, n = instance.d, instance.p, instance.n_candidates
+    d = check_square_instance(instance, "constraint_rows")
+    p, n = instance.p, instance.n_candidates
     rows = p * (n - 1)
     check_memory(3.0 * 8.0 * rows * (d * d + p), f"accuracy_bound(d={d}, p={p}): {rows} constraint rows")
     target = instance.target_index
@@ -279,7 +278,8 @@ def accuracy_bound(instance, *, W_search=None, box=1e4, time_limit=60.0, mip_rel
     Raises
     ------
     ValueError
-        For an ``instance`` that is not an Instance, a ``W_search`` of the wrong shape
+        For an ``instance`` that is not an Instance or is rectangular (``d_in != d_out``:
+        the MILP is over ``d x d`` memories), a ``W_search`` of the wrong shape
         or with non-finite entries, ``box`` or ``time_limit`` not positive and finite,
         ``mip_rel_gap`` outside ``[0, 1)``, a ``check_box`` that is not a bool, or a
         constraint matrix over the memory limit.
@@ -324,18 +324,20 @@ def accuracy_bound(instance, *, W_search=None, box=1e4, time_limit=60.0, mip_rel
         time_limit=time_limit, status=status, converged=status in ("exact", "bracket"), message=message)
 
 
-def check_bound_arguments(instance, box, time_limit, check_box):
+def check_bound_arguments(instance, box, time_limit, check_box, *, function):
     """``(B, time_limit)``: the arguments every box-MILP bound shares, checked.
+
+    ``function`` names the bound in the message of a rectangular instance (the MILP is
+    over ``d x d`` memories).
 
     Raises
     ------
     ValueError
-        For an ``instance`` that is not an Instance, ``box`` or ``time_limit`` not
-        positive and finite, or a ``check_box`` that is not a bool.
+        For an ``instance`` that is not an Instance or is rectangular (``d_in != d_out``),
+        ``box`` or ``time_limit`` not positive and finite, or a ``check_box`` that is not
+        a bool.
     """
-    if not isinstance(instance, Instance):
-        raise ValueError(f"instance must be a validation.Instance (make_instance), got "
-                         f"{type(instance).__name__}")
+    check_square_instance(instance, function)
     B = check_real(box, "box", low=0.0, low_open=True)
     if not math.isfinite(B):
         raise ValueError(f"box must be finite, got {box!r}")
@@ -349,7 +351,7 @@ def check_bound_arguments(instance, box, time_limit, check_box):
 
 def _checked_arguments(instance, box, time_limit, mip_rel_gap, check_box):
     """``(B, time_limit, mip_rel_gap)`` after the checks of :func:`accuracy_bound` (``ValueError`` otherwise)."""
-    B, time_limit = check_bound_arguments(instance, box, time_limit, check_box)
+    B, time_limit = check_bound_arguments(instance, box, time_limit, check_box, function="accuracy_bound")
     mip_rel_gap = check_real(mip_rel_gap, "mip_rel_gap", low=0.0, high=1.0, high_open=True)
     return B, time_limit, mip_rel_gap
 

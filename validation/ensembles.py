@@ -52,7 +52,7 @@ from replica.covariance import power_law_spectrum
 from . import _rng
 
 __all__ = ["make_instance", "instance_bytes", "Instance", "PROBLEMS", "ENSEMBLES", "power_law_spectrum",
-           "covariance_root"]
+           "covariance_root", "check_square_instance"]
 
 PROBLEMS = ("op", "dp")
 
@@ -156,6 +156,8 @@ class Instance:
     ----------
     d : int or None
         Dimension of a square instance (``d_in = d_out = d``); None for a rectangular one.
+        Functions built on a ``d x d`` memory reject a rectangular instance with a
+        ValueError (:func:`check_square_instance`).
     p : int
         Number of associations.
     d_in, d_out : int
@@ -375,6 +377,39 @@ class Instance:
                     "effective_rank": float(spectrum.sum() ** 2 / np.square(spectrum).sum()),
                     "largest": float(spectrum[0]), "smallest": float(spectrum[-1])}
         return json_safe(meta)
+
+
+def check_square_instance(instance, function: str) -> int:
+    """The dimension ``d`` of a square ``instance``, for a function that needs ``d_in == d_out``.
+
+    The one check of the functions built on a ``d x d`` memory (the box-MILP bounds, the
+    rank-constrained and Adam solvers, the score distribution): a rectangular instance
+    (``make_instance(None, p, d_in=, d_out=)``, ``Instance.d`` None) gets a ValueError
+    naming ``function`` before any work is done.
+
+    Parameters
+    ----------
+    instance : Instance
+    function : str
+        Name of the calling function, for the message.
+
+    Returns
+    -------
+    int
+        ``instance.d``.
+
+    Raises
+    ------
+    ValueError
+        If ``instance`` is not an :class:`Instance`, or is rectangular.
+    """
+    if not isinstance(instance, Instance):
+        raise ValueError(f"instance must be a validation.Instance (make_instance), got "
+                         f"{type(instance).__name__}")
+    if instance.d is None:
+        raise ValueError(f"{function} needs a square instance (d_in == d_out); got d_in={instance.d_in}, "
+                         f"d_out={instance.d_out}")
+    return int(instance.d)
 
 
 def _weights(p, weights):

@@ -22,6 +22,7 @@ from replica.common.seeds import as_generator, resolve_seed
 from replica.scores import summarize_scores
 from replica.spectra import normalized_singular_values
 
+from .ensembles import check_square_instance
 from .recall import competitor_scale, top_competitors
 
 __all__ = [
@@ -188,7 +189,8 @@ def score_distribution(instance, W, max_competitors=1_000_000, seed=None) -> Sco
     Raises
     ------
     ValueError
-        If W has the wrong shape, is zero, ``max_competitors < 1`` or ``seed`` is bad.
+        If ``instance`` is rectangular (``d_in != d_out``), W has the wrong shape, is zero,
+        ``max_competitors < 1`` or ``seed`` is bad.
 
     Notes
     -----
@@ -196,6 +198,7 @@ def score_distribution(instance, W, max_competitors=1_000_000, seed=None) -> Sco
     ``u^T W e`` when ``u`` and ``e`` are independent with ``E[u u^T] = E[e e^T] = I/d``
     (both ensembles).  See ``notes/simulation.md``.
     """
+    check_square_instance(instance, "score_distribution")
     mat = _as_matrix(W)
     max_competitors = check_int(max_competitors, "max_competitors", low=1)
     seed = resolve_seed(seed)

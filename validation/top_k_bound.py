@@ -132,7 +132,7 @@ def _search_memory(instance, W_search, k):
 
 def _checked(instance, top_k, box, time_limit, check_box):
     """``(k, B, time_limit)`` after the argument checks of :func:`top_k_decision`."""
-    B, time_limit = check_bound_arguments(instance, box, time_limit, check_box)
+    B, time_limit = check_bound_arguments(instance, box, time_limit, check_box, function="top_k_decision")
     k = check_int(top_k, "top_k", low=2)
     if k >= instance.n_candidates:
         raise ValueError(f"top_k must be below the number of candidates {instance.n_candidates}, got {k}")
@@ -167,7 +167,8 @@ def top_k_decision(instance, top_k, *, W_search=None, box=1e4, time_limit=60.0, 
     Raises
     ------
     ValueError
-        For an ``instance`` that is not an Instance, ``top_k`` not an integer in
+        For an ``instance`` that is not an Instance or is rectangular (``d_in != d_out``:
+        the MILP is over ``d x d`` memories), ``top_k`` not an integer in
         ``[2, n_candidates - 1]``, a ``W_search`` of the wrong shape or with non-finite
         entries, ``box`` or ``time_limit`` not positive and finite, a ``check_box`` that
         is not a bool, or a constraint matrix over the memory limit.

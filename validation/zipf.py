@@ -43,6 +43,7 @@ import numpy as np
 from replica.common.checks import check_choice, check_int, check_real
 from replica.common.results import Result
 from replica.common.seeds import resolve_seed
+from replica.zipf import zipf_frequencies
 
 from .ensembles import ENSEMBLES, PROBLEMS, make_instance
 from .solvers import assess, solve
@@ -62,20 +63,6 @@ _MEASURES = {
     "adam": ("upper_bound", "error of the W trained by Adam on the unweighted cross-entropy for the step "
              "budget: an upper bound on the error of the best memory"),
 }
-
-
-def zipf_frequencies(N, a) -> np.ndarray:
-    """``f_mu = mu^(-a) / sum_nu nu^(-a)`` for ``mu = 1..N`` (float64, sums to one).
-
-    Raises
-    ------
-    ValueError
-        For ``N < 2`` or ``a < 0`` (named in the message).
-    """
-    N = check_int(N, "N", low=2)
-    a = check_real(a, "a", low=0.0)
-    f = np.arange(1.0, N + 1.0) ** (-a)
-    return f / math.fsum(f.tolist())
 
 
 def theory_zipf_error(d, N, a, solver, ensemble="gaussian"):

@@ -16,7 +16,7 @@ from replica.quarter_circle import tail_second_moment
 from replica.rectangular import (
     rectangular_capacity,
     rectangular_hebbian_capacity,
-    tail_second_moment_mp,
+    tail_second_moment_rectangular,
 )
 
 
@@ -48,35 +48,36 @@ def _mp_reference(kappa, lam, dps=30):
 
 @pytest.mark.parametrize("lam", [1.0, 0.5, 0.1, 1e-3])
 @pytest.mark.parametrize("kappa", [1e-4, 0.05, 0.3, 0.5, 0.8, 0.99, 1.0])
-def test_tail_second_moment_mp_against_mpmath(kappa, lam):
-    assert tail_second_moment_mp(kappa, lam) == pytest.approx(_mp_reference(kappa, lam), rel=1e-12, abs=0)
+def test_tail_second_moment_rectangular_against_mpmath(kappa, lam):
+    assert tail_second_moment_rectangular(kappa, lam) == pytest.approx(_mp_reference(kappa, lam), rel=1e-12, abs=0)
 
 
 def test_ratio_one_is_the_quarter_circle():
     # the quarter circle is the law of the singular values of a square Gaussian matrix
     kappas = np.concatenate([np.geomspace(1e-300, 1e-3, 40), np.linspace(1e-3, 1.0, 160)])
-    ours = tail_second_moment_mp(kappas, 1.0)
+    ours = tail_second_moment_rectangular(kappas, 1.0)
     assert np.max(np.abs(ours / tail_second_moment(kappas) - 1.0)) < 1e-12
 
 
-def test_tail_second_moment_mp_properties():
+def test_tail_second_moment_rectangular_properties():
     kappas = np.linspace(0.01, 1.0, 50)
     for lam in (0.9, 0.3, 1e-2, 1e-6):
-        f = tail_second_moment_mp(kappas, lam)
+        f = tail_second_moment_rectangular(kappas, lam)
         assert np.all(np.diff(f) > 0) and np.all(np.diff(f / kappas) < 0)  # increasing, concave (dF/dk = x_k)
         assert np.all(f >= kappas - 1e-15) and np.all(f <= 1.0 + 1e-15)
         # the squared singular values lie in [(1 - sqrt lam)^2, (1 + sqrt lam)^2], mean 1
         assert np.all(f / kappas <= (1 + math.sqrt(lam)) ** 2 + 1e-12)
-        assert tail_second_moment_mp(0.3, lam) == tail_second_moment_mp(0.3, 1.0 / lam)
-    assert tail_second_moment_mp(1.0, 0.2) == 1.0
+        assert tail_second_moment_rectangular(0.3, lam) == tail_second_moment_rectangular(0.3, 1.0 / lam)
+    assert tail_second_moment_rectangular(1.0, 0.2) == 1.0
     # more rectangular: the spectrum is flatter, the top singular values keep less
-    assert tail_second_moment_mp(0.25, 0.1) < tail_second_moment_mp(0.25, 0.5) < tail_second_moment(0.25)
+    flatter, squarer = tail_second_moment_rectangular(0.25, 0.1), tail_second_moment_rectangular(0.25, 0.5)
+    assert flatter < squarer < tail_second_moment(0.25)
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf, "1"])
-def test_tail_second_moment_mp_bad_ratio(bad):
+def test_tail_second_moment_rectangular_bad_ratio(bad):
     with pytest.raises(ValueError, match="ratio"):
-        tail_second_moment_mp(0.5, bad)
+        tail_second_moment_rectangular(0.5, bad)
 
 
 # ----------------------------------------------------------------------------- optimal memory
@@ -114,7 +115,7 @@ def test_sphere_fields_are_projections_in_the_output_space():
 
 def test_rank_budget_uses_the_marchenko_pastur_fraction():
     rect = rectangular_capacity(16, 64, 0.5)
-    assert rect.tail_second_moment == tail_second_moment_mp(0.5, 0.25)
+    assert rect.tail_second_moment == tail_second_moment_rectangular(0.5, 0.25)
     assert rect.rank == 8 and rect.status == "converged"
     # the equation holds at the root (independent evaluation of E[C_p] at p_c, own sample size)
     cost = expected_cost(rect.p_c, rel_tol=2e-3)

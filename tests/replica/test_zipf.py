@@ -18,7 +18,7 @@ import pytest
 
 import replica
 from replica.scores import sample_optimal_scores
-from replica.zipf import _gaussian_recall, _zipf_facts, knapsack_kept, zipf_error
+from replica.zipf import _gaussian_recall, _zipf_facts, knapsack_kept, zipf_error, zipf_frequencies
 
 
 def _zipf(N, a):
@@ -165,6 +165,26 @@ def test_weights_array_equals_frequency_weights_and_is_normalised():
     by_name = zipf_error(64, N, a, memory="hebbian", weights="frequency")
     assert by_array.error == pytest.approx(by_name.error, abs=2e-3)
     assert "normalised" in by_array.message and "normalised" not in by_name.message
+
+
+def test_zipf_frequencies_closed_form():
+    # N = 3, a = 1: (1, 1/2, 1/3) / (11/6) = (6, 3, 2) / 11 (two roundings: within 2 ulps)
+    assert zipf_frequencies(3, 1.0) == pytest.approx(np.array([6, 3, 2]) / 11, rel=3e-16, abs=0)
+    assert zipf_frequencies(4, 0.0).tolist() == [0.25] * 4
+    assert replica.zipf_frequencies is zipf_frequencies
+    # fsum normalisation: the float64 frequencies sum to one within a few ulps, also for large N
+    for N, a in ((10**5, 1.0), (2000, 2.0), (300, 1.5)):
+        f = zipf_frequencies(N, a)
+        assert f.dtype == np.float64 and f.shape == (N,) and np.all(np.diff(f) < 0)
+        assert math.fsum(f.tolist()) == pytest.approx(1.0, abs=4e-16)
+        assert f == pytest.approx(_zipf(N, a), rel=1e-15)
+
+
+@pytest.mark.parametrize("N, a, name", [(1, 1.0, "N"), (2.5, 1.0, "N"), (True, 1.0, "N"), (10, -0.5, "a"),
+                                        (10, math.nan, "a"), (10, "1", "a")])
+def test_zipf_frequencies_bad_input_names_the_argument(N, a, name):
+    with pytest.raises(ValueError, match=rf"^{name}\b"):
+        zipf_frequencies(N, a)
 
 
 def test_zipf_bins_keep_the_mass():

@@ -164,3 +164,73 @@ def test_refined_rectangular_margin_is_verified(problem):
     unit = np.linalg.norm(sol.W) / np.sqrt(6 * 12)
     assert sol.margin == pytest.approx(min(margins) / unit, rel=1e-9)
     assert sol.info["margin_bound"] >= sol.margin * (1 - 1e-9)
+
+
+# ------------------------------------------------------------------------------------
+# functions built on a d x d memory: a rectangular instance is a ValueError, not a TypeError
+# ------------------------------------------------------------------------------------
+def _square_only_calls():
+    """``name -> call(instance, W)`` for every entry point that needs ``d_in == d_out``."""
+    # accuracy_bound from its module: once validation.accuracy_bound (the module) is imported,
+    # the package attribute of that name is the module, not the function
+    from validation.accuracy_bound import accuracy_bound, check_bound_arguments, constraint_rows
+    from validation.top_k_bound import top_k_decision
+    from validation.measure import score_distribution
+    from validation.solvers.adam import solve_adam
+    from validation.solvers.optimal import solve_optimal
+    from validation.solvers.rank_margin import solve_rank_max_margin
+    from validation.solvers.rank_search import solve_rank_search
+    from validation.solvers.svp import solve_svp
+
+    return {
+        "accuracy_bound": lambda inst, W: accuracy_bound(inst, time_limit=5.0),
+        "top_k_decision": lambda inst, W: top_k_decision(inst, 2, time_limit=5.0),
+        "constraint_rows": lambda inst, W: constraint_rows(inst),
+        "check_bound_arguments": lambda inst, W: check_bound_arguments(inst, 1e4, 5.0, True,
+                                                                       function="check_bound_arguments"),
+        "score_distribution": lambda inst, W: score_distribution(inst, W),
+        "solve_svp": lambda inst, W: solve_svp(inst),
+        "solve_adam": lambda inst, W: solve_adam(inst, max_iter=5),
+        "solve_rank_search": lambda inst, W: solve_rank_search(inst, 1.0),
+        "solve_rank_max_margin": lambda inst, W: solve_rank_max_margin(inst, 1.0, W),
+        # the top-k search mode of the optimal solver (validation.solve rejects it before)
+        "solve_top_k": lambda inst, W: solve_optimal(inst, options={"top_k": 2}),
+    }
+
+
+@pytest.mark.parametrize("name", list(_square_only_calls()))
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_square_only_functions_reject_a_rectangular_instance(name, problem):
+    inst = make_instance(None, 10, problem, seed=1, d_in=6, d_out=3)
+    W = np.random.default_rng(0).standard_normal(inst.shape)
+    message = rf"^{name} needs a square instance \(d_in == d_out\); got d_in=6, d_out=3$"
+    with pytest.raises(ValueError, match=message):
+        _square_only_calls()[name](inst, W)
+
+
+def test_square_only_functions_still_take_a_square_instance_built_from_d_in_and_d_out():
+    from validation.accuracy_bound import constraint_rows
+    from validation.ensembles import check_square_instance
+    from validation.measure import score_distribution
+
+    inst = make_instance(None, 6, "op", seed=1, d_in=3, d_out=3)
+    assert check_square_instance(inst, "f") == 3
+    A, owner = constraint_rows(inst)
+    assert A.shape == (6 * 5, 9) and owner.shape == (30,)
+    W = np.random.default_rng(0).standard_normal((3, 3))
+    assert score_distribution(inst, W).targets.shape == (6,)
+    with pytest.raises(ValueError, match="^instance must be a validation.Instance"):
+        check_square_instance(object(), "f")
+
+
+def test_functions_that_take_a_rectangular_instance_are_unchanged():
+    # the memory-independent checks and the certified max margin work on d_out x d_in memories
+    from validation import solve_max_margin
+    from validation.solvers import assess
+    from validation.solvers.modes import top_k_check
+
+    inst = make_instance(None, 10, "dp", seed=1, d_in=6, d_out=3)
+    W = np.random.default_rng(0).standard_normal(inst.shape)
+    assert top_k_check(inst, W, 2).shape == (10,)
+    assert assess(inst, W)[0] == bool(np.all(np.argmax(inst.scores(W), axis=0) == np.arange(10)))
+    assert solve_max_margin(inst, max_iter=50).W.shape == (3, 6)

@@ -70,6 +70,7 @@ def test_zipf_frequencies():
     f = zipf_frequencies(5, 1.0)
     assert f == pytest.approx(np.array([1, 1 / 2, 1 / 3, 1 / 4, 1 / 5]) / (137 / 60), rel=1e-15)
     assert np.all(zipf_frequencies(4, 0.0) == 0.25)
+    assert zipf_frequencies is replica.zipf_frequencies  # one definition (replica/zipf.py)
 
 
 @pytest.mark.parametrize("kwargs, name", [

@@ -35,6 +35,7 @@ from replica.common.checks import check_int, check_real
 from replica.common.seeds import resolve_seed
 
 from .. import _rng
+from ..ensembles import check_square_instance
 from ..recall import recall_check
 from .solution import Solution, assess, rank_for
 from .memories import balanced_factors
@@ -223,12 +224,14 @@ def solve_adam(instance, kappa=1.0, *, max_iter=20000, time_limit=None, seed=Non
     Raises
     ------
     ValueError
-        For bad options, max_iter, time_limit or seed.
+        For a rectangular instance (``d_in != d_out``), bad options, max_iter,
+        time_limit or seed.
 
     Notes
     -----
     See ``notes/simulation.md`` (Adam baseline) and ``notes/ce_protocol.md``.
     """
+    d = check_square_instance(instance, "solve_adam")
     max_iter = check_int(max_iter, "max_iter", low=1)
     if time_limit is not None:
         time_limit = check_real(time_limit, "time_limit", low=0.0, low_open=True)
@@ -236,7 +239,6 @@ def solve_adam(instance, kappa=1.0, *, max_iter=20000, time_limit=None, seed=Non
     seed = instance.seed if seed is None else resolve_seed(seed)
 
     start = time.perf_counter()
-    d = instance.d
     rank = rank_for(d, kappa)
     scorer = _Scorer(instance)
     adam = _Adam(_initial_params(d, rank, scorer.dtype, seed, options), options)

@@ -46,6 +46,7 @@ import time
 
 import numpy as np
 
+from ..ensembles import check_square_instance
 from .decision import DecisionRun
 from .problem import ConstraintProblem
 from .solution import Solution, assess, rank_for
@@ -265,10 +266,16 @@ def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options) 
         recall fraction of the W, ``margin`` its plain (top-1) normalised margin;
         ``info``: ``top_k``, ``top_k_recalled`` (count), ``top1_fraction``, ``rounds``,
         ``exempt_changed`` (exempt entries changed in the last round), ``lower_bound``.
+
+    Raises
+    ------
+    ValueError
+        For a rectangular instance (``d_in != d_out``).
     """
+    d = check_square_instance(instance, "solve_top_k")
     k = options.top_k
     search = _Search(instance, kappa, tol, max_iter, time_limit, refine, options)
-    params = Unknowns(instance.d, rank_for(instance.d, kappa))
+    params = Unknowns(d, rank_for(d, kappa))
     W0 = params.W(initial_point(search.prob, params, options.initial))
     exempt = _strongest(search.margins(W0), k - 1)
     rows = np.arange(instance.p)[:, None]

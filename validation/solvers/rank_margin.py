@@ -42,6 +42,7 @@ from replica.common.checks import check_int, check_real, check_scalar_kappa
 from replica.common.results import Result
 from replica.common.seeds import as_generator
 
+from ..ensembles import check_square_instance
 from .dual_ascent import DualAscentRun, MaxMarginData, MaxMarginOptions
 from .memories import balanced_factors, truncated_svd
 from .options import SolverOptions
@@ -378,7 +379,8 @@ def solve_rank_max_margin(instance, kappa, W0, *, tol=1e-3, max_iter=50, time_li
     Raises
     ------
     ValueError
-        For ``kappa`` outside (0, 1], ``tol`` outside (0, 1), ``max_iter < 1``, a
+        For a rectangular instance (``d_in != d_out``), ``kappa`` outside (0, 1], ``tol``
+        outside (0, 1), ``max_iter < 1``, a
         non-positive ``time_limit``, a ``W0`` that is not a finite (d, d) array, bad options.
 
     Notes
@@ -386,12 +388,12 @@ def solve_rank_max_margin(instance, kappa, W0, *, tol=1e-3, max_iter=50, time_li
     Derivation and certificates: ``notes/max_margin.md``, section 9.  The result is a
     stationary point of the alternation; ``margin <= best rank-m margin <= rank_bound``.
     """
+    d = check_square_instance(instance, "solve_rank_max_margin")
     kappa = check_scalar_kappa(kappa)
     tol = check_real(tol, "tol", low=0.0, high=1.0, low_open=True, high_open=True)
     max_iter = check_int(max_iter, "max_iter", low=1)
     if time_limit is not None:
         time_limit = check_real(time_limit, "time_limit", low=0.0, low_open=True)
-    d = int(instance.d)
     W0 = np.array(W0, dtype=np.float64)
     if W0.shape != (d, d) or not np.all(np.isfinite(W0)):
         raise ValueError(f"W0 must be a finite ({d}, {d}) array, got shape {W0.shape}")

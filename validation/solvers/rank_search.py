@@ -32,6 +32,7 @@ import numpy as np
 
 from replica.common.seeds import resolve_seed
 
+from ..ensembles import check_square_instance
 from .decision import DecisionRun, checked_arguments
 from .memories import balanced_factors, hebbian_memory, project_rank
 from .options import OptimalOptions, check_restarts
@@ -220,10 +221,10 @@ def solve_rank_search(instance, kappa, *, tol=1e-3, max_iter=None, time_limit=No
     Raises
     ------
     ValueError
-        For kappa outside (0, 1], or
+        For a rectangular instance (``d_in != d_out``), kappa outside (0, 1], or
         ``restarts`` not None or an integer >= 1.
     """
-    kappa = check_rank(instance.d, kappa)
+    kappa = check_rank(check_square_instance(instance, "solve_rank_search"), kappa)
     options = OptimalOptions.coerce(options)
     restarts = check_restarts(restarts)
     if max_iter is None:

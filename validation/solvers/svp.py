@@ -27,6 +27,7 @@ import numpy as np
 
 from replica.common.checks import check_int, check_real
 
+from ..ensembles import check_square_instance
 from .lbfgs import line_search
 from .memories import dense_memory, project_rank
 from .options import SVPOptions
@@ -204,14 +205,14 @@ def solve_svp(instance, kappa=1.0, *, tol=1e-3, max_iter=2000, time_limit=None, 
     Raises
     ------
     ValueError
-        For kappa outside (0, 1], bad ``tol``, ``max_iter``, ``time_limit`` or options,
-        or an initial point of the wrong shape.
+        For a rectangular instance (``d_in != d_out``), kappa outside (0, 1], bad ``tol``,
+        ``max_iter``, ``time_limit`` or options, or an initial point of the wrong shape.
 
     Notes
     -----
     Method and its place in the rank-m search: ``notes/rank_search.md``.
     """
-    kappa = check_rank(instance.d, kappa)
+    kappa = check_rank(check_square_instance(instance, "solve_svp"), kappa)
     tol = check_real(tol, "tol", low=0.0, low_open=True)
     max_iter = check_int(max_iter, "max_iter", low=1)
     if time_limit is not None:

@@ -127,3 +127,31 @@ def test_give_up_off_is_unchanged():
     b = solve(inst, "optimal", refine=False, options={"give_up": False})
     assert a.status == b.status and a.iterations == b.iterations and np.array_equal(a.W, b.W)
     assert "mode" not in a.info
+
+
+@pytest.mark.parametrize("block_elements", [1 << 23, 5 * 41])
+def test_op_full_pass_with_given_up_inputs_has_finite_minimum(block_elements):
+    """OP full pass with whole rows left out (given-up inputs, target column included).
+
+    Reference: the margins of ``ConstraintProblem.block_margins`` (float32 scores, left-out
+    constraints set to +inf, no kernel).  The pass once set the target score of a given-up
+    row to -inf as well, so the row's minimum was -inf - (-inf) = NaN and ``min`` dropped
+    the minimum of the whole block: ``min_margin`` came out +inf on an unstored W.
+    """
+    from validation.solvers.problem import ConstraintProblem, full_pass
+
+    inst = make_instance(8, 41, "op", seed=0)
+    blocked = np.zeros((inst.p, inst.n_candidates), dtype=bool)
+    # three inputs given up, as solve_give_up leaves them; 31 shares its block of 5 inputs (the
+    # second case) with input 30, which has the smallest margin of the Hebbian W
+    blocked[[3, 17, 31]] = True
+    prob = ConstraintProblem(inst, blocked)
+    W = prob.hebbian()
+    M = prob.block_margins(prob.search_images(W), 0, inst.p, exact=False)
+    fp = full_pass(prob, W, np.inf, inst.p, block_elements)
+    assert np.isfinite(fp.min_margin) and fp.min_margin < 0
+    assert fp.min_margin == pytest.approx(float(M.min()), rel=1e-5, abs=1e-5)
+    below = M < 1.0
+    assert fp.loss == pytest.approx(float(np.square(1.0 - M[below]).sum()), rel=1e-5)
+    assert np.array_equal(fp.violated, below.sum(axis=1))
+    assert fp.violated[[3, 17, 31]].sum() == 0 and not np.isin(fp.ws.rows, [3, 17, 31]).any()

@@ -139,7 +139,10 @@ def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options
         put back.  ``info["moves"]`` maps each phase (``add_back``, ``swaps``,
         ``restarts``) to the improvements it made, None when it did not run: inputs put
         back and accepted swaps (of the returned run), restarts that beat the best run so far;
-        ``info["swap_attempts"]`` and ``info["restart_runs"]`` count the attempts and runs.
+        ``info["swap_attempts"]`` and ``info["restart_runs"]`` count the attempts and runs;
+        with restarts, ``info["seed"]`` (the integer seed), ``info["run_scores"]`` (the
+        count, or mass, of every run, the unperturbed one first: the result of ``R``
+        restarts is the first best of the first ``R + 1``) and ``info["run_seconds"]``.
     """
     weights = instance.weights
     search = _Search(instance, kappa, tol, max_iter, time_limit, refine, options)
@@ -148,6 +151,7 @@ def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options
     best = run
     restart_gains = 0
     searches = [search]
+    run_scores, run_seconds = [run["score"]], [time.perf_counter() - search.t_start]
     if options.give_up_restarts:
         root = resolve_seed(seed)
         for r in range(options.give_up_restarts):
@@ -157,7 +161,10 @@ def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options
             other.t_start, other.deadline = search.t_start, search.deadline
             searches.append(other)
             rng = np.random.default_rng(np.random.SeedSequence(root, spawn_key=(r,)))
+            t_run = time.perf_counter()
             candidate = _give_up_run(other, weights, options, rng)
+            run_scores.append(candidate["score"])
+            run_seconds.append(time.perf_counter() - t_run)
             if candidate["search"].last is not None and candidate["score"] > best["score"]:
                 best = candidate
                 restart_gains += 1
@@ -189,6 +196,10 @@ def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options
                      "restarts": restart_gains if options.give_up_restarts else None}
     info["swap_attempts"] = sum(s.swap_attempts for s in searches)
     info["restart_runs"] = len(searches) - 1
+    if options.give_up_restarts:
+        info["seed"] = root
+        info["run_scores"] = [None if not math.isfinite(v) else v for v in run_scores]
+        info["run_seconds"] = run_seconds
     if weights is None:
         if status == "not_found":
             message += "; a lower bound on the most inputs any W recalls (not a certificate)"

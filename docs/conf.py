@@ -73,6 +73,7 @@ exclude_patterns = [
     "covariance_hebbian.md",
     "full_collapse.md",
     "zipf.md",
+    "accuracy_search.md",
     "_build",
     "quick",
     "op_vs_dp_d64",

@@ -127,3 +127,113 @@ def test_give_up_off_is_unchanged():
     b = solve(inst, "optimal", refine=False, options={"give_up": False})
     assert a.status == b.status and a.iterations == b.iterations and np.array_equal(a.W, b.W)
     assert "mode" not in a.info
+
+
+@pytest.mark.parametrize("block_elements", [1 << 23, 5 * 41])
+def test_op_full_pass_with_given_up_inputs_has_finite_minimum(block_elements):
+    """OP full pass with whole rows left out (given-up inputs, target column included).
+
+    Reference: the margins of ``ConstraintProblem.block_margins`` (float32 scores, left-out
+    constraints set to +inf, no kernel).  The pass once set the target score of a given-up
+    row to -inf as well, so the row's minimum was -inf - (-inf) = NaN and ``min`` dropped
+    the minimum of the whole block: ``min_margin`` came out +inf on an unstored W.
+    """
+    from validation.solvers.problem import ConstraintProblem, full_pass
+
+    inst = make_instance(8, 41, "op", seed=0)
+    blocked = np.zeros((inst.p, inst.n_candidates), dtype=bool)
+    # three inputs given up, as solve_give_up leaves them; 31 shares its block of 5 inputs (the
+    # second case) with input 30, which has the smallest margin of the Hebbian W
+    blocked[[3, 17, 31]] = True
+    prob = ConstraintProblem(inst, blocked)
+    W = prob.hebbian()
+    M = prob.block_margins(prob.search_images(W), 0, inst.p, exact=False)
+    fp = full_pass(prob, W, np.inf, inst.p, block_elements)
+    assert np.isfinite(fp.min_margin) and fp.min_margin < 0
+    assert fp.min_margin == pytest.approx(float(M.min()), rel=1e-5, abs=1e-5)
+    below = M < 1.0
+    assert fp.loss == pytest.approx(float(np.square(1.0 - M[below]).sum()), rel=1e-5)
+    assert np.array_equal(fp.violated, below.sum(axis=1))
+    assert fp.violated[[3, 17, 31]].sum() == 0 and not np.isin(fp.ws.rows, [3, 17, 31]).any()
+
+
+# The stronger search: add-back, swaps and restarts on top of the greedy give-up.  Measured on
+# the 24 instances of _CASES and four at d = 2 (p = 5, 6): the greedy search equals the brute
+# force on 20 of 28, the stronger search (STRONG) on all 28; swaps alone raise the greedy
+# count on 4 of 28 (the instances of _SWAP_GAINS among them).
+_STRONG = {"give_up": True, "give_up_readd": 20, "give_up_swaps": 30, "give_up_restarts": 4}
+_SWAP_GAINS = [(3, 8, "op", 1), (4, 10, "op", 1), (4, 10, "dp", 2)]
+
+
+def test_stronger_give_up_against_brute_force():
+    cases = [c for c in _CASES if c[3] == 0] + [(2, 5, "op", 0), (2, 6, "dp", 1), (3, 10, "dp", 2)]
+    gains = 0
+    for d, p, problem, seed in cases:
+        inst = make_instance(d, p, problem, seed=seed)
+        greedy = solve(inst, "optimal", refine=False, options={"give_up": True}).info["recalled"]
+        strong = solve(inst, "optimal", refine=False, options=_STRONG)
+        best = _best(inst)
+        assert greedy <= strong.info["recalled"] <= best, (d, p, problem, seed)
+        assert strong.info["recalled"] == best, (d, p, problem, seed)  # measured: equal on all 28
+        assert strong.info["restart_runs"] == 4 and set(strong.info["moves"]) == {"add_back", "swaps", "restarts"}
+        gains += strong.info["recalled"] > greedy
+    assert gains >= 3  # measured: 4 of these 11 (3-8-op-0, 3-10-op-0, 3-10-dp-0, 3-10-dp-2)
+
+
+@pytest.mark.parametrize("case", _SWAP_GAINS)
+def test_swaps_improve_and_stay_a_stored_subset(case):
+    d, p, problem, seed = case
+    inst = make_instance(d, p, problem, seed=seed)
+    greedy = solve(inst, "optimal", refine=False, options={"give_up": True})
+    sol = solve(inst, "optimal", refine=False, options={"give_up": True, "give_up_swaps": 30})
+    assert sol.info["moves"] == {"add_back": None, "swaps": sol.info["moves"]["swaps"], "restarts": None}
+    assert sol.info["moves"]["swaps"] >= 1 and 1 <= sol.info["swap_attempts"] <= 30
+    assert sol.info["recalled"] > greedy.info["recalled"]
+    assert sol.status == "not_found" and sol.info["lower_bound"] is True
+    _, fraction, _, recalled = assess(inst, sol.W)  # float64 check of the returned W
+    assert fraction == sol.recall_fraction and int(recalled.sum()) == sol.info["recalled"]
+    assert _storable(inst, np.flatnonzero(recalled))  # an independent LP: the recalled set is storable
+    assert sol.info["recalled"] <= _best(inst)
+    json.dumps(sol.to_dict(), allow_nan=False)
+
+
+def test_give_up_moves_default_off_and_restarts_reproducible():
+    inst = make_instance(4, 12, "dp", seed=2)
+    plain = solve(inst, "optimal", refine=False, options={"give_up": True})
+    assert plain.info["moves"] == {"add_back": None, "swaps": None, "restarts": None}
+    assert plain.info["swap_attempts"] == 0 and plain.info["restart_runs"] == 0
+    opts = {"give_up": True, "give_up_restarts": 3, "give_up_swaps": 5}
+    a = solve(inst, "optimal", refine=False, seed=7, options=opts)
+    b = solve(inst, "optimal", refine=False, seed=7, options=opts)
+    c = solve(inst, "optimal", refine=False, options=opts)  # seed None: DEFAULT_SEED
+    untimed = [{key: v for key, v in sol.info.items() if key != "run_seconds"} for sol in (a, b)]
+    assert np.array_equal(a.W, b.W) and untimed[0] == untimed[1]
+    assert a.info["restart_runs"] == 3 and c.info["restart_runs"] == 3
+    assert min(a.info["recalled"], c.info["recalled"]) >= plain.info["recalled"]
+    assert a.info["seed"] == 7 and len(a.info["run_scores"]) == 4 and a.info["recalled"] == max(a.info["run_scores"])
+    one = solve(inst, "optimal", refine=False, seed=7, options={**opts, "give_up_restarts": 1})
+    assert one.info["run_scores"] == a.info["run_scores"][:2]  # restart r does not depend on how many follow
+
+
+def test_weighted_swaps_and_restarts_never_lose_mass():
+    for seed in (0, 1, 2):
+        inst = make_instance(4, 12, "op", seed=seed, weights=np.arange(12, 0, -1.0))
+        greedy = solve(inst, "optimal", refine=False, options={"give_up": True})
+        strong = solve(inst, "optimal", refine=False, options={**_STRONG, "give_up_swap_size": 1})
+        assert strong.info["weighted"] and strong.info["recalled_mass"] >= greedy.info["recalled_mass"]
+        _, _, _, recalled = assess(inst, strong.W)
+        assert strong.info["recalled_mass"] == pytest.approx(float(inst.weights[recalled].sum()), rel=1e-12)
+
+
+@pytest.mark.parametrize("name, value", [("give_up_swaps", -1), ("give_up_swaps", 1.5), ("give_up_restarts", -2),
+                                         ("give_up_restarts", True), ("give_up_swap_size", 0),
+                                         ("give_up_jitter", 0.0), ("give_up_jitter", float("inf"))])
+def test_give_up_move_options_checked(name, value):
+    inst = make_instance(4, 12, "op", seed=0)
+    with pytest.raises(ValueError, match=name):
+        solve(inst, "optimal", options={"give_up": True, name: value})
+
+
+def test_give_up_restarts_bad_seed():
+    with pytest.raises(ValueError, match="seed"):
+        solve(make_instance(4, 12, "op", seed=0), "optimal", seed=-1, options={"give_up": True, "give_up_restarts": 1})

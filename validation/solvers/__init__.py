@@ -180,8 +180,9 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
         Wall-time budget in seconds; the status is ``undecided`` when it runs out.
     seed : None, int, SeedSequence or Generator, optional
         For solvers with random initialisation (``adam`` at ``kappa < 1``; ``None``
-        there is the instance's seed; the random starts of the ``optimal`` rank search,
-        ``None`` there is ``DEFAULT_SEED``); the deterministic solvers ignore it.
+        there is the instance's seed; the random starts of the ``optimal`` rank search
+        and the cost perturbations of its give-up restarts (``give_up_restarts``), ``None``
+        there is ``DEFAULT_SEED``); the deterministic solvers ignore it.
     refine : bool, optional
         ``optimal`` only: after ``stored``, continue towards the max-margin W.
     options : mapping or options dataclass, optional

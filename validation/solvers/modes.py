@@ -28,6 +28,11 @@ Give-up (``OptimalOptions(give_up=True)``)
     inputs the final W does not recall (the most frequent first with weights, else the
     smallest squared hinge first) are put back one at a time and re-solved; one stays
     when the round's W recalls it and every kept input, else it is given up again.
+    With ``give_up_swaps=s`` up to ``s`` swap attempts follow (:func:`_swap`): one kept
+    input out, ``give_up_swap_size`` given-up inputs back, kept when the re-solved W
+    recalls every other kept input and more in all (more mass with weights).  With
+    ``give_up_restarts=R`` the whole search runs ``R`` more times with log-normally
+    perturbed costs (seeded) and the best run is returned.
 
 Top-k (``OptimalOptions(top_k=k)``, ``k >= 2``)
     Input ``mu`` is top-k recalled when fewer than ``k`` competitors score at least
@@ -45,6 +50,8 @@ import math
 import time
 
 import numpy as np
+
+from replica.common.seeds import resolve_seed
 
 from ..ensembles import check_square_instance
 from .decision import DecisionRun
@@ -69,6 +76,7 @@ class _Search:
         self.rounds = self.iterations = 0
         self.last = None
         self.out_of_budget = False
+        self.swap_attempts = 0
 
     def solve_round(self):
         """One decision solve with the current ``blocked``, warm-started; returns its Solution."""
@@ -106,11 +114,13 @@ class _Search:
                                    **info})
 
 
-def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options) -> Solution:
+def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options, seed=None) -> Solution:
     """Give-up mode: the most inputs recalled by rounds of giving up the costliest ones.
 
     Parameters as :func:`validation.solvers.optimal.solve_optimal` (checked there);
-    ``max_iter`` and ``time_limit`` are per round and for the whole search.
+    ``max_iter`` and ``time_limit`` are per round and for the whole search (restarts
+    included), ``max_rounds`` per run of the greedy phase.  ``seed`` draws the cost
+    perturbations of the restarts (``give_up_restarts``; None: ``DEFAULT_SEED``).
 
     Returns
     -------
@@ -127,31 +137,43 @@ def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options
         ``recalled_mass`` (the sum of the weights of the inputs the W recalls, float64
         recall): a lower bound on the best recalled mass, as the message says.  With
         ``give_up_readd > 0``, ``info["readded"]`` counts the inputs the add-back phase
-        put back.
+        put back.  ``info["moves"]`` maps each phase (``add_back``, ``swaps``,
+        ``restarts``) to the improvements it made, None when it did not run: inputs put
+        back and accepted swaps (of the returned run), restarts that beat the best run so far;
+        ``info["swap_attempts"]`` and ``info["restart_runs"]`` count the attempts and runs;
+        with restarts, ``info["seed"]`` (the integer seed), ``info["run_scores"]`` (the
+        count, or mass, of every run, the unperturbed one first: the result of ``R``
+        restarts is the first best of the first ``R + 1``) and ``info["run_seconds"]``.
     """
-    search = _Search(instance, kappa, tol, max_iter, time_limit, refine, options)
     weights = instance.weights
-    kept = np.ones(instance.p, dtype=bool)
-    first = None
-    while True:
-        sol = search.solve_round()
-        if sol is None:
-            break
-        first = first or sol.status
-        if sol.status == "stored" or search.out_of_budget or search.rounds >= options.max_rounds:
-            break
-        M = search.margins(sol.matrix())
-        unrecalled = np.flatnonzero(kept & ~(M.min(axis=1) > 0))
-        if unrecalled.size == 0:
-            break
-        cost = np.square(np.maximum(1.0 - M[unrecalled], 0.0)).sum(axis=1)
-        if weights is not None:
-            cost = cost / weights[unrecalled]  # cost per unit of frequency (notes/zipf.md, section 2)
-        count = max(1, math.ceil(options.give_up_fraction * unrecalled.size))
-        drop = unrecalled[np.argsort(-cost, kind="stable")[:count]]
-        kept[drop] = False
-        search.blocked[drop] = True
-    readded = _add_back(search, kept, weights, options.give_up_readd) if options.give_up_readd else 0
+    search = _Search(instance, kappa, tol, max_iter, time_limit, refine, options)
+    run = _give_up_run(search, weights, options, None)
+    first = run["first"]
+    best = run
+    restart_gains = 0
+    searches = [search]
+    run_scores, run_seconds = [run["score"]], [time.perf_counter() - search.t_start]
+    if options.give_up_restarts:
+        root = resolve_seed(seed)
+        for r in range(options.give_up_restarts):
+            if search.deadline is not None and time.perf_counter() >= search.deadline:
+                break
+            other = _Search(instance, kappa, tol, max_iter, None, refine, options)
+            other.t_start, other.deadline = search.t_start, search.deadline
+            searches.append(other)
+            rng = np.random.default_rng(np.random.SeedSequence(root, spawn_key=(r,)))
+            t_run = time.perf_counter()
+            candidate = _give_up_run(other, weights, options, rng)
+            run_scores.append(candidate["score"])
+            run_seconds.append(time.perf_counter() - t_run)
+            if candidate["search"].last is not None and candidate["score"] > best["score"]:
+                best = candidate
+                restart_gains += 1
+    search = best["search"]
+    search.rounds = sum(s.rounds for s in searches)
+    search.iterations = sum(s.iterations for s in searches)
+    search.t_start = searches[0].t_start
+    kept, readded = best["kept"], best["readded"]
     W = search.last.matrix()
     stored, fraction, margin, recalled = assess(instance, W)
     kept_done = bool(recalled[kept].all())
@@ -163,7 +185,22 @@ def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options
     back = f", {readded} added back" if options.give_up_readd else ""
     if options.give_up_readd:
         info["readded"] = readded
-        message += back
+    more = ""
+    if options.give_up_swaps:
+        more += f", {best['swaps']} swaps accepted of {best['swap_attempts']} tried"
+    if options.give_up_restarts:
+        more += f", best of {len(searches)} runs ({restart_gains} restarts improved)"
+    back += more
+    message += back
+    info["moves"] = {"add_back": readded if options.give_up_readd else None,
+                     "swaps": best["swaps"] if options.give_up_swaps else None,
+                     "restarts": restart_gains if options.give_up_restarts else None}
+    info["swap_attempts"] = sum(s.swap_attempts for s in searches)
+    info["restart_runs"] = len(searches) - 1
+    if options.give_up_restarts:
+        info["seed"] = root
+        info["run_scores"] = [None if not math.isfinite(v) else v for v in run_scores]
+        info["run_seconds"] = run_seconds
     if weights is None:
         if status == "not_found":
             message += "; a lower bound on the most inputs any W recalls (not a certificate)"
@@ -181,6 +218,128 @@ def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options
                     "from the last W)")
     return search.result(status, stored, fraction, margin, message,
                          {**info, "weighted": True, "recalled_mass": mass})
+
+
+def _give_up_run(search, weights, options, rng):
+    """One run of the give-up search: greedy rounds, add-back, swaps.
+
+    ``rng`` (restarts): the greedy costs are multiplied by ``exp(give_up_jitter z)``.
+    Returns a dict: ``search``, ``kept``, ``first`` (status of the first round),
+    ``readded``, ``swaps`` (accepted), ``swap_attempts`` and ``score`` (recalled count, or
+    mass with weights, of ``search.last``; -inf without a W).
+    """
+    instance = search.instance
+    kept = np.ones(instance.p, dtype=bool)
+    first = None
+    while True:
+        sol = search.solve_round()
+        if sol is None:
+            break
+        first = first or sol.status
+        if sol.status == "stored" or search.out_of_budget or search.rounds >= options.max_rounds:
+            break
+        M = search.margins(sol.matrix())
+        unrecalled = np.flatnonzero(kept & ~(M.min(axis=1) > 0))
+        if unrecalled.size == 0:
+            break
+        cost = np.square(np.maximum(1.0 - M[unrecalled], 0.0)).sum(axis=1)
+        if weights is not None:
+            cost = cost / weights[unrecalled]  # cost per unit of frequency (notes/zipf.md, section 2)
+        if rng is not None:
+            cost = cost * np.exp(options.give_up_jitter * rng.standard_normal(unrecalled.size))
+        count = max(1, math.ceil(options.give_up_fraction * unrecalled.size))
+        drop = unrecalled[np.argsort(-cost, kind="stable")[:count]]
+        kept[drop] = False
+        search.blocked[drop] = True
+    readded = _add_back(search, kept, weights, options.give_up_readd) if options.give_up_readd else 0
+    swaps = 0
+    if options.give_up_swaps:
+        swaps = _swap(search, kept, weights, options.give_up_swaps, options.give_up_swap_size)
+    score = -math.inf
+    if search.last is not None:
+        recalled = search.margins(search.last.matrix()).min(axis=1) > 0
+        score = _value(recalled, weights)
+    return {"search": search, "kept": kept, "first": first, "readded": readded, "swaps": swaps,
+            "swap_attempts": search.swap_attempts, "score": score}
+
+
+def _value(recalled, weights):
+    """What the search maximises: the number of recalled inputs, or their mass with weights."""
+    if weights is None:
+        return int(recalled.sum())
+    return math.fsum(weights[recalled].tolist())
+
+
+_SWAP_OUT_CANDIDATES = 8  # kept inputs tried per group of given-up ones before the next group
+
+
+def _swap(search, kept, weights, attempts, size) -> int:
+    """The swap phase of the give-up search: returns the number of accepted swaps.
+
+    From ``search.last`` (every kept input recalled): give up one kept input ``k`` and put
+    back a group of ``size`` given-up inputs, re-solve warm-started from the best W, and
+    accept when the round's W (float64) recalls every other kept input and scores more
+    (:func:`_value`); then ``kept`` becomes the inputs that W recalls.  Tried in order:
+    ``k`` among the ``_SWAP_OUT_CANDIDATES`` kept inputs with the smallest margin (with
+    weights: the least frequent) under the best W, groups of the given-up inputs by
+    increasing squared hinge (with weights: per unit of frequency); after an accepted swap
+    the order is recomputed.  Ends after ``attempts`` re-solves, when every pair was tried
+    at the same W (a local optimum of this move), or when a budget ends.
+    """
+    if search.last is None or search.out_of_budget:
+        return 0
+    best, best_initial = search.last, search.initial
+    M = search.margins(best.matrix())
+    recalled = M.min(axis=1) > 0
+    if not recalled[kept].all():
+        return 0
+    kept |= recalled
+    search.blocked[:] = ~kept[:, None]
+    score = _value(recalled, weights)
+    accepted = trial = 0
+    while search.swap_attempts < attempts:
+        mins = M.min(axis=1)
+        ins, outs = np.flatnonzero(kept), np.flatnonzero(~kept)
+        if ins.size == 0 or outs.size == 0:
+            break
+        cost = np.square(np.maximum(1.0 - M[outs], 0.0)).sum(axis=1)
+        if weights is None:
+            out_order = outs[np.argsort(cost, kind="stable")]
+            in_order = ins[np.argsort(mins[ins], kind="stable")]
+        else:
+            out_order = outs[np.argsort(cost / weights[outs], kind="stable")]
+            in_order = ins[np.argsort(weights[ins], kind="stable")]
+        n_in = min(ins.size, _SWAP_OUT_CANDIDATES)
+        if trial >= n_in * math.ceil(outs.size / size):
+            break  # every pair tried at this W
+        k = in_order[trial % n_in]
+        group = out_order[(trial // n_in) * size:(trial // n_in + 1) * size]
+        trial += 1
+        search.blocked[k] = True
+        search.blocked[group] = False
+        search.initial = best_initial
+        search.swap_attempts += 1
+        sol = search.solve_round()
+        if sol is not None:
+            M_new = search.margins(sol.matrix())
+            now = M_new.min(axis=1) > 0
+            others = kept.copy()
+            others[k] = False
+            if now[others].all() and _value(now, weights) > score:
+                kept[:] = now
+                search.blocked[:] = ~kept[:, None]
+                best, best_initial, M, score = sol, search.initial, M_new, _value(now, weights)
+                accepted += 1
+                trial = 0
+                if search.out_of_budget:
+                    break
+                continue
+        search.blocked[:] = ~kept[:, None]
+        if sol is None or search.out_of_budget:
+            break
+    search.last, search.initial = best, best_initial
+    search.out_of_budget = False
+    return accepted
 
 
 def _add_back(search, kept, weights, limit) -> int:
@@ -250,11 +409,11 @@ def _strongest(M, count):
     return np.sort(part, axis=1)
 
 
-def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options) -> Solution:
+def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options, seed=None) -> Solution:
     """Top-k mode: store every input in the top ``options.top_k`` (``k >= 2``).
 
     Parameters as :func:`validation.solvers.optimal.solve_optimal`; ``top_k`` must be
-    below the number of candidates (checked there).
+    below the number of candidates (checked there).  Deterministic: ``seed`` is ignored.
 
     Returns
     -------

@@ -86,7 +86,7 @@ __all__ = ["solve_optimal", "OptimalOptions", "monitored"]
 
 
 def solve_optimal(instance, kappa=1.0, *, tol=1e-3, max_iter=20000, time_limit=None, refine=True,
-                  options=None):
+                  options=None, seed=None):
     """Decide storability of ``instance`` and maximise the normalised margin.
 
     Parameters
@@ -117,6 +117,10 @@ def solve_optimal(instance, kappa=1.0, *, tol=1e-3, max_iter=20000, time_limit=N
         working-set and L-BFGS parameters, and the search modes ``give_up=True`` and
         ``top_k=k``, which repeat this solve with constraints left out:
         :mod:`validation.solvers.modes`).
+    seed : None, int, SeedSequence or Generator, optional
+        Only the give-up restarts (``give_up_restarts > 0``) draw random numbers: their
+        cost perturbations come from this seed (None: ``DEFAULT_SEED``).  Ignored
+        otherwise.
 
     Returns
     -------
@@ -144,5 +148,5 @@ def solve_optimal(instance, kappa=1.0, *, tol=1e-3, max_iter=20000, time_limit=N
     warm_up()  # before the clock starts: compilation is not part of the time limit
     search = search_mode("optimal", args["options"])
     if search is not None:
-        return search(instance, **args)
+        return search(instance, **args, seed=seed)
     return DecisionRun(instance, **args).run()

@@ -158,6 +158,23 @@ class OptimalOptions(SolverOptions):
         ``Instance.weights``, else the smallest squared hinge first), each kept when the
         re-solve recalls it with every kept input (default 0: no add-back, the search as
         before).
+    give_up_swaps : int
+        Give-up mode: after the search and the add-back, at most this many swap attempts
+        (default 0: none): give up one kept input and put back ``give_up_swap_size``
+        given-up ones, re-solve, and keep the move when the W recalls every other kept
+        input and more inputs in all (with ``Instance.weights``: a larger recalled mass).
+        ``seed`` plays no part; ``notes/recall_accuracy.md``, section 6.
+    give_up_swap_size : int
+        Give-up mode: given-up inputs put back per swap attempt (default 2, >= 1).
+    give_up_restarts : int
+        Give-up mode: further runs of the whole search (greedy, add-back, swaps) with the
+        give-up order perturbed (default 0: none); the best run is returned.  Run ``r``
+        multiplies the costs by ``exp(give_up_jitter z)``, ``z`` standard normal from
+        ``SeedSequence(seed, spawn_key=(r,))`` (the ``seed`` of :func:`validation.solve`,
+        None: ``DEFAULT_SEED``).
+    give_up_jitter : float
+        Give-up restarts: standard deviation of the log-normal perturbation of the costs
+        (default 0.5, > 0).
     top_k : int
         Top-k recall (default 1: plain recall).  ``k >= 2`` stores every input in the
         top k (:func:`validation.solvers.modes.solve_top_k`); must be below the number
@@ -204,6 +221,10 @@ class OptimalOptions(SolverOptions):
     give_up: bool = False
     give_up_fraction: float = 0.05
     give_up_readd: int = 0
+    give_up_swaps: int = 0
+    give_up_swap_size: int = 2
+    give_up_restarts: int = 0
+    give_up_jitter: float = 0.5
     top_k: int = 1
     max_rounds: int = 100
     start_max_iter: int = 500
@@ -224,7 +245,12 @@ class OptimalOptions(SolverOptions):
             self._set(name, bool(getattr(self, name)))
         self._set("give_up_fraction", check_real(self.give_up_fraction, "give_up_fraction", low=0.0, high=1.0,
                                                  low_open=True))
-        self._set("give_up_readd", check_int(self.give_up_readd, "give_up_readd", low=0))
+        for name in ("give_up_readd", "give_up_swaps", "give_up_restarts"):
+            self._set(name, check_int(getattr(self, name), name, low=0))
+        self._set("give_up_swap_size", check_int(self.give_up_swap_size, "give_up_swap_size", low=1))
+        self._set("give_up_jitter", check_real(self.give_up_jitter, "give_up_jitter", low=0.0, low_open=True))
+        if not np.isfinite(self.give_up_jitter):
+            raise ValueError(f"give_up_jitter must be finite, got {self.give_up_jitter!r}")
         if self.give_up and self.top_k > 1:
             raise ValueError(f"give_up=True and top_k={self.top_k} cannot be combined; use one search mode")
 

@@ -303,7 +303,11 @@ def _op_block(prob, Y32, start, stop, threshold, keep, tally):
     n = stop - start
     S = Y32[start:stop] @ prob.table32.T
     if prob.blocked is not None:  # a left-out competitor never beats the target
-        S[prob.blocked[start:stop]] = -np.inf
+        left_out = prob.blocked[start:stop].copy()
+        # the target column is no constraint: a given-up input (whole row left out) keeps its
+        # own score, else its target score is -inf too and the row's minimum is -inf - (-inf) = NaN
+        left_out[np.arange(n), prob.target_index[start:stop]] = False
+        S[left_out] = -np.inf
     idx = np.empty((n, max(keep, 1)), dtype=np.int64)
     cnt = np.empty(n, dtype=np.int64)
     mins = np.empty(n)

@@ -94,3 +94,56 @@ def test_docstring_example():
     import validation.top_k_bound as module
 
     assert doctest.testmod(module).failed == 0
+
+
+def _exact_script():
+    """docs/top_k_exact.py as a module (it is a script, not part of the package)."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "docs" / "top_k_exact.py"
+    spec = importlib.util.spec_from_file_location("docs_top_k_exact", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_exact_script_cases_and_append(tmp_path):
+    script = _exact_script()
+    assert script.parse_case("DP:5:2") == ("dp", 5, 2)
+    for bad in ("dp:5", "xp:5:2", "dp:five:2", "dp:5:1"):
+        with pytest.raises(ValueError, match="--cases"):
+            script.parse_case(bad)
+    old = [dict(problem="dp", d=3, k=2)]
+    assert script.append_rows(old, [dict(problem="dp", d=5, k=2)])[-1]["d"] == 5
+    with pytest.raises(ValueError, match="already"):
+        script.append_rows(old, [dict(problem="dp", d=3, k=2)])
+    with pytest.raises(SystemExit) as stop:  # refused before anything is measured
+        script.main(["--cases", "dp:3:2"])
+    assert stop.value.code == 2
+    # a row written before the time_limit column reads as 20 s; a new row keeps its own limit
+    csv_path = tmp_path / "rows.csv"
+    csv_path.write_text("problem,d,k,p,instance,search_status,exact_status,exact_stored,box_binding,"
+                        "search_seconds,exact_seconds\ndp,3,2,7,0,stored,stored,True,,0.1,0.0\n")
+    assert script.read_csv(csv_path)[0]["time_limit"] == 20.0
+
+
+def test_exact_script_verdict_and_gap_trend():
+    from validation.capacity.fit import fit_logistic
+
+    script = _exact_script()
+    p = np.array([8, 10, 12, 14, 16])
+    fit = fit_logistic(p, np.array([10, 8, 5, 2, 0]), np.full(5, 10))  # p_c near 12
+    p_c, low, high = np.exp([fit.log_p_c, fit.log_p_c_low, fit.log_p_c_high])
+    text, rel = script.verdict(p_c, fit)
+    assert text.startswith("inside") and abs(rel) < 1e-12
+    text, rel = script.verdict(1.2 * high, fit)
+    assert text.startswith("above") and rel > 0
+    text, rel = script.verdict(0.8 * low, fit)
+    assert text.startswith("below") and rel < 0
+    assert script.verdict(10.0, None) == ("no fit", None)
+    recs = [dict(problem="dp", k=2, d=3, search_gap=-0.08), dict(problem="dp", k=2, d=4, search_gap=-0.05),
+            dict(problem="op", k=2, d=3, search_gap=-0.03), dict(problem="op", k=2, d=4, search_gap=-0.06),
+            dict(problem="op", k=5, d=3, search_gap=None)]
+    trend = script.gap_trend(recs)
+    assert len(trend) == 2 and "shrinks" in trend[0] and "grows" in trend[1]

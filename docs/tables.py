@@ -34,6 +34,7 @@ DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 README = ROOT / "README.md"
 HEADLINE_PAGE = DOCS / "results" / "headline.md"
+ZIPF_NOTE = ROOT / "notes" / "zipf.md"
 
 BEGIN = "<!-- BEGIN generated: {name} (python docs/tables.py) -->"
 END = "<!-- END generated: {name} -->"
@@ -137,6 +138,31 @@ def headline_page(rows, meta) -> str:
     return "\n".join(lines) + "\n"
 
 
+def zipf_table() -> list[str]:
+    """The fitted log-log slopes of the Zipf error against d (``docs/zipf.json``) beside the predicted exponents."""
+    sys.path.insert(0, str(DOCS))
+    import zipf as page  # docs/zipf.py: the slope fit and the predicted exponents, defined once
+
+    data = json.loads((DOCS / "zipf.json").read_text())
+    counts = sorted({m["trials"] for m in data["measurements"]})
+    out = ["| a | memory | measured slope | theory slope (same d, N) | asymptotic exponent |",
+           "|---|---|---|---|---|"]
+    for a in data["exponents"]:
+        for solver in ("optimal", "hebbian_frequency", "hebbian", "adam"):
+            d, e, _, _ = page._series(data, a, solver)
+            pred = page.predicted_exponent(solver, a)
+            theory = page._theory_slope(data, a, solver) if solver != "adam" else None
+            asym = {"hebbian": "none (E -> 1)", "adam": "no theory"}.get(solver, page._slope_text(pred))
+            out.append(f"| {a:g} | {page.LABELS[solver]} | {page._slope_text(page.fitted_slope(d, e))} | "
+                       f"{page._slope_text(theory)} | {asym} |")
+    out += ["", f"Least-squares slopes of ln E against ln d at d = {', '.join(map(str, data['dimensions']))}, "
+            f"N = {data['overload']:g} p_c(d) facts, problem `{data['problem']}`, "
+            f"{' or '.join(map(str, counts))} instances per point (mean E per point; no interval on the slope); "
+            "from `docs/zipf.json` by `python docs/zipf.py`, every point on [docs/zipf.md](docs/zipf.md). "
+            "The optimal row is an upper bound on the best memory's error (a give-up search)."]
+    return out
+
+
 def replace_block(text: str, name: str, body: list[str]) -> str:
     begin, end = BEGIN.format(name=name), END.format(name=name)
     head, sep, rest = text.partition(begin)
@@ -151,7 +177,11 @@ def replace_block(text: str, name: str, body: list[str]) -> str:
 def generated() -> dict[Path, str]:
     rows, meta = read_run(DOCS / "full")
     readme = replace_block(README.read_text(), "headline", headline_table(rows, meta, "docs/results/headline.md"))
-    return {README: readme, HEADLINE_PAGE: headline_page(rows, meta)}
+    zipf = zipf_table()
+    readme = replace_block(readme, "zipf", zipf)
+    notes = replace_block(ZIPF_NOTE.read_text(), "zipf", [line.replace("[docs/zipf.md](docs/zipf.md)", "`docs/zipf.md`")
+                                                          for line in zipf])
+    return {README: readme, HEADLINE_PAGE: headline_page(rows, meta), ZIPF_NOTE: notes}
 
 
 def main(argv=None) -> int:

@@ -35,6 +35,7 @@ ROOT = DOCS.parent
 README = ROOT / "README.md"
 HEADLINE_PAGE = DOCS / "results" / "headline.md"
 ZIPF_NOTE = ROOT / "notes" / "zipf.md"
+ZIPF_DATA = DOCS / "zipf.json"
 
 BEGIN = "<!-- BEGIN generated: {name} (python docs/tables.py) -->"
 END = "<!-- END generated: {name} -->"
@@ -140,10 +141,10 @@ def headline_page(rows, meta) -> str:
 
 def zipf_table() -> list[str]:
     """The fitted log-log slopes of the Zipf error against d (``docs/zipf.json``) beside the predicted exponents."""
-    sys.path.insert(0, str(DOCS))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     import zipf as page  # docs/zipf.py: the slope fit and the predicted exponents, defined once
 
-    data = json.loads((DOCS / "zipf.json").read_text())
+    data = json.loads(ZIPF_DATA.read_text())
     counts = sorted({m["trials"] for m in data["measurements"]})
     out = ["| a | memory | measured slope | theory slope (same d, N) | asymptotic exponent |",
            "|---|---|---|---|---|"]

@@ -48,3 +48,22 @@ def test_interval_labels_follow_the_fit_status():
     assert "bracket" in tables.interval_text(dict(row, status="separated"))
     assert "95 %" not in tables.interval_text(dict(row, status="separated"))
     assert "no interval" in tables.interval_text(dict(row, status="unbracketed"))
+
+
+def test_a_changed_zipf_result_changes_the_slope_table(tmp_path, monkeypatch):
+    # negative control: one measured Zipf error changed in a copy of docs/zipf.json must move its slope
+    import json
+
+    tables = _tables_module()
+    data = json.loads((ROOT / "docs" / "zipf.json").read_text())
+    before = tables.zipf_table()
+    point = next(pt for m in data["measurements"] if m["d"] == 16 and m["a"] == 1.5 for pt in m["points"]
+                 if pt["solver"] == "optimal")
+    point["error"] *= 4.0
+    copy = tmp_path / "zipf.json"
+    copy.write_text(json.dumps(data))
+    monkeypatch.setattr(tables, "ZIPF_DATA", copy)
+    after = tables.zipf_table()
+    assert after != before
+    changed = [line for line in after if line not in before]
+    assert any(line.startswith("| 1.5 | optimal") for line in changed)

@@ -181,7 +181,11 @@ class _LP:
                       bounds=self.bounds, method=self.options.method, options=highs)
         self.iterations += int(getattr(res, "nit", 0) or 0)
         if res.status != 0 or res.x is None:
-            self.failure = f"HiGHS did not finish (status {res.status}: {res.message})"
+            if res.status == 1 and "time limit" in str(res.message).lower():
+                self.failure = (f"time limit {self.time_limit:g} s reached inside HiGHS in round "
+                                f"{self.rounds} ({res.message})")
+            else:
+                self.failure = f"HiGHS did not finish (status {res.status}: {res.message})"
             return False
         shape = self.instance.shape
         self.W = np.asarray(res.x[: shape[0] * shape[1]], dtype=np.float64).reshape(shape).copy()

@@ -148,3 +148,44 @@ def test_k_outputs_gradient_matches_finite_differences(problem):
                          for e in np.eye(25)[5 * j:5 * j + 5].reshape(5, 5, 5)] for j in range(5)])
     rtol = 1e-4 if problem == "op" else 1e-7  # OP trains in float32
     np.testing.assert_allclose(grad, numeric, rtol=rtol, atol=rtol * np.abs(numeric).max())
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_weighted_gradient_matches_finite_differences(problem):
+    # reference: sum_mu f_mu CE_mu with scipy's logsumexp on dense float64 scores
+    f = np.array([0.4, 0.2, 0.1, 0.1, 0.08, 0.06, 0.04, 0.02])
+    inst = make_instance(5, 8, problem, seed=3, weights=f)
+    W = np.random.default_rng(2).standard_normal((5, 5))
+    scorer = _Scorer(inst)
+
+    def loss(M):
+        S = inst.scores(M)
+        return float(np.dot(f, logsumexp(S, axis=0) - np.diag(S)))
+
+    S = scorer.scores(scorer.inputs @ W.T.astype(scorer.dtype))
+    G, value = _softmax_gradient(np.asarray(S, dtype=np.float64), None, inst.weights)
+    assert value == pytest.approx(loss(W), rel=1e-5)
+    grad = np.asarray(scorer.weight_gradient(G.astype(scorer.dtype)), dtype=np.float64)
+    h = 1e-6
+    numeric = np.array([[(loss(W + h * e) - loss(W - h * e)) / (2 * h)
+                         for e in np.eye(25)[5 * j:5 * j + 5].reshape(5, 5, 5)] for j in range(5)])
+    rtol = 1e-4 if problem == "op" else 1e-7  # OP trains in float32
+    np.testing.assert_allclose(grad, numeric, rtol=rtol, atol=rtol * np.abs(numeric).max())
+
+
+def test_weighted_with_uniform_weights_is_the_mean_loss():
+    # w_mu = 1/p is the unweighted loss: the same decisions and, up to float32 rounding of
+    # G / p against G * (1/p), the same W
+    inst = make_instance(8, 20, "op", seed=4, weights=np.full(20, 0.05))
+    plain = solve(inst, "adam", max_iter=200)
+    weighted = solve(inst, "adam", max_iter=200, options={"weighted": True})
+    assert weighted.info["weighted"] and not plain.info["weighted"]
+    assert weighted.status == plain.status and weighted.iterations == plain.iterations
+    np.testing.assert_allclose(weighted.W, plain.W, rtol=1e-4, atol=1e-4 * np.abs(plain.W).max())
+
+
+def test_weighted_needs_weights_and_a_bool():
+    with pytest.raises(ValueError, match="weights"):
+        solve(make_instance(6, 10, seed=0), "adam", options={"weighted": True})
+    with pytest.raises(ValueError, match="weighted"):
+        AdamOptions(weighted="yes")

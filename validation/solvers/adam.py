@@ -8,6 +8,8 @@ cross-entropy of the softmax over its candidate scores::
 
 and ``dL/dW = sum_{rho, mu} G[rho, mu] u^(mu)_rho e_mu^T`` with
 ``G = (softmax(S) - T) / p`` (softmax over rho in every column, ``T[f(mu), mu] = 1``).
+With ``weighted=True`` the factor ``1/p`` is the instance's query frequency ``f_mu``
+(the expected cross-entropy of queries drawn with those frequencies).
 With one answer per fact there are p candidates and ``f(mu) = mu`` (``T = I``); with
 ``outputs=K`` (``notes/many_to_one.md``) there are K: in the OP the K shared outputs are
 the classes, in the DP the K candidates of every input, and ``f`` is the instance's
@@ -44,11 +46,12 @@ from .options import AdamOptions
 __all__ = ["solve_adam", "AdamOptions"]
 
 
-def _softmax_gradient(S, target=None):
-    """``(softmax over axis 0 - T) / p`` and the mean cross-entropy.
+def _softmax_gradient(S, target=None, weights=None):
+    """``(softmax over axis 0 - T) w_mu`` and the weighted cross-entropy ``sum_mu w_mu CE_mu``.
 
     ``S`` has shape (n_candidates, p); the target of column ``mu`` is row ``target[mu]``
-    (``mu`` when ``target`` is None).
+    (``mu`` when ``target`` is None).  ``weights`` (shape (p,), summing to one) weight the
+    columns; ``None`` is ``w_mu = 1/p``, the mean cross-entropy.
     """
     p = S.shape[1]
     shifted = S - S.max(axis=0, keepdims=True)
@@ -56,10 +59,15 @@ def _softmax_gradient(S, target=None):
     total = expo.sum(axis=0, keepdims=True)
     cols = np.arange(p)
     rows = cols if target is None else target
-    loss = float(np.mean(np.log(total[0]) - shifted[rows, cols]))
+    per_input = np.log(total[0]) - shifted[rows, cols]
     G = expo / total
     G[rows, cols] -= 1.0
-    G /= p
+    if weights is None:
+        loss = float(np.mean(per_input))
+        G /= p
+    else:
+        loss = float(np.dot(weights, per_input))
+        G *= weights.astype(G.dtype, copy=False)
     return G, loss
 
 
@@ -73,6 +81,7 @@ class _Scorer:
         self.dtype = dtype
         self.inputs = np.ascontiguousarray(instance.inputs, dtype=dtype)
         self.target = None if instance.outputs is None else instance.target_index
+        self.weights = None
         if self.op:
             self.outputs = np.ascontiguousarray(instance.table, dtype=dtype)
         else:
@@ -165,7 +174,7 @@ def _train(instance, scorer, adam, max_iter, deadline):
                 return True, step - 1, loss, False  # this step's update was not taken
         if deadline is not None and time.perf_counter() > deadline:
             return False, step - 1, loss, True
-        G, loss = _softmax_gradient(S, scorer.target)
+        G, loss = _softmax_gradient(S, scorer.target, scorer.weights)
         adam.update(step, scorer.weight_gradient(G.astype(scorer.dtype, copy=False)))
     return False, max_iter, loss, False
 
@@ -241,6 +250,10 @@ def solve_adam(instance, kappa=1.0, *, max_iter=20000, time_limit=None, seed=Non
     start = time.perf_counter()
     rank = rank_for(d, kappa)
     scorer = _Scorer(instance)
+    if options.weighted:
+        if instance.weights is None:
+            raise ValueError("options weighted=True needs an instance with weights (make_instance(..., weights=))")
+        scorer.weights = np.asarray(instance.weights, dtype=np.float64)
     adam = _Adam(_initial_params(d, rank, scorer.dtype, seed, options), options)
     deadline = None if time_limit is None else start + time_limit
     early, steps, loss, timed_out = _train(instance, scorer, adam, max_iter, deadline)
@@ -253,7 +266,7 @@ def solve_adam(instance, kappa=1.0, *, max_iter=20000, time_limit=None, seed=Non
     params = adam.params
     factors = balanced_factors(W64, rank) if len(params) == 2 else None
     info = {"loss": loss, "learning_rate": options.learning_rate, "max_iter": max_iter, "seed": seed,
-            "stop_accuracy": options.stop_accuracy,
+            "stop_accuracy": options.stop_accuracy, "weighted": options.weighted,
             "stop_accuracy_reached": bool(fraction >= options.stop_accuracy)}
     return Solution(solver="adam", kappa=float(kappa), rank=rank, W=W64, factors=factors,
                     stored=stored, recall_fraction=fraction, margin=margin, converged=stored,

@@ -338,6 +338,12 @@ class AdamOptions(SolverOptions):
         Decoupled (AdamW) weight decay, >= 0 (default 0): every step subtracts
         ``learning_rate * weight_decay * x`` from each parameter ``x`` besides the
         Adam step (the convention of ``optax.adamw``).
+    weighted : bool
+        Weight each input's cross-entropy by the instance's query frequency
+        (``Instance.weights``): the loss ``sum_mu f_mu CE_mu`` is the expected
+        cross-entropy of queries drawn with those frequencies (the population loss of
+        ``notes/zipf.md``).  Default False: the mean ``(1/p) sum_mu CE_mu``.  An
+        instance without weights is a ValueError.
 
     Raises
     ------
@@ -356,6 +362,7 @@ class AdamOptions(SolverOptions):
     init: str = "zero"
     stop_accuracy: float = 1.0
     weight_decay: float = 0.0
+    weighted: bool = False
 
     def __post_init__(self):
         self._set("learning_rate", check_real(self.learning_rate, "learning_rate", low=0.0, low_open=True))
@@ -368,6 +375,9 @@ class AdamOptions(SolverOptions):
         self._set("stop_accuracy", check_real(self.stop_accuracy, "stop_accuracy", low=0.0, high=1.0,
                                               low_open=True))
         self._set("weight_decay", check_real(self.weight_decay, "weight_decay", low=0.0))
+        if not isinstance(self.weighted, (bool, np.bool_)):
+            raise ValueError(f"weighted must be True or False, got {self.weighted!r}")
+        self._set("weighted", bool(self.weighted))
 
 
 

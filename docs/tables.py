@@ -141,26 +141,26 @@ def headline_page(rows, meta) -> str:
 
 def zipf_table() -> list[str]:
     """The fitted log-log slopes of the Zipf error against d (``docs/zipf.json``) beside the predicted exponents."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import zipf as page  # docs/zipf.py: the slope fit and the predicted exponents, defined once
+    from validation.zipf import slope_rows
 
     data = json.loads(ZIPF_DATA.read_text())
     counts = sorted({m["trials"] for m in data["measurements"]})
+
+    def text(s):
+        return "n/a" if s is None else f"{s:+.2f}"
+
     out = ["| a | memory | measured slope | theory slope (same d, N) | asymptotic exponent |",
            "|---|---|---|---|---|"]
-    for a in data["exponents"]:
-        for solver in ("optimal", "hebbian_frequency", "hebbian", "adam"):
-            d, e, _, _ = page._series(data, a, solver)
-            pred = page.predicted_exponent(solver, a)
-            theory = page._theory_slope(data, a, solver) if solver != "adam" else None
-            asym = {"hebbian": "none (E -> 1)", "adam": "no theory"}.get(solver, page._slope_text(pred))
-            out.append(f"| {a:g} | {page.LABELS[solver]} | {page._slope_text(page.fitted_slope(d, e))} | "
-                       f"{page._slope_text(theory)} | {asym} |")
+    for row in slope_rows(data["measurements"]):
+        asym = ("none (E -> 1)" if row["solver"] == "hebbian" else
+                "no theory" if row["solver"].startswith("adam") else text(row["asymptotic"]))
+        out.append(f"| {row['a']:g} | {row['label']} | {text(row['measured'])} | {text(row['theory'])} | {asym} |")
     out += ["", f"Least-squares slopes of ln E against ln d at d = {', '.join(map(str, data['dimensions']))}, "
             f"N = {data['overload']:g} p_c(d) facts, problem `{data['problem']}`, "
             f"{' or '.join(map(str, counts))} instances per point (mean E per point; no interval on the slope); "
             "from `docs/zipf.json` by `python docs/zipf.py`, every point on [docs/zipf.md](docs/zipf.md). "
-            "The optimal row is an upper bound on the best memory's error (a give-up search)."]
+            "The optimal row is an upper bound on the best memory's error (a give-up search); so are the Adam "
+            "rows (trained memories)."]
     return out
 
 

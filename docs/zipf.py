@@ -24,11 +24,10 @@ import pathlib
 import subprocess
 import time
 
-import numpy as np
 
-import replica
+from validation.figures import plot_zipf
 from validation.solvers import set_threads
-from validation.zipf import measure_zipf, theory_zipf_error
+from validation.zipf import ZIPF_LABELS, measure_zipf, overloaded_facts, slope_rows, zipf_theory_curves
 
 DIMENSIONS = (16, 32, 64)
 EXPONENTS = (1.5, 2.0)
@@ -41,22 +40,12 @@ PROBLEM = "op"
 CURVE_D = (16, 20, 24, 28, 32, 40, 48, 56, 64)  # theory curves of the figure
 HERE = pathlib.Path(__file__).resolve().parent
 DATA = HERE / "zipf.json"
-LABELS = {"optimal": "optimal, weighted give-up (upper bound on the best E)", "hebbian": "Hebbian",
-          "hebbian_frequency": "Hebbian, w = f", "adam": "Adam-CE"}
+LABELS = ZIPF_LABELS
 
 
 def facts(d) -> int:
     """Number of facts at d: ``OVERLOAD`` times the all-stored capacity ``replica.capacity(d).p_c``."""
-    return int(round(OVERLOAD * replica.capacity(d).p_c))
-
-
-def predicted_exponent(solver, a):
-    """Asymptotic exponent of d in E (``notes/zipf.md``, sections 4-5), or None (no power law / no theory)."""
-    if solver == "optimal":
-        return -2.0 * (a - 1.0)
-    if solver == "hebbian_frequency":
-        return -(a - 1.0) / (2.0 * a)
-    return None
+    return overloaded_facts(d, OVERLOAD)
 
 
 def _commit() -> str:
@@ -81,14 +70,7 @@ def _measure_runs(dimensions, trials) -> list[dict]:
 
 
 def _theory_curves(dimensions) -> list[dict]:
-    curve_d = sorted(set(CURVE_D) | {d for d in dimensions if d > max(CURVE_D)})
-    curves = []
-    for a in EXPONENTS:
-        for solver in ("optimal", "hebbian", "hebbian_frequency"):
-            values = [theory_zipf_error(d, facts(d), a, solver)[0] for d in curve_d]
-            curves.append({"a": a, "solver": solver, "d": curve_d, "N": [facts(d) for d in curve_d],
-                           "error": values})
-    return curves
+    return zipf_theory_curves(sorted(set(CURVE_D) | {d for d in dimensions if d > max(CURVE_D)}), EXPONENTS, OVERLOAD)
 
 
 def measure() -> dict:
@@ -122,36 +104,31 @@ def extend(data, dimensions, trials) -> dict:
     return out
 
 
-def _series(data, a, solver):
-    """(d, error, stderr, point dicts) of one measured series, in increasing d."""
-    pts = [(m["d"], pt) for m in data["measurements"] if m["a"] == a for pt in m["points"] if pt["solver"] == solver]
-    pts.sort(key=lambda x: x[0])
-    return (np.array([d for d, _ in pts], dtype=float), np.array([pt["error"] for _, pt in pts], dtype=float),
-            np.array([pt["stderr"] for _, pt in pts], dtype=float), [pt for _, pt in pts])
+def add_solvers(data, solvers, adam_steps) -> dict:
+    """``data`` with the points of more ``solvers`` measured on the committed instances.
 
-
-def fitted_slope(d, e):
-    """Least-squares slope of ln E against ln d over the points with E > 0 (None with fewer than 2)."""
-    keep = e > 0
-    if keep.sum() < 2:
-        return None
-    return float(np.polyfit(np.log(d[keep]), np.log(e[keep]), 1)[0])
-
-
-def _theory_slope(data, a, solver):
-    """Slope of the theory at the measured d (same N), least squares in log-log."""
-    d = np.array(data["dimensions"], dtype=float)
-    e = np.array([_theory(data, a, solver, int(x)) for x in d])
-    return fitted_slope(d, e)
-
-
-def _theory(data, a, solver, d):
+    Every measurement keeps its d, N, exponent and instance count, so the seeds
+    ``task_seed(SEED, N, t)`` build the same instances; the new points are appended to its
+    ``points`` and the run (command, commit, Adam steps, seconds) is recorded under
+    ``"solver_extensions"``.
+    """
+    solvers = [s for s in solvers if not any(pt["solver"] == s for m in data["measurements"] for pt in m["points"])]
+    if not solvers:
+        raise SystemExit("docs/zipf.py --add-solver: every solver given is measured already")
+    start = time.perf_counter()
+    out = dict(data)
+    out["measurements"] = []
     for m in data["measurements"]:
-        if m["a"] == a and m["d"] == d:
-            for pt in m["points"]:
-                if pt["solver"] == solver:
-                    return pt["theory"]
-    return None
+        r = measure_zipf(m["d"], m["N"], m["a"], solvers=solvers, trials=m["trials"], problem=m["problem"],
+                         seed=m["seed"], adam_steps=adam_steps, progress=False)
+        out["measurements"].append({**m, "points": m["points"] + [pt.to_dict() for pt in r.points]})
+        print(f"a={m['a']} d={m['d']} N={m['N']}: {r.seconds:.0f} s; "
+              + ", ".join(f"{pt.solver} {pt.error:.4g}" for pt in r.points), flush=True)
+    out["solver_extensions"] = data.get("solver_extensions", []) + [
+        {"command": f"python docs/zipf.py --add-solver {' '.join(solvers)} --adam-steps {adam_steps}",
+         "commit": _commit(), "solvers": solvers, "adam_steps": adam_steps,
+         "seconds": time.perf_counter() - start}]
+    return out
 
 
 def _fmt(pt) -> str:
@@ -168,7 +145,35 @@ def _extension_text(data) -> str:
                    f"in {e['seconds']:.0f} s at code commit `{e['commit'][:10]}`)" for e in data.get("extensions", []))
 
 
+def _adam_steps(data, solver) -> int:
+    """The Adam step budget of ``solver``'s points: the main run's, or that of the run that added them."""
+    for e in data.get("solver_extensions", []):
+        if solver in e["solvers"]:
+            return e["adam_steps"]
+    return data["adam_steps"]
+
+
+def _solver_extension_text(data) -> str:
+    return "".join(f"  The {', '.join(LABELS[s] for s in e['solvers'])} points were added on the same instances by "
+                   f"`{e['command']}` in {e['seconds']:.0f} s at code commit `{e['commit'][:10]}`."
+                   for e in data.get("solver_extensions", []))
+
+
+def _measured(data) -> list:
+    """The solvers measured, in the package's order."""
+    present = {pt["solver"] for m in data["measurements"] for pt in m["points"]}
+    return [s for s in SOLVERS + ("adam_frequency",) if s in present]
+
+
+def _budget_text(data, solver) -> str:
+    ended = sum(pt["budget_ended"] for m in data["measurements"] for pt in m["points"] if pt["solver"] == solver)
+    total = sum(pt["trials"] for m in data["measurements"] for pt in m["points"] if pt["solver"] == solver)
+    return f"{LABELS[solver]} ended on its step budget in {ended} of {total} solves (their W is measured)."
+
+
 def markdown(data) -> str:
+    solvers = _measured(data)
+    with_theory = [s for s in solvers if not s.startswith("adam")]
     lines = [
         "# Facts with Zipf frequencies: measured recall error against d, beside `replica.zipf_error`",
         "",
@@ -176,7 +181,8 @@ def markdown(data) -> str:
         f"`{data['commit'][:10]}`, seed {data['seed']}, data in `docs/zipf.json`.  **{data['trials']} instances** "
         f"per (d, a){_extension_text(data)}, problem `{data['problem']}` (N facts with N distinct outputs), "
         "instance seeds "
-        "`task_seed(seed, N, trial)`, the same instances for every solver.  Few instances keep the run short: "
+        "`task_seed(seed, N, trial)`, the same instances for every solver." + _solver_extension_text(data)
+        + "  Few instances keep the run short: "
         "the standard errors are large, and the slopes below are least-squares fits to the few measured d.",
         "",
         f"N = round({data['overload']:g} × `replica.capacity(d).p_c`) at every d: the memory is over its all-stored "
@@ -191,78 +197,61 @@ def markdown(data) -> str:
         "recalled mass**, so its E is an **upper bound on the error of the best memory**.",
         "* **Hebbian**: W = sum_mu u_mu e_mu^T (the error of this memory).  **Hebbian w = f**: "
         "W = sum_mu f_mu u_mu e_mu^T.",
-        f"* **Adam-CE**: Adam on the unweighted softmax cross-entropy, {data['adam_steps']} steps from W = 0 "
-        "(a small budget; the error of the trained W, an upper bound on the best error).",
+        f"* **Adam-CE**: Adam on the unweighted softmax cross-entropy, {_adam_steps(data, 'adam')} steps from W = 0.  "
+        "Above capacity the cross-entropy has no minimiser that recalls every fact, so the run always ends on its "
+        "budget; the unweighted loss treats the rare facts as the frequent ones, and its minimiser recalls few "
+        "facts of either kind.  An upper bound on the best error, no theory.",
+    ]
+    if "adam_frequency" in solvers:
+        lines.append(f"* **Adam-CE, f-weighted**: Adam on the frequency-weighted cross-entropy sum_mu f_mu CE_mu "
+                     f"(`options={{'weighted': True}}`: the expected loss of queries drawn from the Zipf law, as a "
+                     f"model trained on Zipf samples sees it), {_adam_steps(data, 'adam_frequency')} steps from "
+                     "W = 0.  An upper bound on the best error, no theory.")
+    lines += [
         "* Theory: `replica.zipf_error(d, N, a)` (optimal: the replica-symmetric knapsack, "
         "`notes/zipf.md` section 2), `memory='hebbian'` (finite-size model) and `weights='frequency'` "
         "(Gaussian model, section 3).",
         "",
-        "| a | d | N | optimal give-up (upper bound on best E) | theory optimal | Hebbian | theory Hebbian "
-        "| Hebbian w = f | theory w = f | Adam-CE |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| a | d | N | " + " | ".join(f"{LABELS[s]} | theory" if s in with_theory else LABELS[s] for s in solvers)
+        + " |",
+        "|---|---|---|" + "---|" * (len(solvers) + len(with_theory)),
     ]
     for m in data["measurements"]:
         pts = {pt["solver"]: pt for pt in m["points"]}
-        lines.append(f"| {m['a']:g} | {m['d']} | {m['N']} | {_fmt(pts['optimal'])} | {pts['optimal']['theory']:.4f} | "
-                     f"{_fmt(pts['hebbian'])} | {pts['hebbian']['theory']:.4f} | {_fmt(pts['hebbian_frequency'])} | "
-                     f"{pts['hebbian_frequency']['theory']:.4f} | {_fmt(pts['adam'])} |")
+        cells = []
+        for s in solvers:
+            cells.append(_fmt(pts[s]))
+            if s in with_theory:
+                cells.append(f"{pts[s]['theory']:.4f}")
+        lines.append(f"| {m['a']:g} | {m['d']} | {m['N']} | " + " | ".join(cells) + " |")
     lines += ["", "Fitted log-log slopes d ln E / d ln d (least squares over the measured d; theory: the same fit "
               "to `replica.zipf_error` at the same d and N; asymptotic: `notes/zipf.md` section 4, for N fixed "
               "and large):", "",
               "| a | memory | measured slope | theory slope (same d, N) | asymptotic exponent |",
               "|---|---|---|---|---|"]
-    for a in data["exponents"]:
-        for solver in SOLVERS:
-            d, e, _, _ = _series(data, a, solver)
-            pred = predicted_exponent(solver, a)
-            theory = _theory_slope(data, a, solver) if solver != "adam" else None
-            asym = {"hebbian": "none (E → 1 when N ln N > d²/2)", "adam": "no theory"}.get(
-                solver, _slope_text(pred))
-            lines.append(f"| {a:g} | {LABELS[solver]} | {_slope_text(fitted_slope(d, e))} | "
-                         f"{_slope_text(theory)} | {asym} |")
-    ended = sum(pt["budget_ended"] for m in data["measurements"] for pt in m["points"] if pt["solver"] == "adam")
-    total = sum(pt["trials"] for m in data["measurements"] for pt in m["points"] if pt["solver"] == "adam")
-    lines += ["", f"Adam ended on its step budget in {ended} of {total} solves (their W is measured).  "
-              "Statuses of the measurements: " + ", ".join(sorted({m["status"] for m in data["measurements"]})) + ".",
-              ""]
+    for row in slope_rows(data["measurements"]):
+        lines.append(f"| {row['a']:g} | {row['label']} | {_slope_text(row['measured'])} | "
+                     f"{_slope_text(row['theory'])} | {_asymptotic_text(row)} |")
+    lines += ["", " ".join(_budget_text(data, s) for s in solvers if s.startswith("adam"))
+              + "  Statuses of the measurements: " + ", ".join(sorted({m["status"] for m in data["measurements"]}))
+              + ".", ""]
     return "\n".join(lines)
 
 
+def _asymptotic_text(row) -> str:
+    """The asymptotic-exponent cell of a slope row."""
+    if row["solver"] == "hebbian":
+        return "none (E → 1 when N ln N > d²/2)"
+    if row["solver"].startswith("adam"):
+        return "no theory"
+    return _slope_text(row["asymptotic"])
+
+
 def figure(data, path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    colours = {"optimal": "C0", "hebbian": "C1", "hebbian_frequency": "C2", "adam": "C3"}
-    markers = {"optimal": "o", "hebbian": "s", "hebbian_frequency": "^", "adam": "x"}
-    fig, axes = plt.subplots(1, len(data["exponents"]), figsize=(11, 4.6), sharey=True)
-    for ax, a in zip(np.atleast_1d(axes), data["exponents"]):
-        for c in data["theory_curves"]:
-            if c["a"] == a:
-                ax.plot(c["d"], c["error"], color=colours[c["solver"]], lw=1.1, alpha=0.8)
-        for solver in SOLVERS:
-            d, e, se, _ = _series(data, a, solver)
-            pred = predicted_exponent(solver, a)
-            label = f"{LABELS[solver]}: slope {_slope_text(fitted_slope(d, e))}"
-            label += f" (asymptotic {pred:+.2f})" if pred is not None else ""
-            ok = e > 0
-            ax.errorbar(d[ok], e[ok], yerr=np.minimum(se[ok], 0.999 * e[ok]), fmt=markers[solver], ms=5, capsize=2,
-                        color=colours[solver], label=label)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xticks(data["dimensions"])
-        ax.set_xticklabels([str(x) for x in data["dimensions"]])
-        ax.set_xlabel("d")
-        ax.set_title(f"a = {a:g}, N = {data['overload']:g} p_c(d)")
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7, loc="lower left")
-    np.atleast_1d(axes)[0].set_ylabel("E = mass of the facts not recalled")
-    fig.suptitle(f"Zipf recall error: {data['trials']} instances per point (mean ± s.e.); lines: replica.zipf_error",
-                 fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
+    counts = sorted({m["trials"] for m in data["measurements"]})
+    plot_zipf(data["measurements"], data["theory_curves"], path,
+              title=f"Zipf recall error, N = {data['overload']:g} p_c(d): {' or '.join(map(str, counts))} instances "
+                    "per point (mean ± s.e.); lines: replica.zipf_error")
 
 
 def main(argv=None) -> None:
@@ -271,10 +260,17 @@ def main(argv=None) -> None:
     parser.add_argument("--add", type=int, nargs="+", metavar="D",
                         help="measure these dimensions too and append them to the committed docs/zipf.json")
     parser.add_argument("--trials", type=int, default=TRIALS, help="instances per point of --add")
+    parser.add_argument("--add-solver", nargs="+", metavar="S", choices=("adam_frequency",),
+                        help="measure these solvers on the committed instances and append their points")
+    parser.add_argument("--adam-steps", type=int, default=ADAM_STEPS, help="Adam steps of --add-solver")
     args = parser.parse_args(argv)
-    if args.add:
+    if args.add or args.add_solver:
         set_threads(1)
-        data = extend(json.loads(DATA.read_text()), args.add, args.trials)
+        data = json.loads(DATA.read_text())
+        if args.add:
+            data = extend(data, args.add, args.trials)
+        if args.add_solver:
+            data = add_solvers(data, args.add_solver, args.adam_steps)
         DATA.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
     elif not args.from_data:
         set_threads(1)

@@ -25,7 +25,7 @@ from .intervals import wilson_interval  # noqa: E402
 from .solver_rules import is_hebbian, memory_label  # noqa: E402
 
 __all__ = ["plot_success", "plot_collapse", "plot_alpha_vs_d", "plot_alpha_kappa", "plot_spectra", "plot_scores",
-           "plot_accuracy", "wilson_interval"]
+           "plot_accuracy", "plot_outputs", "plot_zipf", "wilson_interval"]
 
 _DPI = 110
 
@@ -544,5 +544,59 @@ def plot_outputs(rows, theory, d, path):
     ax.set_title(f"Many facts, few answers: d = {d}", fontsize=10)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+_ZIPF_STYLE = {"optimal": ("C0", "o"), "hebbian": ("C1", "s"), "hebbian_frequency": ("C2", "^"),
+               "adam": ("C3", "x"), "adam_frequency": ("C4", "D")}
+
+
+def plot_zipf(measurements, theory_curves, path, title=None):
+    """Error E of facts with Zipf frequencies against d, log-log, one panel per exponent a.
+
+    ``measurements``: ``ZipfMeasurement.to_dict()`` dicts; ``theory_curves``: dicts
+    ``{"a", "solver", "d": [...], "error": [...]}`` (``replica.zipf_error``).  Points: the
+    mean E over the instances with its standard error; the legend gives each series'
+    fitted slope and, where the theory has one, the asymptotic exponent
+    (:func:`validation.zipf.slope_rows`).  Give-up and trained memories are upper bounds
+    on the best error, and the legend says so.
+    """
+    from .zipf import ZIPF_LABELS, slope_rows
+
+    exponents = sorted({m["a"] for m in measurements})
+    dims = sorted({m["d"] for m in measurements})
+    slopes = {(r["a"], r["solver"]): r for r in slope_rows(measurements)}
+    fig, axes = plt.subplots(1, len(exponents), figsize=(5.6 * len(exponents), 4.6), sharey=True, squeeze=False)
+    for ax, a in zip(axes[0], exponents):
+        for c in theory_curves:
+            if c["a"] == a:
+                ax.plot(c["d"], c["error"], color=_ZIPF_STYLE[c["solver"]][0], lw=1.1, alpha=0.8)
+        for solver, (color, marker) in _ZIPF_STYLE.items():
+            pts = sorted((m["d"], pt) for m in measurements if m["a"] == a for pt in m["points"]
+                         if pt["solver"] == solver)
+            if not pts:
+                continue
+            d = np.array([x for x, _ in pts], float)
+            e = np.array([np.nan if pt["error"] is None else pt["error"] for _, pt in pts], float)
+            se = np.array([np.nan if pt["stderr"] is None else pt["stderr"] for _, pt in pts], float)
+            row = slopes[(a, solver)]
+            label = ZIPF_LABELS[solver] + (": slope n/a" if row["measured"] is None
+                                           else f": slope {row['measured']:+.2f}")
+            if row["asymptotic"] is not None:
+                label += f" (asymptotic {row['asymptotic']:+.2f})"
+            ok = e > 0
+            ax.errorbar(d[ok], e[ok], yerr=np.minimum(se[ok], 0.999 * e[ok]), fmt=marker, ms=5, capsize=2,
+                        color=color, label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(dims, [str(x) for x in dims])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_xlabel("d")
+        ax.set_title(f"a = {a:g}", fontsize=10)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=6.5, loc="lower left")
+    axes[0][0].set_ylabel("E = query mass of the facts not recalled")
+    fig.suptitle(title or "Zipf recall error against d (mean ± s.e.); lines: replica.zipf_error", fontsize=10)
     fig.tight_layout()
     return _save(fig, path)

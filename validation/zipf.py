@@ -27,6 +27,10 @@ builds ``trials`` independent instances (seeds ``task_seed(seed, N, t)`` of
 ``adam``
     Adam on the (unweighted) softmax cross-entropy, ``adam_steps`` steps from W = 0
     (:mod:`validation.solvers.adam`); the error of the trained W, no theory.
+``adam_frequency``
+    Adam on the frequency-weighted cross-entropy ``sum_mu f_mu CE_mu`` (option
+    ``weighted=True``), the expected loss of queries drawn from the Zipf law, as a
+    model trained on Zipf samples sees it; the error of the trained W, no theory.
 """
 
 from __future__ import annotations
@@ -50,10 +54,11 @@ from .solvers import assess, solve
 from .solvers.memories import hebbian_memory
 from .sweep import task_seed
 
-__all__ = ["ZIPF_SOLVERS", "ZipfPoint", "ZipfMeasurement", "measure_zipf", "zipf_frequencies",
-           "theory_zipf_error"]
+__all__ = ["ZIPF_SOLVERS", "ZIPF_LABELS", "ZipfPoint", "ZipfMeasurement", "measure_zipf", "zipf_frequencies",
+           "theory_zipf_error", "predicted_exponent", "fitted_slope", "slope_rows",
+           "overloaded_facts", "zipf_theory_curves"]
 
-ZIPF_SOLVERS = ("optimal", "hebbian", "hebbian_frequency", "adam")
+ZIPF_SOLVERS = ("optimal", "hebbian", "hebbian_frequency", "adam", "adam_frequency")
 _MEASURES = {
     "optimal": ("upper_bound", "error of the W of the weighted give-up search (largest squared hinge per unit of "
                 "frequency given up first): its recalled mass is a lower bound on the best, so this is an upper "
@@ -62,14 +67,104 @@ _MEASURES = {
     "hebbian_frequency": ("exact", "error of the frequency-weighted Hebbian memory W = sum_mu f_mu u_mu e_mu^T"),
     "adam": ("upper_bound", "error of the W trained by Adam on the unweighted cross-entropy for the step "
              "budget: an upper bound on the error of the best memory"),
+    "adam_frequency": ("upper_bound", "error of the W trained by Adam on the frequency-weighted cross-entropy "
+                       "sum_mu f_mu CE_mu for the step budget: an upper bound on the error of the best memory"),
 }
+
+
+ZIPF_LABELS = {"optimal": "optimal, weighted give-up (upper bound on the best E)", "hebbian": "Hebbian",
+               "hebbian_frequency": "Hebbian, w = f", "adam": "Adam-CE",
+               "adam_frequency": "Adam-CE, f-weighted"}
+"""Table and legend names of the Zipf solvers."""
+
+
+def predicted_exponent(solver, a):
+    """Asymptotic exponent of d in E for N fixed and large (``notes/zipf.md``, sections 4-5), or None.
+
+    ``optimal``: ``-2 (a - 1)``; ``hebbian_frequency``: ``-(a - 1) / (2 a)``; None for the
+    unweighted Hebbian memory (E tends to 1 once ``N ln N > d^2 / 2``) and for Adam (no
+    theory).
+
+    >>> predicted_exponent("optimal", 1.5), predicted_exponent("hebbian_frequency", 2.0)
+    (-1.0, -0.25)
+    """
+    if solver == "optimal":
+        return -2.0 * (a - 1.0)
+    if solver == "hebbian_frequency":
+        return -(a - 1.0) / (2.0 * a)
+    return None
+
+
+def fitted_slope(d, e):
+    """Least-squares slope of ln E against ln d over the points with E > 0 (None with fewer than 2).
+
+    >>> round(fitted_slope(np.array([16.0, 32.0, 64.0]), np.array([0.4, 0.2, 0.1])), 12)
+    -1.0
+    """
+    d, e = np.asarray(d, dtype=float), np.asarray(e, dtype=float)
+    keep = e > 0
+    if keep.sum() < 2:
+        return None
+    return float(np.polyfit(np.log(d[keep]), np.log(e[keep]), 1)[0])
+
+
+def _series(measurements, a, solver, key="error"):
+    """(d, values) of one solver at exponent ``a`` in increasing d, from ``to_dict()`` measurements."""
+    pts = sorted((m["d"], pt[key]) for m in measurements if m["a"] == a for pt in m["points"]
+                 if pt["solver"] == solver)
+    return (np.array([d for d, _ in pts], dtype=float),
+            np.array([np.nan if v is None else v for _, v in pts], dtype=float))
+
+
+def slope_rows(measurements) -> list:
+    """The fitted log-log slopes of E against d, per exponent and solver, beside the theory's.
+
+    ``measurements``: :meth:`ZipfMeasurement.to_dict` dicts (as ``docs/zipf.json`` holds
+    them) at several d.  Each row: ``a``, ``solver``, ``label``, ``dims``, ``measured``
+    (slope of the mean E), ``theory`` (the slope of ``replica.zipf_error`` at the same d
+    and N; None without a theory), ``asymptotic`` (:func:`predicted_exponent`) and
+    ``trials`` (the instance counts of the points).
+    """
+    rows = []
+    for a in sorted({m["a"] for m in measurements}):
+        solvers = [s for s in ZIPF_SOLVERS if any(pt["solver"] == s for m in measurements if m["a"] == a
+                                                 for pt in m["points"])]
+        for solver in solvers:
+            d, e = _series(measurements, a, solver)
+            _, th = _series(measurements, a, solver, "theory")
+            _, n = _series(measurements, a, solver, "trials")
+            theory = fitted_slope(d, th) if np.isfinite(th).all() else None
+            rows.append({"a": a, "solver": solver, "label": ZIPF_LABELS[solver], "dims": [int(x) for x in d],
+                         "measured": fitted_slope(d, e), "theory": theory,
+                         "asymptotic": predicted_exponent(solver, a), "trials": sorted({int(x) for x in n})})
+    return rows
+
+
+def overloaded_facts(d, overload) -> int:
+    """``round(overload * replica.capacity(d).p_c)``: the number of facts ``overload`` times the all-stored capacity."""
+    import replica
+
+    return int(round(overload * replica.capacity(d).p_c))
+
+
+def zipf_theory_curves(dims, exponents, overload, solvers=("optimal", "hebbian", "hebbian_frequency")) -> list:
+    """``replica.zipf_error`` along ``dims`` at ``N = overloaded_facts(d, overload)``, per exponent and solver.
+
+    Each curve: ``{"a", "solver", "d": [...], "N": [...], "error": [...]}`` (solvers without a
+    theory are left out).
+    """
+    dims = sorted(int(d) for d in dims)
+    facts = [overloaded_facts(d, overload) for d in dims]
+    return [{"a": a, "solver": s, "d": dims, "N": facts,
+             "error": [theory_zipf_error(d, n, a, s)[0] for d, n in zip(dims, facts)]}
+            for a in exponents for s in solvers if not s.startswith("adam")]
 
 
 def theory_zipf_error(d, N, a, solver, ensemble="gaussian"):
     """``(value, stderr, source)`` of ``replica.zipf_error`` for a solver (NaN and ``"none"`` without one)."""
     import replica
 
-    if solver == "adam":
+    if solver in ("adam", "adam_frequency"):
         return math.nan, math.nan, "none (no theory of the cross-entropy memory)"
     if solver == "optimal":
         res = replica.zipf_error(d, N, a, memory="optimal")
@@ -200,8 +295,9 @@ def _one_error(inst, solver, adam_steps, give_up_fraction, time_limit):
         if solver == "optimal":
             sol = solve(inst, "optimal", refine=False, time_limit=time_limit,
                         options={"give_up": True, "give_up_fraction": give_up_fraction})
-        elif solver == "adam":
-            sol = solve(inst, "adam", max_iter=adam_steps, time_limit=time_limit)
+        elif solver in ("adam", "adam_frequency"):
+            sol = solve(inst, "adam", max_iter=adam_steps, time_limit=time_limit,
+                        options={"weighted": solver == "adam_frequency"})
         else:
             sol = solve(inst, "hebbian")
         W = sol.matrix()
@@ -247,7 +343,7 @@ def measure_zipf(d, N, a, solvers=("optimal", "hebbian", "adam"), trials=8, prob
     a : float
         Zipf exponent, ``a >= 0`` (``a <= 1`` is allowed: ``N`` is finite), as
         ``replica.zipf_error`` accepts for finite ``N``.
-    solvers : sequence of {"optimal", "hebbian", "hebbian_frequency", "adam"}
+    solvers : sequence of {"optimal", "hebbian", "hebbian_frequency", "adam", "adam_frequency"}
     trials : int
         Instances, ``>= 2``.
     problem : {"op", "dp"}
@@ -260,7 +356,7 @@ def measure_zipf(d, N, a, solvers=("optimal", "hebbian", "adam"), trials=8, prob
         Fraction of the unrecalled kept facts the give-up search gives up per round,
         in (0, 1] (default 0.05, the solver's default).
     time_limit : float, optional
-        Wall-time budget per solve in seconds (``optimal``, ``adam``).
+        Wall-time budget per solve in seconds (``optimal``, ``adam``, ``adam_frequency``).
     progress : bool, optional
         One line per instance on stderr.
 

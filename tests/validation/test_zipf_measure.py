@@ -127,3 +127,29 @@ def test_cli_zipf_bad_input_exits_2(argv, word, capsys):
     assert main(["zipf", *argv]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) <= 2 and word in err and "Traceback" not in err
+
+
+def test_frequency_weighted_cross_entropy_recalls_more_mass():
+    # over capacity the unweighted loss spreads its effort over rare facts; weighting by f
+    # moves it to the frequent ones, so the error mass falls (0.54 against 0.10 on the two
+    # instances of `validation zipf --d 12 --facts 60 --exponent 1.5 --trials 2`)
+    res = measure_zipf(12, 60, 1.5, solvers=("adam", "adam_frequency"), trials=3, seed=0, adam_steps=300)
+    assert res.point("adam_frequency").error < res.point("adam").error
+    assert res.point("adam_frequency").bound == "upper_bound"
+    assert math.isnan(res.point("adam_frequency").theory)
+
+
+def test_slope_rows_read_the_measurements():
+    from validation.zipf import fitted_slope, slope_rows
+
+    runs = [measure_zipf(d, 2 * d, 2.0, solvers=("hebbian", "hebbian_frequency"), trials=2, seed=1).to_dict()
+            for d in (8, 12, 16)]
+    rows = {r["solver"]: r for r in slope_rows(json.loads(json.dumps(runs)))}
+    for solver, row in rows.items():
+        e = [m["points"][[p["solver"] for p in m["points"]].index(solver)]["error"] for m in runs]
+        th = [m["points"][[p["solver"] for p in m["points"]].index(solver)]["theory"] for m in runs]
+        assert row["measured"] == fitted_slope(np.array([8, 12, 16]), np.array(e))
+        assert row["theory"] == fitted_slope(np.array([8, 12, 16]), np.array(th))
+        assert row["dims"] == [8, 12, 16] and row["trials"] == [2]
+    assert rows["hebbian_frequency"]["asymptotic"] == -0.25  # -(a - 1) / (2 a) at a = 2
+    assert rows["hebbian"]["asymptotic"] is None

@@ -24,7 +24,8 @@ def register(subparsers) -> None:
                     "error over independent instances per solver, beside replica.zipf_error (optimal: the "
                     "replica-symmetric knapsack; hebbian: the finite-size model; hebbian_frequency: the Gaussian "
                     "model of W = sum f_mu u_mu e_mu^T).  optimal is the weighted give-up search, an upper bound "
-                    "on the error of the best memory; adam is the W trained for --adam-steps steps.  Formats: "
+                    "on the error of the best memory; adam is the W trained for --adam-steps steps on the "
+                    "cross-entropy, adam_frequency the same on the frequency-weighted cross-entropy.  Formats: "
                     "table, csv (one row per d and solver), json (the whole measurements).",
         seed=True, seed_help="base seed, an integer in [0, 2**63 - 1] (default: the package seed)")
     parser.add_argument("--d", type=int, nargs="+", required=True, metavar="D", help="dimensions (>= 2)")

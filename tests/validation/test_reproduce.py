@@ -16,7 +16,8 @@ def _tiny():
                                theory_dims=(6, 8, 16), accuracy_dims=(8, 12, 16), accuracy_alphas=(0.25, 0.5),
                                accuracy_optimal_dims=(6,), accuracy_optimal_alphas=(0.5, 1.5),
                                accuracy_adam_dims=(6,), accuracy_trials=3, outputs_dim=6, outputs_grid=(2, 6),
-                               scale_runs=(("op", 8, 2, 0), ("dp", 8, 2, 0)), rank_restarts=2)
+                               scale_runs=(("op", 8, 2, 0), ("dp", 8, 2, 0)), rank_restarts=2,
+                               zipf_dims=(6, 8), zipf_exponents=(2.0,), zipf_trials=2, zipf_adam_steps=100)
 
 
 @pytest.mark.slow
@@ -25,7 +26,7 @@ def test_tiny_reproduce_writes_every_output_and_resumes(tmp_path):
     names = sorted(os.path.basename(f) for f in res.figures)
     assert names == ["fig1_success_probability.png", "fig1b_collapse.png", "fig2_alpha_vs_d.png",
                      "fig3_alpha_kappa.png", "fig4_spectra.png", "fig5_scores.png", "fig6_accuracy.png",
-                     "fig7_outputs.png"]
+                     "fig7_outputs.png", "fig8_zipf_error.png"]
     for f in res.figures:
         assert os.path.getsize(f) > 10_000  # a real image, not an empty canvas
     report = open(res.report).read()
@@ -57,6 +58,12 @@ def test_tiny_reproduce_writes_every_output_and_resumes(tmp_path):
     assert len(acc) == 5 * 2 and {r["solver"] for r in acc} == {"hebbian", "optimal", "adam"}
     assert {r["ensemble"] for r in acc if r["solver"] == "adam"} == {"sphere"}
     assert "Adam-CE, d = 6" in report
+    # zipf.csv: every solver of the configuration at d = 6 and 8, a = 2
+    with open(os.path.join(tmp_path, "zipf.csv")) as fh:
+        zipf = list(csv.DictReader(fh))
+    assert sorted((int(r["d"]), r["solver"]) for r in zipf) == sorted(
+        (d, s) for d in (6, 8) for s in QUICK.zipf_solvers)
+    assert "| 8 | d = 6, 8, a = 2, N = 2 p_c(d) facts, 2 instances per (d, a), OP |" in report
     # outputs.csv: OP and DP at K = 2 and 6; at K = 2 the OP theory is Cover's p_c = 2d = 12 (closed form)
     with open(os.path.join(tmp_path, "outputs.csv")) as fh:
         outs = list(csv.DictReader(fh))
@@ -206,3 +213,26 @@ def test_measurement_with_k_answers_reads_the_target_map(problem):
                                   [S[r, mu] for r in range(K) for mu in range(p) if r != f[mu]])
     s = np.linalg.svd(W, compute_uv=False)
     np.testing.assert_allclose(record["singular_values"], s / (np.linalg.norm(W) / np.sqrt(8)), rtol=1e-12)
+
+
+def test_zipf_figure_text_states_the_fitted_slopes(tmp_path):
+    # figure 8 on its own: the slopes in the text are the least-squares fits to the measured means
+    import numpy as np
+
+    from validation.reproduce.run import RunContext, _measure_zipf
+    from validation.reproduce.sections import figure_zipf
+    from validation.zipf import fitted_slope
+
+    config = dataclasses.replace(QUICK, zipf_dims=(6, 8, 10), zipf_exponents=(1.5,), zipf_trials=2,
+                                 zipf_solvers=("hebbian", "hebbian_frequency"))
+    zipf = _measure_zipf(RunContext(config, store=None))
+    assert [m["d"] for m in zipf["measurements"]] == [6, 8, 10]
+    assert {c["solver"] for c in zipf["theory_curves"]} == {"hebbian", "hebbian_frequency"}
+    path, text = figure_zipf(str(tmp_path), config, zipf)
+    assert os.path.getsize(path) > 10_000
+    for solver, label in (("hebbian", "Hebbian"), ("hebbian_frequency", "Hebbian, w = f")):
+        e = [next(p["error"] for p in m["points"] if p["solver"] == solver) for m in zipf["measurements"]]
+        slope = fitted_slope(np.array([6.0, 8.0, 10.0]), np.array(e))
+        assert f"a = 1.5, {label}: measured slope {slope:+.2f}" in text
+    assert "asymptotic -0.17" in text  # -(a - 1) / (2 a) at a = 1.5
+    assert "upper bounds" in text

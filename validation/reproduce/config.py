@@ -78,6 +78,20 @@ class ReproduceConfig:
     rank_restarts : int
         Starts of the rank-m search (``restarts`` of :func:`validation.solve`) in the
         rank-constrained capacity estimates and measurements.
+    zipf_dims : tuple of int
+        d of the Zipf error measurements (figure 8; empty: none).  At each d there are
+        ``N = round(zipf_overload * replica.capacity(d).p_c)`` facts with frequencies
+        ``mu^-a`` (:func:`validation.zipf.measure_zipf`, problem ``op``).
+    zipf_exponents : tuple of float
+        Zipf exponents a of those measurements.
+    zipf_trials : int
+        Instances per (d, a), shared by the solvers.
+    zipf_overload : float
+        N over the all-stored capacity p_c(d).
+    zipf_solvers : tuple of str
+        Memories measured (:data:`validation.zipf.ZIPF_SOLVERS`).
+    zipf_adam_steps : int
+        Adam steps of the cross-entropy memories.
     """
 
     name: str
@@ -109,6 +123,12 @@ class ReproduceConfig:
     scale_step: float = 0.01
     scale_time_limit: float = 3600.0
     rank_restarts: int = 8
+    zipf_dims: tuple = ()
+    zipf_exponents: tuple = (1.5, 2.0)
+    zipf_trials: int = 4
+    zipf_overload: float = 2.0
+    zipf_solvers: tuple = ("optimal", "hebbian", "hebbian_frequency", "adam_frequency")
+    zipf_adam_steps: int = 1000
 
     def to_dict(self) -> dict:
         """JSON-safe dictionary of the configuration."""
@@ -119,7 +139,8 @@ QUICK = ReproduceConfig(name="quick", optimal_solver="optimal", optimal_dims=(8,
                         hebbian_dims=(8, 16, 32), hebbian_ensemble="gaussian", kappa_dim=12,
                         kappas=(0.5,), trials=8, rounds=1, initial_points=4, spectra_dim=16,
                         spectra_instances=3, spectra_kappa=0.5, theory_dims=(8, 12, 16, 24, 32, 64, 128, 256),
-                        time_limit=10.0, accuracy_optimal_dims=(6, 8, 10), accuracy_adam_dims=(6, 8, 10))
+                        time_limit=10.0, accuracy_optimal_dims=(6, 8, 10), accuracy_adam_dims=(6, 8, 10),
+                        zipf_dims=(8, 12, 16), zipf_trials=3)
 FULL = ReproduceConfig(name="full", optimal_solver="optimal", optimal_dims=(16, 32, 64),
                        hebbian_dims=(16, 32, 64, 128), hebbian_ensemble="gaussian", kappa_dim=32,
                        kappas=(0.25, 0.5, 0.75), trials=12, rounds=1, initial_points=5, spectra_dim=64,
@@ -128,4 +149,5 @@ FULL = ReproduceConfig(name="full", optimal_solver="optimal", optimal_dims=(16, 
                        accuracy_dims=(16, 32, 64, 128), accuracy_optimal_dims=(8, 16, 32),
                        accuracy_adam_dims=(8, 16, 32), accuracy_trials=10, outputs_dim=16,
                        outputs_grid=(2, 4, 8, 16, 32, 64),
-                       scale_runs=(("op", 128, 8, 1), ("dp", 128, 8, 1), ("op", 256, 8, 0), ("dp", 256, 4, 0)))
+                       scale_runs=(("op", 128, 8, 1), ("dp", 128, 8, 1), ("op", 256, 8, 0), ("dp", 256, 4, 0)),
+                       zipf_dims=(16, 32, 64), zipf_trials=3)

@@ -1,7 +1,7 @@
 """Running ``validation reproduce``: every stage of the plan through one executor and one result store.
 
 The stages run in the order of :func:`reproduce`: capacity estimates, measurements near
-capacity, accuracy curves, estimates with ``K`` distinct answers.  With a pool of 2 or
+capacity, accuracy curves, estimates with ``K`` distinct answers, the Zipf errors.  With a pool of 2 or
 more workers the large-d estimates run in a second thread alongside them (the
 *background lane*, :class:`BackgroundLane`), sharing the pool.  The theory curves and
 :func:`validation.reproduce.report.write_outputs` follow.  See ``notes/reproduce.md``.
@@ -28,6 +28,7 @@ from ..executors import terminate_executor
 from ..solvers import check_problem
 from ..store import ResultStore
 from ..sweep import run_tasks
+from ..zipf import measure_zipf, overloaded_facts, zipf_theory_curves
 from .config import QUICK, ReproduceConfig
 from .plan import (accuracy_runs, in_run_order, measurement_specs, measurement_tasks, optimal_accuracy_options,
                    solve_options, split_alongside)
@@ -233,13 +234,37 @@ def _estimate_outputs(ctx: RunContext) -> list:
     return records
 
 
-def run_status(estimates, failed_measurements, accuracy=()) -> tuple:
-    """(status, message) of a run from its estimates, failed measurements and accuracy curves."""
+def _measure_zipf(ctx: RunContext) -> dict:
+    """The Zipf error measurements of the configuration (figure 8): ``{"measurements": [...], "theory_curves":
+    [...]}``, the measurements as ``ZipfMeasurement.to_dict()`` dicts.
+
+    They run in this process, one (d, a) after the other (no result store: a resumed run measures them
+    again); instance seeds depend on ``config.seed``, N and the instance only.
+    """
+    config = ctx.config
+    measurements = []
+    for a in config.zipf_exponents:
+        for d in config.zipf_dims:
+            n = overloaded_facts(d, config.zipf_overload)
+            ctx.say(f"zipf: d={d} N={n} a={a:g}")
+            res = measure_zipf(d, n, a, solvers=config.zipf_solvers, trials=config.zipf_trials, problem="op",
+                               seed=config.seed, adam_steps=config.zipf_adam_steps, time_limit=config.time_limit,
+                               progress=False)
+            measurements.append(res.to_dict())
+    dims = sorted(set(config.zipf_dims))
+    grid = sorted({int(round(x)) for x in np.geomspace(dims[0], dims[-1], 9)} | set(dims)) if dims else []
+    curves = zipf_theory_curves(grid, config.zipf_exponents, config.zipf_overload, config.zipf_solvers)
+    return {"measurements": measurements, "theory_curves": curves}
+
+
+def run_status(estimates, failed_measurements, accuracy=(), zipf=()) -> tuple:
+    """(status, message) of a run from its estimates, failed measurements, accuracy curves and Zipf measurements."""
     bad = [f"{e['solver']} {e['problem']} d={e['d']} kappa={e['kappa']:g}: {e['status']}"
            for e in estimates if not e["converged"]]
     if failed_measurements:
         bad.append(f"{failed_measurements} measurement trials failed")
     bad += [f"accuracy {c.solver} d={c.d}: {c.message}" for c in accuracy if not c.converged]
+    bad += [f"zipf d={m['d']} a={m['a']:g}: {m['message']}" for m in zipf if not m["converged"]]
     return ("incomplete", "; ".join(bad)) if bad else ("ok", "ok")
 
 
@@ -285,6 +310,7 @@ def reproduce(out, config: ReproduceConfig = QUICK, executor=None, progress=None
         measurements, measured, failed = timed("spectra and scores", _measure, ctx, specs)
         accuracy = timed("accuracy curves", _measure_accuracy, ctx)
         outputs = timed("K distinct answers", _estimate_outputs, ctx)
+        zipf = timed("Zipf errors", _measure_zipf, ctx) if config.zipf_dims else None
         if lane is not None:
             lane.check()
             ctx.say("waiting for the large-d capacity estimates")
@@ -301,11 +327,13 @@ def reproduce(out, config: ReproduceConfig = QUICK, executor=None, progress=None
     ctx.say("figures and report")
     run = {"stages": stages, "start": start, "workers": _workers(executor),
            "alongside": None if lane is None else (lane.seconds, alongside)}
-    data = ReproduceData(estimates, specs, measurements, theory, accuracy, outputs)
+    data = ReproduceData(estimates, specs, measurements, theory, accuracy, outputs, zipf)
     written = write_outputs(out, config, data, run)
+    zipf_measurements = zipf["measurements"] if zipf else []
     trials_run = (sum(c["trials"] for e in estimates + outputs for c in e["curve"]) + measured
-                  + sum(pt.trials + pt.errors for c in accuracy for pt in c.points))
-    status, message = run_status(estimates + outputs, failed, accuracy)
+                  + sum(pt.trials + pt.errors for c in accuracy for pt in c.points)
+                  + sum(m["trials"] for m in zipf_measurements))
+    status, message = run_status(estimates + outputs, failed, accuracy, zipf_measurements)
     return ReproduceResult(out, written["report"], tuple(written["figures"]), tuple(written["tables"]),
                            time.perf_counter() - start, trials_run, status, status == "ok", message,
                            config.to_dict())

@@ -21,7 +21,8 @@ from .rules import accuracy_reference, is_hebbian, trains_cross_entropy
 from .tables import concat, fmt, reldiff, summary_columns
 
 __all__ = ["figure_success", "collapse_text", "figure_collapse", "figure_alpha_vs_d", "figure_alpha_kappa",
-           "spectra_panels", "figure_spectra", "score_panels", "figure_scores", "figure_accuracy", "figure_outputs"]
+           "spectra_panels", "figure_spectra", "score_panels", "figure_scores", "figure_accuracy", "figure_outputs",
+           "figure_zipf"]
 
 
 def alpha_interval(e) -> str:
@@ -375,3 +376,36 @@ def figure_outputs(out, config, rows):
     return path, text
 
 
+
+
+def _slope(x) -> str:
+    return "n/a" if x is None else f"{x:+.2f}"
+
+
+def figure_zipf(out, config, zipf):
+    """Figure 8 and its text: the Zipf error E against d, log-log, with the fitted slopes beside the theory's."""
+    from .. import figures
+    from ..zipf import slope_rows
+
+    measurements = zipf["measurements"]
+    path = figures.plot_zipf(measurements, zipf["theory_curves"], os.path.join(out, "fig8_zipf_error.png"),
+                             title=f"Zipf recall error, N = {config.zipf_overload:g} p_c(d), OP: "
+                                   f"{config.zipf_trials} instances per point (mean ± s.e.); lines: replica.zipf_error")
+    lines = []
+    for row in slope_rows(measurements):
+        theory = ("no theory" if row["solver"].startswith("adam") else
+                  f"theory {_slope(row['theory'])} at the same d and N"
+                  + (f", asymptotic {_slope(row['asymptotic'])}" if row["asymptotic"] is not None else ""))
+        lines.append(f"- a = {row['a']:g}, {row['label']}: measured slope {_slope(row['measured'])} "
+                     f"({theory})")
+    ended = sum(pt["budget_ended"] for m in measurements for pt in m["points"])
+    text = ("N facts with query frequencies f_mu ∝ mu^-a, each with its own output (OP); E is the query mass of the "
+            "facts not recalled (float64 recall). Theory (`replica.zipf_error`, `notes/zipf.md`): the optimal "
+            "memory's E falls as d^-2(a-1) (up to (2 ln N)^(a-1)), the frequency-weighted Hebbian memory's as "
+            "d^-(a-1)/(2a), and the unweighted Hebbian memory's tends to 1 once it is overloaded. Points: the mean "
+            "E over the instances ± its standard error; lines: the theory at the same d and N. The optimal points "
+            "come from the weighted give-up search and the Adam points from training: both are **upper bounds** on "
+            f"the best memory's error. {ended} solves ended on a budget (their W is measured). Least-squares slopes "
+            f"of ln E against ln d at d = {', '.join(map(str, sorted(config.zipf_dims)))} (no interval):\n\n"
+            + "\n".join(lines))
+    return path, text

@@ -18,7 +18,8 @@ from .rules import is_hebbian, rank_solver
 
 __all__ = ["write_csv", "summary_columns", "concat", "fmt", "reldiff", "trials_of", "table_capacity",
            "table_success_curves", "kappa_points", "table_alpha_kappa", "ACCURACY_COLUMNS", "accuracy_rows",
-           "OUTPUTS_COLUMNS", "outputs_rows", "table_op_vs_dp", "GAP_COLUMNS", "table_op_dp_gap"]
+           "OUTPUTS_COLUMNS", "outputs_rows", "table_op_vs_dp", "GAP_COLUMNS", "table_op_dp_gap", "ZIPF_COLUMNS",
+           "zipf_rows"]
 
 _QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
@@ -136,6 +137,16 @@ def outputs_rows(outputs) -> list:
                      "theory_p_c": th, "rel_diff_p_c": (e["p_c"] - th) / th if math.isfinite(th) else math.nan,
                      "trials": trials_of(e)})
     return rows
+
+
+ZIPF_COLUMNS = ("a", "d", "N", "problem", "solver", "bound", "error", "stderr", "trials", "failures", "budget_ended",
+                "recalled", "theory", "theory_stderr", "status")
+
+
+def zipf_rows(measurements) -> list:
+    """One row per (a, d, solver) of the Zipf measurements (``ZipfMeasurement.to_dict()`` dicts)."""
+    return [{"a": m["a"], "d": m["d"], "N": m["N"], "problem": m["problem"], **pt}
+            for m in measurements for pt in m["points"]]
 
 
 _OP_VS_DP_SCORES = ("target_mean", "target_sd", "target_q05", "target_q50", "target_q95", "top_competitor_mean",

@@ -27,7 +27,8 @@ import time
 
 from validation.figures import plot_zipf
 from validation.solvers import set_threads
-from validation.zipf import ZIPF_LABELS, measure_zipf, overloaded_facts, slope_rows, zipf_theory_curves
+from validation.zipf import (ZIPF_LABELS, measure_zipf, overloaded_facts, slope_rows, zipf_frequencies,
+                            zipf_theory_curves)
 
 DIMENSIONS = (16, 32, 64)
 EXPONENTS = (1.5, 2.0)
@@ -224,6 +225,7 @@ def markdown(data) -> str:
             if s in with_theory:
                 cells.append(f"{pts[s]['theory']:.4f}")
         lines.append(f"| {m['a']:g} | {m['d']} | {m['N']} | " + " | ".join(cells) + " |")
+    lines += _hebbian_check(data)
     lines += ["", "Fitted log-log slopes d ln E / d ln d (least squares over the measured d; theory: the same fit "
               "to `replica.zipf_error` at the same d and N; asymptotic: `notes/zipf.md` section 4, for N fixed "
               "and large):", "",
@@ -236,6 +238,36 @@ def markdown(data) -> str:
               + "  Statuses of the measurements: " + ", ".join(sorted({m["status"] for m in data["measurements"]}))
               + ".", ""]
     return "\n".join(lines)
+
+
+def _hebbian_check(data) -> list:
+    """The unweighted Hebbian memory's recalled fraction beside the theory's accuracy, and why E scatters."""
+    rows = {}
+    for m in data["measurements"]:
+        pt = next((pt for pt in m["points"] if pt["solver"] == "hebbian"), None)
+        if pt is not None:
+            rows.setdefault((m["d"], m["N"], pt["trials"]), (pt["recalled"] / m["N"], 1.0 - pt["theory"]))
+    if not rows:
+        return []
+    top = ", ".join(f"{f[0]:.2f} at a = {a:g}" for a in data["exponents"]
+                    for f in [zipf_frequencies(facts(min(data["dimensions"])), a)])
+    lines = ["", "**The unweighted Hebbian memory.**  Its W does not depend on the frequencies, so every fact is "
+             "recalled with the same probability and E has the expectation 1 - `replica.hebbian_accuracy` at every a. "
+             "One instance's E is dominated by the 0/1 outcome of the few most frequent facts (the first has "
+             f"f_1 = {top} at the smallest d), so with a handful of instances the mean E scatters far more than its "
+             "standard error says (when no instance recalls the first fact, the sample spread is small).  The "
+             "recalled fraction counts every fact alike and is the sharper check; the instances are the same at "
+             "both exponents (their seeds depend on the seed, N and the instance only):", "",
+             "| d | N | instances | recalled fraction (measured) | binomial s.e. "
+             "| theory (1 - E of replica.zipf_error) | difference / s.e. |",
+             "|---|---|---|---|---|---|---|"]
+    for (d, n, k), (frac, theory) in sorted(rows.items()):
+        se = (theory * (1.0 - theory) / (n * k)) ** 0.5
+        lines.append(f"| {d} | {n} | {k} | {frac:.4f} | {se:.4f} | {theory:.4f} | {(frac - theory) / se:+.1f} |")
+    lines += ["", "The binomial s.e. `sqrt(q (1 - q) / (N n))` at the theory's q treats the N n facts as independent; "
+              "the facts of one instance share W, so it is a lower bound on the real standard error (the data keep "
+              "only the mean count per point, not its spread between instances)."]
+    return lines
 
 
 def _asymptotic_text(row) -> str:

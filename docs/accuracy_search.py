@@ -39,7 +39,7 @@ from validation import make_instance, solve
 from validation.accuracy_bound import accuracy_bound
 from validation.solvers import set_threads
 
-CASES = tuple((problem, d, ratio) for d in (8, 10) for problem in ("dp", "op") for ratio in (1.25, 2.0))
+CASES = tuple((problem, d, ratio) for d in (6, 8, 10) for problem in ("dp", "op") for ratio in (1.25, 2.0))
 INSTANCES = 8
 READD = 30
 SWAPS = 30

@@ -36,6 +36,8 @@ README = ROOT / "README.md"
 HEADLINE_PAGE = DOCS / "results" / "headline.md"
 ZIPF_NOTE = ROOT / "notes" / "zipf.md"
 ZIPF_DATA = DOCS / "zipf.json"
+ACCURACY_NOTE = ROOT / "notes" / "recall_accuracy.md"
+ACCURACY_DATA = DOCS / "accuracy_search.csv"
 
 BEGIN = "<!-- BEGIN generated: {name} (python docs/tables.py) -->"
 END = "<!-- END generated: {name} -->"
@@ -164,6 +166,75 @@ def zipf_table() -> list[str]:
     return out
 
 
+def _mean_se(values) -> tuple[float, float]:
+    n = len(values)
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else float("nan")
+    return mean, (var / n) ** 0.5
+
+
+def accuracy_verdict(search, bound, theory) -> str:
+    """Where the theory lies against the bracket [search, bound] of mean counts, with 2 standard errors.
+
+    ``search`` and ``bound``: (mean, s.e.) over the instances.  "above the bound" when
+    ``theory > bound_mean + 2 se``, "below the search" when ``theory < search_mean - 2 se``,
+    "inside" otherwise; a bound that equals p everywhere is "not tested".
+
+    >>> accuracy_verdict((25.0, 0.3), (25.6, 0.4), 25.66), accuracy_verdict((16.0, 0.2), (16.1, 0.1), 17.4)
+    ('inside', 'above the bound')
+    """
+    (s_mean, s_se), (b_mean, b_se) = search, bound
+    if theory > b_mean + 2.0 * b_se:
+        return "above the bound"
+    if theory < s_mean - 2.0 * s_se:
+        return "below the search"
+    return "inside"
+
+
+def accuracy_table() -> list[str]:
+    """The bracket [best search, certified bound] of the recalled count above capacity beside the theory
+    (``docs/accuracy_search.csv``)."""
+    with ACCURACY_DATA.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    cases = sorted({(int(r["d"]), r["problem"], float(r["ratio"])) for r in rows})
+    best = max((k for k in rows[0] if k.startswith("restarts_")), key=lambda k: int(k.split("_")[1]))
+    out = ["| problem | d | p / p_c | p | instances | best search (lower) | certified bound (upper) | closed | "
+           "theory | theory against the bracket |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for d, problem, ratio in cases:
+        at = [r for r in rows if (int(r["d"]), r["problem"], float(r["ratio"])) == (d, problem, ratio)]
+        p, theory = int(at[0]["p"]), float(at[0]["theory"])
+        search = _mean_se([max(int(r[best]), int(r["bound_lower"])) for r in at])
+        bound = _mean_se([int(r["bound_upper"]) for r in at])
+        closed = sum(r["bound_status"] == "exact" for r in at)
+        trivial = all(int(r["bound_upper"]) == p for r in at)
+        verdict = "not tested (bound = p)" if trivial else accuracy_verdict(search, bound, theory)
+        if problem == "op" and not trivial:
+            verdict += " (DP theory)"
+        out.append(f"| {problem.upper()} | {d} | {ratio:g} | {p} | {len(at)} | {search[0]:.2f} ± {search[1]:.2f} | "
+                   f"{bound[0]:.2f} ± {bound[1]:.2f} | {closed}/{len(at)} | {theory:.2f} | {verdict} |")
+    excess = []
+    for d, problem, ratio in cases:
+        at = [r for r in rows if (int(r["d"]), r["problem"], float(r["ratio"])) == (d, problem, ratio)]
+        if problem != "dp" or all(int(r["bound_upper"]) == int(r["p"]) for r in at):
+            continue
+        bound = _mean_se([int(r["bound_upper"]) for r in at])[0]
+        closed = sum(r["bound_status"] == "exact" for r in at)
+        excess.append(f"d = {d}, {ratio:g} p_c: {100 * (float(at[0]['theory']) / bound - 1):+.1f} % "
+                      f"({closed}/{len(at)} closed)")
+    out += ["", "Theory against the mean certified bound (DP, where the bound is below p): " + "; ".join(excess)
+            + ". A positive value with every bracket closed means the replica-symmetric count is more than the "
+            "best memory in the box recalls."]
+    out += ["", "Mean recalled count over the instances ± its standard error. Lower end: the best W found (the "
+            f"give-up search with add-back, swaps and {best.split('_')[1]} restarts, or the MILP's incumbent), "
+            "recall checked in float64. Upper end: the certified MILP bound for memories in the box "
+            "(`validation.accuracy_bound`); `closed`: instances where the two meet. Theory: "
+            "`replica.optimal_accuracy(d, p).accuracy * p`, the replica-symmetric expected count of the DP "
+            "(beside the OP for reference). Verdict: above the bound or below the search by more than 2 standard "
+            "errors of that end's mean, or inside. From `docs/accuracy_search.csv` by "
+            "`python docs/accuracy_search.py`; every instance on [docs/accuracy_search.md](docs/accuracy_search.md)."]
+    return out
+
+
 def replace_block(text: str, name: str, body: list[str]) -> str:
     begin, end = BEGIN.format(name=name), END.format(name=name)
     head, sep, rest = text.partition(begin)
@@ -182,7 +253,12 @@ def generated() -> dict[Path, str]:
     readme = replace_block(readme, "zipf", zipf)
     notes = replace_block(ZIPF_NOTE.read_text(), "zipf", [line.replace("[docs/zipf.md](docs/zipf.md)", "`docs/zipf.md`")
                                                           for line in zipf])
-    return {README: readme, HEADLINE_PAGE: headline_page(rows, meta), ZIPF_NOTE: notes}
+    accuracy = accuracy_table()
+    readme = replace_block(readme, "accuracy", accuracy)
+    accuracy_note = replace_block(ACCURACY_NOTE.read_text(), "accuracy", [
+        line.replace("[docs/accuracy_search.md](docs/accuracy_search.md)", "`docs/accuracy_search.md`")
+        for line in accuracy])
+    return {README: readme, HEADLINE_PAGE: headline_page(rows, meta), ZIPF_NOTE: notes, ACCURACY_NOTE: accuracy_note}
 
 
 def main(argv=None) -> int:

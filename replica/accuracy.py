@@ -47,7 +47,8 @@ MEMORIES = ("optimal", "hebbian")
 _DEFAULT_SIZE = 100_000  # Monte-Carlo samples of C_p for the optimal memory
 
 _RS_CAVEAT = ("replica-symmetric q -> 1 prediction; counting errors is not convex, so replica "
-              "symmetry may not be exact above capacity")
+              "symmetry may not be exact above capacity (against certified brackets of the best count "
+              "at d = 6-10 it is too high at d = 6: notes/recall_accuracy.md, section 6)")
 
 
 def _check_accuracy_threshold(accuracy):
@@ -192,7 +193,9 @@ def optimal_accuracy(d, p, kappa=1.0, *, size=_DEFAULT_SIZE, tol=1e-9, seed=None
     (:func:`replica.scores.sample_optimal_scores`, common random numbers across ``p``),
     and the standard error comes from the influence function
     ``1{C <= theta} (1 - C / theta)``.  Counting errors is not convex, so replica
-    symmetry may not be exact here; the result's message says so.
+    symmetry may not be exact here; the result's message says so.  Against certified
+    brackets of the best count at d = 6 to 10 (``notes/recall_accuracy.md``, section 6)
+    the prediction lies above the certified bound at d = 6, 1.25 p_c, and at it at d = 8.
 
     Parameters
     ----------

@@ -67,3 +67,34 @@ def test_a_changed_zipf_result_changes_the_slope_table(tmp_path, monkeypatch):
     assert after != before
     changed = [line for line in after if line not in before]
     assert any(line.startswith("| 1.5 | optimal") for line in changed)
+
+
+def test_accuracy_verdict_reads_the_bracket():
+    tables = _tables_module()
+    # (mean, s.e.) of the search and of the bound; the theory 2 s.e. above the bound's mean is "above"
+    assert tables.accuracy_verdict((16.0, 0.2), (16.5, 0.3), 17.2) == "above the bound"
+    assert tables.accuracy_verdict((16.0, 0.2), (16.5, 0.3), 17.0) == "inside"
+    assert tables.accuracy_verdict((16.0, 0.2), (18.0, 0.3), 15.5) == "below the search"
+
+
+def test_a_changed_bound_changes_the_accuracy_verdict(tmp_path, monkeypatch):
+    # negative control: raising every certified bound of one case above the theory in a copy of
+    # docs/accuracy_search.csv must turn its verdict from "above the bound" to "inside"
+    tables = _tables_module()
+    with (ROOT / "docs" / "accuracy_search.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    before = tables.accuracy_table()
+    assert any(line.startswith("| DP | 6 | 1.25 |") and "above the bound" in line for line in before)
+    for r in rows:
+        if (r["problem"], r["d"], r["ratio"]) == ("dp", "6", "1.25"):
+            r["bound_upper"] = str(int(r["p"]) - 1)
+            r["bound_status"] = "time_limit"
+    copy = tmp_path / "accuracy_search.csv"
+    with copy.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    monkeypatch.setattr(tables, "ACCURACY_DATA", copy)
+    after = tables.accuracy_table()
+    line = next(line for line in after if line.startswith("| DP | 6 | 1.25 |"))
+    assert line.endswith("| inside |") and "| 0/8 |" in line

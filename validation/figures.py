@@ -595,7 +595,7 @@ def plot_zipf(measurements, theory_curves, path, title=None):
         ax.set_xlabel("d")
         ax.set_title(f"a = {a:g}", fontsize=10)
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=6.5, loc="lower left")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1, frameon=False)
     axes[0][0].set_ylabel("E = query mass of the facts not recalled")
     fig.suptitle(title or "Zipf recall error against d (mean ± s.e.); lines: replica.zipf_error", fontsize=10)
     fig.tight_layout()

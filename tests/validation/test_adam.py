@@ -128,26 +128,30 @@ def test_k_outputs_below_capacity_stored(problem, p):
     assert np.all(target > comp.max(axis=0))
 
 
+def _check_gradient_against(inst, W, loss, weights=None):
+    """The loss and W-gradient of ``_softmax_gradient`` against ``loss(W)`` and its central differences."""
+    scorer = _Scorer(inst)
+    S = scorer.scores(scorer.inputs @ W.T.astype(scorer.dtype))
+    G, value = _softmax_gradient(np.asarray(S, dtype=np.float64), scorer.target, weights)
+    assert value == pytest.approx(loss(W), rel=1e-5)
+    grad = np.asarray(scorer.weight_gradient(G.astype(scorer.dtype)), dtype=np.float64)
+    d, h = W.shape[0], 1e-6
+    numeric = np.array([[(loss(W + h * e) - loss(W - h * e)) / (2 * h)
+                         for e in np.eye(d * d)[d * j:d * j + d].reshape(d, d, d)] for j in range(d)])
+    rtol = 1e-4 if inst.problem == "op" else 1e-7  # OP trains in float32
+    np.testing.assert_allclose(grad, numeric, rtol=rtol, atol=rtol * np.abs(numeric).max())
+
+
 @pytest.mark.parametrize("problem", ["op", "dp"])
 def test_k_outputs_gradient_matches_finite_differences(problem):
     inst = make_instance(5, 9, problem, seed=2, outputs=3)
-    W = np.random.default_rng(1).standard_normal((5, 5))
-    scorer = _Scorer(inst)
     f = inst.target_index
 
     def loss(M):
         S = inst.scores(M)
         return float(np.mean(logsumexp(S, axis=0) - S[f, np.arange(9)]))
 
-    S = scorer.scores(scorer.inputs @ W.T.astype(scorer.dtype))
-    G, value = _softmax_gradient(np.asarray(S, dtype=np.float64), scorer.target)
-    assert value == pytest.approx(loss(W), rel=1e-5)
-    grad = np.asarray(scorer.weight_gradient(G.astype(scorer.dtype)), dtype=np.float64)
-    h = 1e-6
-    numeric = np.array([[(loss(W + h * e) - loss(W - h * e)) / (2 * h)
-                         for e in np.eye(25)[5 * j:5 * j + 5].reshape(5, 5, 5)] for j in range(5)])
-    rtol = 1e-4 if problem == "op" else 1e-7  # OP trains in float32
-    np.testing.assert_allclose(grad, numeric, rtol=rtol, atol=rtol * np.abs(numeric).max())
+    _check_gradient_against(inst, np.random.default_rng(1).standard_normal((5, 5)), loss)
 
 
 @pytest.mark.parametrize("problem", ["op", "dp"])
@@ -155,22 +159,12 @@ def test_weighted_gradient_matches_finite_differences(problem):
     # reference: sum_mu f_mu CE_mu with scipy's logsumexp on dense float64 scores
     f = np.array([0.4, 0.2, 0.1, 0.1, 0.08, 0.06, 0.04, 0.02])
     inst = make_instance(5, 8, problem, seed=3, weights=f)
-    W = np.random.default_rng(2).standard_normal((5, 5))
-    scorer = _Scorer(inst)
 
     def loss(M):
         S = inst.scores(M)
         return float(np.dot(f, logsumexp(S, axis=0) - np.diag(S)))
 
-    S = scorer.scores(scorer.inputs @ W.T.astype(scorer.dtype))
-    G, value = _softmax_gradient(np.asarray(S, dtype=np.float64), None, inst.weights)
-    assert value == pytest.approx(loss(W), rel=1e-5)
-    grad = np.asarray(scorer.weight_gradient(G.astype(scorer.dtype)), dtype=np.float64)
-    h = 1e-6
-    numeric = np.array([[(loss(W + h * e) - loss(W - h * e)) / (2 * h)
-                         for e in np.eye(25)[5 * j:5 * j + 5].reshape(5, 5, 5)] for j in range(5)])
-    rtol = 1e-4 if problem == "op" else 1e-7  # OP trains in float32
-    np.testing.assert_allclose(grad, numeric, rtol=rtol, atol=rtol * np.abs(numeric).max())
+    _check_gradient_against(inst, np.random.default_rng(2).standard_normal((5, 5)), loss, inst.weights)
 
 
 def test_weighted_with_uniform_weights_is_the_mean_loss():

@@ -117,7 +117,7 @@ def _md_table(rows, columns, digits=3):
 def _figure_sizes(config) -> list:
     """(figure, sizes) lines of the report: the d and counts behind every figure."""
     def dims(values):
-        return ", ".join(str(v) for v in values) if values else "none"
+        return ", ".join(f"{v:g}" for v in values) if values else "none"
 
     runs = scale_runs(config)
     cap = sorted(set(config.optimal_dims) | {d for _, d, _, _ in runs})

@@ -50,11 +50,15 @@ def facts(d) -> int:
 
 
 def _commit() -> str:
+    """The code commit, read when a measurement starts; ``+modified`` when tracked files differ from it."""
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True,
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True,
                               check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE,
+                               capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+    return head + ("+modified" if dirty else "")
 
 
 def _measure_runs(dimensions, trials) -> list[dict]:
@@ -75,9 +79,9 @@ def _theory_curves(dimensions) -> list[dict]:
 
 
 def measure() -> dict:
-    start = time.perf_counter()
+    start, commit = time.perf_counter(), _commit()
     runs = _measure_runs(DIMENSIONS, TRIALS)
-    return {"command": "python docs/zipf.py", "commit": _commit(), "seed": SEED, "trials": TRIALS,
+    return {"command": "python docs/zipf.py", "commit": commit, "seed": SEED, "trials": TRIALS,
             "problem": PROBLEM, "overload": OVERLOAD, "adam_steps": ADAM_STEPS, "dimensions": list(DIMENSIONS),
             "exponents": list(EXPONENTS), "seconds": time.perf_counter() - start, "measurements": runs,
             "theory_curves": _theory_curves(DIMENSIONS)}
@@ -92,7 +96,7 @@ def extend(data, dimensions, trials) -> dict:
     dimensions = [int(d) for d in dimensions if int(d) not in data["dimensions"]]
     if not dimensions:
         raise SystemExit("docs/zipf.py --add: every dimension given is measured already")
-    start = time.perf_counter()
+    start, commit = time.perf_counter(), _commit()
     runs = _measure_runs(dimensions, trials)
     out = dict(data)
     out["measurements"] = sorted(data["measurements"] + runs, key=lambda m: (m["a"], m["d"]))
@@ -100,7 +104,7 @@ def extend(data, dimensions, trials) -> dict:
     out["theory_curves"] = _theory_curves(out["dimensions"])
     out["extensions"] = data.get("extensions", []) + [
         {"command": f"python docs/zipf.py --add {' '.join(map(str, dimensions))} --trials {trials}",
-         "commit": _commit(), "dimensions": dimensions, "trials": trials,
+         "commit": commit, "dimensions": dimensions, "trials": trials,
          "seconds": time.perf_counter() - start}]
     return out
 
@@ -116,7 +120,7 @@ def add_solvers(data, solvers, adam_steps) -> dict:
     solvers = [s for s in solvers if not any(pt["solver"] == s for m in data["measurements"] for pt in m["points"])]
     if not solvers:
         raise SystemExit("docs/zipf.py --add-solver: every solver given is measured already")
-    start = time.perf_counter()
+    start, commit = time.perf_counter(), _commit()
     out = dict(data)
     out["measurements"] = []
     for m in data["measurements"]:
@@ -127,7 +131,7 @@ def add_solvers(data, solvers, adam_steps) -> dict:
               + ", ".join(f"{pt.solver} {pt.error:.4g}" for pt in r.points), flush=True)
     out["solver_extensions"] = data.get("solver_extensions", []) + [
         {"command": f"python docs/zipf.py --add-solver {' '.join(solvers)} --adam-steps {adam_steps}",
-         "commit": _commit(), "solvers": solvers, "adam_steps": adam_steps,
+         "commit": commit, "solvers": solvers, "adam_steps": adam_steps,
          "seconds": time.perf_counter() - start}]
     return out
 

@@ -45,6 +45,50 @@ def test_decision_equals_brute_force_on_tiny_instances():
     assert any(answers) and not all(answers)  # both verdicts occur: the test can fail either way
 
 
+def _depth_first_stored(instance, k):
+    """Reference for k > 2: the exempt sets chosen input by input, depth first, with a
+    node pruned as soon as the LP of the rows fixed so far (box-free) is infeasible."""
+    A, owner = constraint_rows(instance)
+    per_input = [np.flatnonzero(owner == mu) for mu in range(instance.p)]
+    n = A.shape[1]
+
+    def feasible(keep):
+        res = linprog(np.zeros(n), A_ub=-A[keep], b_ub=-np.ones(int(keep.sum())),
+                      bounds=[(None, None)] * n, method="highs")
+        return res.status == 0
+
+    def search(mu, keep):
+        if not feasible(keep):
+            return False
+        if mu == instance.p:
+            return True
+        for exempt in itertools.combinations(per_input[mu], k - 1):
+            more = keep.copy()
+            more[per_input[mu]] = True
+            more[list(exempt)] = False
+            if search(mu + 1, more):
+                return True
+        return False
+
+    return search(0, np.zeros(A.shape[0], dtype=bool))
+
+
+@pytest.mark.slow
+def test_decision_equals_depth_first_search_at_k_3():
+    # two exemptions per input (k = 3) at d = 2 and 3, both verdicts; the not-stored
+    # instance takes the reference about 20 s (every branch is visited)
+    cases = [(2, 6, "dp", 0), (2, 6, "dp", 1), (2, 7, "op", 0), (2, 6, "op", 1), (3, 8, "dp", 0), (2, 10, "dp", 2)]
+    answers = []
+    for d, p, problem, seed in cases:
+        inst = make_instance(d, p, problem, seed=seed)
+        dec = top_k_decision(inst, 3)
+        assert dec.status in ("stored", "not_stored"), dec.message
+        brute = _depth_first_stored(inst, 3)
+        assert dec.stored == brute, (d, p, problem, seed, dec.message)
+        answers.append(brute)
+    assert any(answers) and not all(answers)
+
+
 @pytest.mark.parametrize("problem", ["dp", "op"])
 def test_never_not_stored_where_the_search_stores(problem):
     seen = 0

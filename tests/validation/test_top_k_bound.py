@@ -33,16 +33,21 @@ CASES = [(2, 4, "dp", s) for s in range(4)] + [(2, 5, "op", s) for s in range(3)
         [(3, 5, "dp", s) for s in range(3)] + [(3, 6, "op", s) for s in range(2)]
 
 
-def test_decision_equals_brute_force_on_tiny_instances():
+def _assert_decisions_match(cases, k, reference):
+    """The exact decision equals ``reference(instance, k)`` on every case, and both verdicts occur."""
     answers = []
-    for d, p, problem, seed in CASES:
+    for d, p, problem, seed in cases:
         inst = make_instance(d, p, problem, seed=seed)
-        dec = top_k_decision(inst, 2)
+        dec = top_k_decision(inst, k)
         assert dec.status in ("stored", "not_stored"), dec.message
-        brute = _brute_force_stored(inst, 2)
-        assert dec.stored == brute, (d, p, problem, seed, dec.message)
-        answers.append(brute)
+        expected = reference(inst, k)
+        assert dec.stored == expected, (d, p, problem, seed, dec.message)
+        answers.append(expected)
     assert any(answers) and not all(answers)  # both verdicts occur: the test can fail either way
+
+
+def test_decision_equals_brute_force_on_tiny_instances():
+    _assert_decisions_match(CASES, 2, _brute_force_stored)
 
 
 def _depth_first_stored(instance, k):
@@ -78,15 +83,7 @@ def test_decision_equals_depth_first_search_at_k_3():
     # two exemptions per input (k = 3) at d = 2 and 3, both verdicts; the not-stored
     # instance takes the reference about 20 s (every branch is visited)
     cases = [(2, 6, "dp", 0), (2, 6, "dp", 1), (2, 7, "op", 0), (2, 6, "op", 1), (3, 8, "dp", 0), (2, 10, "dp", 2)]
-    answers = []
-    for d, p, problem, seed in cases:
-        inst = make_instance(d, p, problem, seed=seed)
-        dec = top_k_decision(inst, 3)
-        assert dec.status in ("stored", "not_stored"), dec.message
-        brute = _depth_first_stored(inst, 3)
-        assert dec.stored == brute, (d, p, problem, seed, dec.message)
-        answers.append(brute)
-    assert any(answers) and not all(answers)
+    _assert_decisions_match(cases, 3, _depth_first_stored)
 
 
 @pytest.mark.parametrize("problem", ["dp", "op"])

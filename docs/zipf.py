@@ -14,6 +14,8 @@ Usage::
     python docs/zipf.py               # measure (about 5 minutes on one core), write json, md and png
     python docs/zipf.py --from-data   # re-render md and png from the committed docs/zipf.json
     python docs/zipf.py --add 128 --trials 4   # append more dimensions to the committed data
+    python docs/zipf.py --add-solver adam_frequency --adam-steps 1000   # more memories, same instances
+    python docs/zipf.py --check       # exit 1 if docs/zipf.md is stale (run in CI)
 """
 
 from __future__ import annotations
@@ -299,7 +301,14 @@ def main(argv=None) -> None:
     parser.add_argument("--add-solver", nargs="+", metavar="S", choices=("adam_frequency",),
                         help="measure these solvers on the committed instances and append their points")
     parser.add_argument("--adam-steps", type=int, default=ADAM_STEPS, help="Adam steps of --add-solver")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if the committed docs/zipf.md differs from the page docs/zipf.json gives")
     args = parser.parse_args(argv)
+    if args.check:
+        fresh = markdown(json.loads(DATA.read_text()))
+        if (HERE / "zipf.md").read_text() != fresh:
+            raise SystemExit("docs/zipf.md differs from what docs/zipf.json gives: run python docs/zipf.py --from-data")
+        return
     if args.add or args.add_solver:
         set_threads(1)
         data = json.loads(DATA.read_text())

@@ -98,3 +98,16 @@ def test_a_changed_bound_changes_the_accuracy_verdict(tmp_path, monkeypatch):
     after = tables.accuracy_table()
     line = next(line for line in after if line.startswith("| DP | 6 | 1.25 |"))
     assert line.endswith("| inside |") and "| 0/8 |" in line
+
+
+def test_committed_zipf_page_is_what_its_data_give():
+    # docs/zipf.md is rendered from docs/zipf.json (python docs/zipf.py --from-data); --check in CI
+    import json
+
+    spec = importlib.util.spec_from_file_location("docs_zipf", ROOT / "docs" / "zipf.py")
+    page = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(page)
+    data = json.loads((ROOT / "docs" / "zipf.json").read_text())
+    assert (ROOT / "docs" / "zipf.md").read_text() == page.markdown(data)
+    data["measurements"][0]["points"][0]["error"] *= 2.0  # negative control: a changed result changes the page
+    assert (ROOT / "docs" / "zipf.md").read_text() != page.markdown(data)

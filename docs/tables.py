@@ -191,39 +191,66 @@ def accuracy_verdict(search, bound, theory) -> str:
     return "inside"
 
 
-def accuracy_table() -> list[str]:
-    """The bracket [best search, certified bound] of the recalled count above capacity beside the theory
-    (``docs/accuracy_search.csv``)."""
+def _accuracy_cases() -> dict:
+    """``docs/accuracy_search.csv`` grouped by case ``(d, problem, ratio)``, in that order."""
     with ACCURACY_DATA.open(newline="") as fh:
         rows = list(csv.DictReader(fh))
-    cases = sorted({(int(r["d"]), r["problem"], float(r["ratio"])) for r in rows})
-    best = max((k for k in rows[0] if k.startswith("restarts_")), key=lambda k: int(k.split("_")[1]))
-    out = ["| problem | d | p / p_c | p | instances | best search (lower) | certified bound (upper) | closed | "
-           "theory | theory against the bracket |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for d, problem, ratio in cases:
-        at = [r for r in rows if (int(r["d"]), r["problem"], float(r["ratio"])) == (d, problem, ratio)]
-        p, theory = int(at[0]["p"]), float(at[0]["theory"])
-        search = _mean_se([max(int(r[best]), int(r["bound_lower"])) for r in at])
-        bound = _mean_se([int(r["bound_upper"]) for r in at])
-        closed = sum(r["bound_status"] == "exact" for r in at)
-        trivial = all(int(r["bound_upper"]) == p for r in at)
-        verdict = "not tested (bound = p)" if trivial else accuracy_verdict(search, bound, theory)
-        if problem == "op" and not trivial:
-            verdict += " (DP theory)"
-        out.append(f"| {problem.upper()} | {d} | {ratio:g} | {p} | {len(at)} | {search[0]:.2f} ± {search[1]:.2f} | "
-                   f"{bound[0]:.2f} ± {bound[1]:.2f} | {closed}/{len(at)} | {theory:.2f} | {verdict} |")
+    cases: dict = {}
+    for r in rows:
+        cases.setdefault((int(r["d"]), r["problem"], float(r["ratio"])), []).append(r)
+    return dict(sorted(cases.items()))
+
+
+def _bound_is_trivial(at) -> bool:
+    return all(int(r["bound_upper"]) == int(r["p"]) for r in at)
+
+
+def accuracy_excess_line(cases) -> str:
+    """The theory against the mean certified bound, per DP case whose bound is below p."""
     excess = []
-    for d, problem, ratio in cases:
-        at = [r for r in rows if (int(r["d"]), r["problem"], float(r["ratio"])) == (d, problem, ratio)]
-        if problem != "dp" or all(int(r["bound_upper"]) == int(r["p"]) for r in at):
+    for (d, problem, ratio), at in cases.items():
+        if problem != "dp" or _bound_is_trivial(at):
             continue
         bound = _mean_se([int(r["bound_upper"]) for r in at])[0]
         closed = sum(r["bound_status"] == "exact" for r in at)
         excess.append(f"d = {d}, {ratio:g} p_c: {100 * (float(at[0]['theory']) / bound - 1):+.1f} % "
                       f"({closed}/{len(at)} closed)")
-    out += ["", "Theory against the mean certified bound (DP, where the bound is below p): " + "; ".join(excess)
+    return ("Theory against the mean certified bound (DP, where the bound is below p): " + "; ".join(excess)
             + ". A positive value with every bracket closed means the replica-symmetric count is more than the "
-            "best memory in the box recalls."]
+            "best memory in the box recalls.")
+
+
+def accuracy_summary() -> list[str]:
+    """The README's short form of :func:`accuracy_table`: the theory against the certified bound."""
+    cases = _accuracy_cases()
+    counts = sorted({len(at) for at in cases.values()})
+    dims = sorted({d for d, _, _ in cases})
+    return [accuracy_excess_line(cases) + f" {' or '.join(map(str, counts))} instances per case at d = "
+            f"{', '.join(map(str, dims))}; the table with the search, the bound and a verdict per case, DP and OP, "
+            "is in `notes/recall_accuracy.md` (section 6), every instance on "
+            "[docs/accuracy_search.md](docs/accuracy_search.md)."]
+
+
+def accuracy_table() -> list[str]:
+    """The bracket [best search, certified bound] of the recalled count above capacity beside the theory
+    (``docs/accuracy_search.csv``)."""
+    cases = _accuracy_cases()
+    first = next(iter(cases.values()))[0]
+    best = max((k for k in first if k.startswith("restarts_")), key=lambda k: int(k.split("_")[1]))
+    out = ["| problem | d | p / p_c | p | instances | best search (lower) | certified bound (upper) | closed | "
+           "theory | theory against the bracket |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for (d, problem, ratio), at in cases.items():
+        p, theory = int(at[0]["p"]), float(at[0]["theory"])
+        search = _mean_se([max(int(r[best]), int(r["bound_lower"])) for r in at])
+        bound = _mean_se([int(r["bound_upper"]) for r in at])
+        closed = sum(r["bound_status"] == "exact" for r in at)
+        trivial = _bound_is_trivial(at)
+        verdict = "not tested (bound = p)" if trivial else accuracy_verdict(search, bound, theory)
+        if problem == "op" and not trivial:
+            verdict += " (DP theory)"
+        out.append(f"| {problem.upper()} | {d} | {ratio:g} | {p} | {len(at)} | {search[0]:.2f} ± {search[1]:.2f} | "
+                   f"{bound[0]:.2f} ± {bound[1]:.2f} | {closed}/{len(at)} | {theory:.2f} | {verdict} |")
+    out += ["", accuracy_excess_line(cases)]
     out += ["", "Mean recalled count over the instances ± its standard error. Lower end: the best W found (the "
             f"give-up search with add-back, swaps and {best.split('_')[1]} restarts, or the MILP's incumbent), "
             "recall checked in float64. Upper end: the certified MILP bound for memories in the box "
@@ -254,7 +281,7 @@ def generated() -> dict[Path, str]:
     notes = replace_block(ZIPF_NOTE.read_text(), "zipf", [line.replace("[docs/zipf.md](docs/zipf.md)", "`docs/zipf.md`")
                                                           for line in zipf])
     accuracy = accuracy_table()
-    readme = replace_block(readme, "accuracy", accuracy)
+    readme = replace_block(readme, "accuracy", accuracy_summary())
     accuracy_note = replace_block(ACCURACY_NOTE.read_text(), "accuracy", [
         line.replace("[docs/accuracy_search.md](docs/accuracy_search.md)", "`docs/accuracy_search.md`")
         for line in accuracy])

@@ -143,19 +143,16 @@ def headline_page(rows, meta) -> str:
 
 def zipf_table() -> list[str]:
     """The fitted log-log slopes of the Zipf error against d (``docs/zipf.json``) beside the predicted exponents."""
-    from validation.zipf import slope_rows
+    from validation.zipf import slope_rows, slope_text as text
 
     data = json.loads(ZIPF_DATA.read_text())
     counts = sorted({m["trials"] for m in data["measurements"]})
-
-    def text(s):
-        return "n/a" if s is None else f"{s:+.2f}"
 
     out = ["| a | memory | measured slope | theory slope (same d, N) | asymptotic exponent |",
            "|---|---|---|---|---|"]
     for row in slope_rows(data["measurements"]):
         asym = ("none (E -> 1)" if row["solver"] == "hebbian" else
-                "no theory" if row["solver"].startswith("adam") else text(row["asymptotic"]))
+                "no theory" if row["theory"] is None else text(row["asymptotic"]))
         out.append(f"| {row['a']:g} | {row['label']} | {text(row['measured'])} | {text(row['theory'])} | {asym} |")
     out += ["", f"Least-squares slopes of ln E against ln d at d = {', '.join(map(str, data['dimensions']))}, "
             f"N = {data['overload']:g} p_c(d) facts, problem `{data['problem']}`, "

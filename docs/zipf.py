@@ -29,8 +29,8 @@ import time
 
 from validation.figures import plot_zipf
 from validation.solvers import set_threads
-from validation.zipf import (ZIPF_LABELS, measure_zipf, overloaded_facts, slope_rows, zipf_frequencies,
-                            zipf_theory_curves)
+from validation.zipf import (ZIPF_LABELS, ZIPF_SOLVERS, ZIPF_THEORY, measure_zipf, overloaded_facts, slope_rows,
+                            slope_text, zipf_frequencies, zipf_theory_curves)
 
 DIMENSIONS = (16, 32, 64)
 EXPONENTS = (1.5, 2.0)
@@ -142,10 +142,6 @@ def _fmt(pt) -> str:
     return f"{pt['error']:.4f} ± {pt['stderr']:.4f} ({pt['trials']})"
 
 
-def _slope_text(s) -> str:
-    return "n/a" if s is None else f"{s:+.2f}"
-
-
 def _extension_text(data) -> str:
     """The dimensions added later by ``--add``, with their instance counts, commits and run times."""
     return "".join(f" (d = {', '.join(map(str, e['dimensions']))}: {e['trials']} instances, added by `{e['command']}` "
@@ -169,7 +165,7 @@ def _solver_extension_text(data) -> str:
 def _measured(data) -> list:
     """The solvers measured, in the package's order."""
     present = {pt["solver"] for m in data["measurements"] for pt in m["points"]}
-    return [s for s in SOLVERS + ("adam_frequency",) if s in present]
+    return [s for s in ZIPF_SOLVERS if s in present]
 
 
 def _budget_text(data, solver) -> str:
@@ -180,7 +176,7 @@ def _budget_text(data, solver) -> str:
 
 def markdown(data) -> str:
     solvers = _measured(data)
-    with_theory = [s for s in solvers if not s.startswith("adam")]
+    with_theory = [s for s in solvers if s in ZIPF_THEORY]
     lines = [
         "# Facts with Zipf frequencies: measured recall error against d, beside `replica.zipf_error`",
         "",
@@ -238,9 +234,9 @@ def markdown(data) -> str:
               "| a | memory | measured slope | theory slope (same d, N) | asymptotic exponent |",
               "|---|---|---|---|---|"]
     for row in slope_rows(data["measurements"]):
-        lines.append(f"| {row['a']:g} | {row['label']} | {_slope_text(row['measured'])} | "
-                     f"{_slope_text(row['theory'])} | {_asymptotic_text(row)} |")
-    lines += ["", " ".join(_budget_text(data, s) for s in solvers if s.startswith("adam"))
+        lines.append(f"| {row['a']:g} | {row['label']} | {slope_text(row['measured'])} | "
+                     f"{slope_text(row['theory'])} | {_asymptotic_text(row)} |")
+    lines += ["", " ".join(_budget_text(data, s) for s in solvers if s not in ZIPF_THEORY)
               + "  Statuses of the measurements: " + ", ".join(sorted({m["status"] for m in data["measurements"]}))
               + ".", ""]
     return "\n".join(lines)
@@ -280,9 +276,9 @@ def _asymptotic_text(row) -> str:
     """The asymptotic-exponent cell of a slope row."""
     if row["solver"] == "hebbian":
         return "none (E → 1 when N ln N > d²/2)"
-    if row["solver"].startswith("adam"):
+    if row["theory"] is None:
         return "no theory"
-    return _slope_text(row["asymptotic"])
+    return slope_text(row["asymptotic"])
 
 
 def figure(data, path) -> None:

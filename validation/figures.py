@@ -562,7 +562,7 @@ def plot_zipf(measurements, theory_curves, path, title=None):
     (:func:`validation.zipf.slope_rows`).  Give-up and trained memories are upper bounds
     on the best error, and the legend says so.
     """
-    from .zipf import ZIPF_LABELS, slope_rows
+    from .zipf import ZIPF_LABELS, slope_rows, slope_text, zipf_series
 
     exponents = sorted({m["a"] for m in measurements})
     dims = sorted({m["d"] for m in measurements})
@@ -573,16 +573,12 @@ def plot_zipf(measurements, theory_curves, path, title=None):
             if c["a"] == a:
                 ax.plot(c["d"], c["error"], color=_ZIPF_STYLE[c["solver"]][0], lw=1.1, alpha=0.8)
         for solver, (color, marker) in _ZIPF_STYLE.items():
-            pts = sorted((m["d"], pt) for m in measurements if m["a"] == a for pt in m["points"]
-                         if pt["solver"] == solver)
-            if not pts:
+            d, e = zipf_series(measurements, a, solver)
+            if not d.size:
                 continue
-            d = np.array([x for x, _ in pts], float)
-            e = np.array([np.nan if pt["error"] is None else pt["error"] for _, pt in pts], float)
-            se = np.array([np.nan if pt["stderr"] is None else pt["stderr"] for _, pt in pts], float)
+            _, se = zipf_series(measurements, a, solver, "stderr")
             row = slopes[(a, solver)]
-            label = ZIPF_LABELS[solver] + (": slope n/a" if row["measured"] is None
-                                           else f": slope {row['measured']:+.2f}")
+            label = f"{ZIPF_LABELS[solver]}: slope {slope_text(row['measured'])}"
             if row["asymptotic"] is not None:
                 label += f" (asymptotic {row['asymptotic']:+.2f})"
             ok = e > 0

@@ -55,7 +55,8 @@ from .solvers.memories import hebbian_memory
 from .sweep import task_seed
 
 __all__ = ["ZIPF_SOLVERS", "ZIPF_LABELS", "ZipfPoint", "ZipfMeasurement", "measure_zipf", "zipf_frequencies",
-           "theory_zipf_error", "predicted_exponent", "fitted_slope", "slope_rows",
+           "theory_zipf_error", "predicted_exponent", "fitted_slope", "slope_rows", "slope_text", "zipf_series",
+           "ZIPF_THEORY",
            "overloaded_facts", "zipf_theory_curves"]
 
 ZIPF_SOLVERS = ("optimal", "hebbian", "hebbian_frequency", "adam", "adam_frequency")
@@ -71,6 +72,9 @@ _MEASURES = {
                        "sum_mu f_mu CE_mu for the step budget: an upper bound on the error of the best memory"),
 }
 
+
+ZIPF_THEORY = ("optimal", "hebbian", "hebbian_frequency")
+"""The Zipf memories with a theory in ``replica.zipf_error`` (the trained Adam memories have none)."""
 
 ZIPF_LABELS = {"optimal": "optimal, weighted give-up (upper bound on the best E)", "hebbian": "Hebbian",
                "hebbian_frequency": "Hebbian, w = f", "adam": "Adam-CE",
@@ -108,7 +112,12 @@ def fitted_slope(d, e):
     return float(np.polyfit(np.log(d[keep]), np.log(e[keep]), 1)[0])
 
 
-def _series(measurements, a, solver, key="error"):
+def slope_text(slope) -> str:
+    """A slope as a table cell: ``+0.25`` or ``n/a`` (None)."""
+    return "n/a" if slope is None else f"{slope:+.2f}"
+
+
+def zipf_series(measurements, a, solver, key="error"):
     """(d, values) of one solver at exponent ``a`` in increasing d, from ``to_dict()`` measurements."""
     pts = sorted((m["d"], pt[key]) for m in measurements if m["a"] == a for pt in m["points"]
                  if pt["solver"] == solver)
@@ -130,9 +139,9 @@ def slope_rows(measurements) -> list:
         solvers = [s for s in ZIPF_SOLVERS if any(pt["solver"] == s for m in measurements if m["a"] == a
                                                  for pt in m["points"])]
         for solver in solvers:
-            d, e = _series(measurements, a, solver)
-            _, th = _series(measurements, a, solver, "theory")
-            _, n = _series(measurements, a, solver, "trials")
+            d, e = zipf_series(measurements, a, solver)
+            _, th = zipf_series(measurements, a, solver, "theory")
+            _, n = zipf_series(measurements, a, solver, "trials")
             theory = fitted_slope(d, th) if np.isfinite(th).all() else None
             rows.append({"a": a, "solver": solver, "label": ZIPF_LABELS[solver], "dims": [int(x) for x in d],
                          "measured": fitted_slope(d, e), "theory": theory,
@@ -157,14 +166,14 @@ def zipf_theory_curves(dims, exponents, overload, solvers=("optimal", "hebbian",
     facts = [overloaded_facts(d, overload) for d in dims]
     return [{"a": a, "solver": s, "d": dims, "N": facts,
              "error": [theory_zipf_error(d, n, a, s)[0] for d, n in zip(dims, facts)]}
-            for a in exponents for s in solvers if not s.startswith("adam")]
+            for a in exponents for s in solvers if s in ZIPF_THEORY]
 
 
 def theory_zipf_error(d, N, a, solver, ensemble="gaussian"):
     """``(value, stderr, source)`` of ``replica.zipf_error`` for a solver (NaN and ``"none"`` without one)."""
     import replica
 
-    if solver in ("adam", "adam_frequency"):
+    if solver not in ZIPF_THEORY:
         return math.nan, math.nan, "none (no theory of the cross-entropy memory)"
     if solver == "optimal":
         res = replica.zipf_error(d, N, a, memory="optimal")

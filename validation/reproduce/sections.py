@@ -376,16 +376,10 @@ def figure_outputs(out, config, rows):
     return path, text
 
 
-
-
-def _slope(x) -> str:
-    return "n/a" if x is None else f"{x:+.2f}"
-
-
 def figure_zipf(out, config, zipf):
     """Figure 8 and its text: the Zipf error E against d, log-log, with the fitted slopes beside the theory's."""
     from .. import figures
-    from ..zipf import slope_rows
+    from ..zipf import slope_rows, slope_text
 
     measurements = zipf["measurements"]
     path = figures.plot_zipf(measurements, zipf["theory_curves"], os.path.join(out, "fig8_zipf_error.png"),
@@ -393,10 +387,10 @@ def figure_zipf(out, config, zipf):
                                    f"{config.zipf_trials} instances per point (mean ± s.e.); lines: replica.zipf_error")
     lines = []
     for row in slope_rows(measurements):
-        theory = ("no theory" if row["solver"].startswith("adam") else
-                  f"theory {_slope(row['theory'])} at the same d and N"
-                  + (f", asymptotic {_slope(row['asymptotic'])}" if row["asymptotic"] is not None else ""))
-        lines.append(f"- a = {row['a']:g}, {row['label']}: measured slope {_slope(row['measured'])} "
+        theory = ("no theory" if row["theory"] is None else
+                  f"theory {slope_text(row['theory'])} at the same d and N"
+                  + (f", asymptotic {slope_text(row['asymptotic'])}" if row["asymptotic"] is not None else ""))
+        lines.append(f"- a = {row['a']:g}, {row['label']}: measured slope {slope_text(row['measured'])} "
                      f"({theory})")
     ended = sum(pt["budget_ended"] for m in measurements for pt in m["points"])
     text = ("N facts with query frequencies f_mu ∝ mu^-a, each with its own output (OP); E is the query mass of the "

@@ -67,21 +67,24 @@ def _softmax_gradient(S, target=None, weights=None):
         G /= p
     else:
         loss = float(np.dot(weights, per_input))
-        G *= weights.astype(G.dtype, copy=False)
+        G *= weights
     return G, loss
 
 
 class _Scorer:
     """Scores and loss gradients in W for OP (float32 GEMMs) and DP (numba, float64)."""
 
-    def __init__(self, instance):
+    def __init__(self, instance, weighted=False):
         self.instance = instance
         self.op = instance.problem == "op"
         dtype = np.float32 if self.op else np.float64
         self.dtype = dtype
         self.inputs = np.ascontiguousarray(instance.inputs, dtype=dtype)
         self.target = None if instance.outputs is None else instance.target_index
-        self.weights = None
+        if weighted and instance.weights is None:
+            raise ValueError("options weighted=True needs an instance with weights (make_instance(..., weights=))")
+        # the loss weights in the dtype of the scores, cast once (not at every step)
+        self.weights = np.asarray(instance.weights, dtype=dtype) if weighted else None
         if self.op:
             self.outputs = np.ascontiguousarray(instance.table, dtype=dtype)
         else:
@@ -249,11 +252,7 @@ def solve_adam(instance, kappa=1.0, *, max_iter=20000, time_limit=None, seed=Non
 
     start = time.perf_counter()
     rank = rank_for(d, kappa)
-    scorer = _Scorer(instance)
-    if options.weighted:
-        if instance.weights is None:
-            raise ValueError("options weighted=True needs an instance with weights (make_instance(..., weights=))")
-        scorer.weights = np.asarray(instance.weights, dtype=np.float64)
+    scorer = _Scorer(instance, options.weighted)
     adam = _Adam(_initial_params(d, rank, scorer.dtype, seed, options), options)
     deadline = None if time_limit is None else start + time_limit
     early, steps, loss, timed_out = _train(instance, scorer, adam, max_iter, deadline)

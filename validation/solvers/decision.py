@@ -162,6 +162,8 @@ class DecisionRun:
                 if self.budget_spent():
                     break
                 self.iterate()
+                if self.phase == "decide" and self.bound <= self.tol and self.decide() == "stop":
+                    break  # certified inside the iterations (_stop_inner)
         except KeyboardInterrupt:
             if callback is None:
                 raise
@@ -325,8 +327,16 @@ class DecisionRun:
                 return True
             return False
         if r.sum() > 0 and not self.params.factored:
-            # in-loop bound (float32 working set); confirmed in float64 at the full pass
-            if self.d * gnorm / (2.0 * float(r.sum())) <= 0.5 * self.tol:
+            # in-loop bound: d ||sum_i r_i a_i|| / sum_i r_i from the float32 gradient.  Below
+            # tol it is recomputed in float64; that value is a certificate as it stands (it
+            # holds for any r >= 0 on any subset, notes/optimal_solver.md, section 3), so
+            # not_stored needs no further full pass
+            in_loop = self.d * gnorm / (2.0 * float(r.sum()))
+            if in_loop <= self.tol:
+                self.bound = min(self.bound, self.d * norm(self.ws.combine(r, exact=True)) / float(r.sum()))
+                if self.bound <= self.tol:
+                    return True
+            if in_loop <= 0.5 * self.tol:
                 self.restricted_done = True
                 return True
         if gnorm <= 1e-12 * max(float(r.sum()), 1e-300):

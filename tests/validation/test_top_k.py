@@ -122,3 +122,39 @@ def test_cli_flags(capsys):
         assert main(args) == 2
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1 and "search mode of solver 'optimal'" in err
+
+
+def test_restarts_store_what_the_first_run_misses():
+    # d = 3, p = 11, k = 5 (DP, seed 4): the first run ends not_found; one random restart stores,
+    # and the W is checked here independently of the solver's own check
+    inst = make_instance(3, 11, "dp", seed=4)
+    first = solve(inst, "optimal", options={"top_k": 5})
+    assert first.status == "not_found" and first.info["restart_runs"] == 0 and first.info["stored_by"] is None
+    again = solve(inst, "optimal", options={"top_k": 5, "top_k_restarts": 8}, seed=0)
+    assert again.status == "stored" and again.info["stored_by"] >= 1
+    assert again.info["restart_runs"] == again.info["stored_by"] and "runs" in again.message
+    assert top_k_recalled(inst.scores(again.W), 5).all()
+    same = solve(inst, "optimal", options={"top_k": 5, "top_k_restarts": 8}, seed=0)
+    assert np.array_equal(same.W, again.W)  # the restarts are seeded
+
+
+def test_restarts_end_in_a_lower_bound_verdict_and_bad_values():
+    inst = make_instance(3, 20, "op", seed=0)  # 2.3 times the theory's top-2 p_c (8.7): no run can store
+    sol = solve(inst, "optimal", options={"top_k": 2, "top_k_restarts": 3}, seed=1)
+    assert sol.status == "not_found" and sol.info["restart_runs"] == 3 and "lower-bound" in sol.message
+    stored = solve(make_instance(3, 4, "dp", seed=0), "optimal", options={"top_k": 2, "top_k_restarts": 3})
+    assert stored.status == "stored" and stored.info["restart_runs"] == 0  # no restart after a first run that stores
+    for bad in ({"top_k_restarts": 2}, {"top_k": 2, "top_k_restarts": -1}, {"top_k": 2, "top_k_restarts": 1.5}):
+        with pytest.raises(ValueError, match="top_k_restarts"):
+            solve(inst, "optimal", options=bad)
+
+
+def test_cli_top_k_restarts(capsys):
+    from validation.cli import main
+
+    assert main(["solve", "--d", "3", "--p", "11", "--problem", "dp", "--seed", "4", "--top-k", "5",
+                 "--top-k-restarts", "8", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["status"] == "stored" and data["info"]["stored_by"] >= 1
+    assert main(["solve", "--d", "3", "--p", "11", "--top-k-restarts", "8"]) == 2
+    assert "--top-k-restarts 8 needs --top-k" in capsys.readouterr().err

@@ -11,7 +11,7 @@ from replica.common.cliutil import add_command, check_output_folder, render
 
 from ..capacity.settings import BRACKET_FROM_D, CapacityDesign
 from ..solver_rules import uses_rank_search
-from .common import add_restarts_option, executor_from_args, mode_options, restarts_setting
+from .common import add_restarts_option, add_top_k_restarts_option, executor_from_args, mode_options, restarts_setting
 
 _COLUMNS = ["p", "alpha", "trials", "stored", "not_stored", "undecided", "errors"]
 
@@ -59,6 +59,7 @@ def register(subparsers) -> None:
                              "a search whose not_found verdicts count as not stored, so p_c is a lower bound; "
                              "theory replica.capacity(top_k=K)")
     add_restarts_option(parser)
+    add_top_k_restarts_option(parser)
     parser.add_argument("--out", default=None,
                         help="folder of a result store: trials are saved there and reused on a rerun")
 
@@ -114,7 +115,7 @@ def run(args) -> int:
     from ..capacity import estimate_capacity
     from ..store import STORE_SUFFIXES, ResultStore
 
-    options = mode_options(args.solver, top_k=args.top_k)
+    options = mode_options(args.solver, top_k=args.top_k, top_k_restarts=args.top_k_restarts)
     restarts = restarts_setting(args.solver, args.restarts)
     if restarts:
         options = {**(options or {}), **restarts}

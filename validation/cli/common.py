@@ -7,7 +7,7 @@ import argparse
 from ..solver_rules import supports_restarts, supports_search_modes
 
 __all__ = ["executor_from_args", "threads_argument", "WithThreads", "add_restarts_option", "restarts_setting",
-           "mode_options"]
+           "mode_options", "add_top_k_restarts_option"]
 
 
 def executor_from_args(args):
@@ -73,17 +73,29 @@ def restarts_setting(solver: str, restarts) -> dict:
     return {"restarts": restarts}
 
 
-def mode_options(solver: str, give_up: bool = False, top_k: int = 1) -> dict | None:
-    """Solver options of the ``--give-up`` / ``--top-k`` flags (None when both are off).
+def mode_options(solver: str, give_up: bool = False, top_k: int = 1, top_k_restarts: int = 0) -> dict | None:
+    """Solver options of the ``--give-up`` / ``--top-k`` / ``--top-k-restarts`` flags (None when all are off).
 
     Raises
     ------
     ValueError
-        If a flag is given with a solver other than ``optimal``.
+        If a flag is given with a solver other than ``optimal``, or ``--top-k-restarts``
+        without ``--top-k K >= 2``.
     """
+    if top_k_restarts and top_k == 1:
+        raise ValueError(f"--top-k-restarts {top_k_restarts} needs --top-k K with K >= 2")
     if not give_up and top_k == 1:
         return None
     if not supports_search_modes(solver):
         flag = "--give-up" if give_up else f"--top-k {top_k}"
         raise ValueError(f"{flag} is a search mode of solver 'optimal', got --solver {solver}")
-    return {"give_up": True} if give_up else {"top_k": top_k}
+    if give_up:
+        return {"give_up": True}
+    return {"top_k": top_k, **({"top_k_restarts": top_k_restarts} if top_k_restarts else {})}
+
+
+def add_top_k_restarts_option(parser) -> None:
+    """``--top-k-restarts R``: random restarts of the top-k search (``OptimalOptions.top_k_restarts``)."""
+    parser.add_argument("--top-k-restarts", type=int, default=0, metavar="R",
+                        help="with --top-k K >= 2: up to R more runs of the search from random starts (seeded by "
+                             "--seed) when the first does not store (default 0)")

@@ -15,7 +15,7 @@ import time
 
 from replica.common.cliutil import add_command, add_progress_option, render
 
-from .common import add_restarts_option, mode_options, restarts_setting
+from .common import add_restarts_option, add_top_k_restarts_option, mode_options, restarts_setting
 
 PROGRESS_AFTER = 2.0
 """Seconds of solving before progress lines appear."""
@@ -52,6 +52,7 @@ def register(subparsers) -> None:
                       help="optimal only: store every fact in the top K (default 1; K >= 2 is a search, "
                            "status not_found when it finds no W)")
     add_restarts_option(parser)
+    add_top_k_restarts_option(parser)
     add_progress_option(parser)
 
 
@@ -93,7 +94,7 @@ def run(args) -> int:
     check_int(args.d, "d", low=2)
     check_int(args.p, "p", low=2)
     kappa = float(check_kappa(args.kappa))
-    options = mode_options(args.solver, args.give_up, args.top_k)
+    options = mode_options(args.solver, args.give_up, args.top_k, args.top_k_restarts)
     restarts = restarts_setting(args.solver, args.restarts)
     check_problem(args.d, args.p, args.problem, args.solver, kappa, options)
     instance = make_instance(args.d, args.p, args.problem, args.ensemble, args.seed, outputs=args.outputs)

@@ -40,7 +40,9 @@ Top-k (``OptimalOptions(top_k=k)``, ``k >= 2``)
     strongest competitors of every input under the current W, solve the rest (a convex
     problem), recompute the exempt sets under the new W, and repeat until the
     restricted problem is stored (then every input is top-k recalled: ``stored``,
-    verified in float64), the exempt sets stop changing, or ``max_rounds`` ends.
+    verified in float64), the exempt sets stop changing, or ``max_rounds`` ends.  With
+    ``top_k_restarts=R`` a run that does not store is followed by up to ``R`` runs from
+    random starts (seeded), until one stores.
 """
 
 from __future__ import annotations
@@ -86,7 +88,7 @@ class _Search:
             if remaining <= 0:
                 self.out_of_budget = True
                 return None
-        options = dataclasses.replace(self.o, give_up=False, top_k=1, initial=self.initial)
+        options = dataclasses.replace(self.o, give_up=False, top_k=1, top_k_restarts=0, initial=self.initial)
         run = DecisionRun(self.instance, self.kappa, time_limit=remaining, options=options,
                           blocked=self.blocked.copy(), **self.args)
         sol = run.run()
@@ -409,11 +411,40 @@ def _strongest(M, count):
     return np.sort(part, axis=1)
 
 
+def _top_k_run(search, k, W0):
+    """One top-k search from ``W0``: alternate exempt sets and restricted solves.
+
+    Returns ``changed``: exempt entries changed in the last round (None if there was one round).
+    """
+    exempt = _strongest(search.margins(W0), k - 1)
+    rows = np.arange(search.instance.p)[:, None]
+    changed = None
+    while True:
+        search.blocked[:] = False
+        search.blocked[rows, exempt] = True
+        sol = search.solve_round()
+        if sol is None or sol.status == "stored" or search.out_of_budget:
+            return changed
+        new = _strongest(search.margins(sol.matrix()), k - 1)
+        changed = int((new != exempt).sum())
+        exempt = new
+        if changed == 0 or search.rounds >= search.o.max_rounds:
+            return changed
+
+
+def _stores_top_k(search, k):
+    return search.last is not None and bool(top_k_check(search.instance, search.last.matrix(), k).all())
+
+
 def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options, seed=None) -> Solution:
     """Top-k mode: store every input in the top ``options.top_k`` (``k >= 2``).
 
     Parameters as :func:`validation.solvers.optimal.solve_optimal`; ``top_k`` must be
-    below the number of candidates (checked there).  Deterministic: ``seed`` is ignored.
+    below the number of candidates (checked there).  Without restarts the search is
+    deterministic and ``seed`` plays no part; with ``top_k_restarts=R`` a search that does
+    not store runs again, up to ``R`` times, from random starts: restart ``r`` starts from
+    ``W`` with standard normal entries drawn from ``SeedSequence(seed, spawn_key=(r,))``
+    (None: ``DEFAULT_SEED``), and the first run that stores is returned.
 
     Returns
     -------
@@ -424,7 +455,9 @@ def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options, 
         time or iteration budget ended a round.  ``recall_fraction`` is the top-k
         recall fraction of the W, ``margin`` its plain (top-1) normalised margin;
         ``info``: ``top_k``, ``top_k_recalled`` (count), ``top1_fraction``, ``rounds``,
-        ``exempt_changed`` (exempt entries changed in the last round), ``lower_bound``.
+        ``exempt_changed`` (exempt entries changed in the last round), ``lower_bound``,
+        ``restart_runs`` (restarts run) and ``stored_by`` (None, or the run that stored:
+        0 for the first, ``r + 1`` for restart ``r``).
 
     Raises
     ------
@@ -435,36 +468,41 @@ def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options, 
     k = options.top_k
     search = _Search(instance, kappa, tol, max_iter, time_limit, refine, options)
     params = Unknowns(d, rank_for(d, kappa))
-    W0 = params.W(initial_point(search.prob, params, options.initial))
-    exempt = _strongest(search.margins(W0), k - 1)
-    rows = np.arange(instance.p)[:, None]
-    changed = None
-    while True:
-        search.blocked[:] = False
-        search.blocked[rows, exempt] = True
-        sol = search.solve_round()
-        if sol is None or sol.status == "stored" or search.out_of_budget:
-            break
-        new = _strongest(search.margins(sol.matrix()), k - 1)
-        changed = int((new != exempt).sum())
-        exempt = new
-        if changed == 0 or search.rounds >= options.max_rounds:
-            break
-    W = search.last.matrix()
+    changed = _top_k_run(search, k, params.W(initial_point(search.prob, params, options.initial)))
+    runs = [search]
+    if options.top_k_restarts and not _stores_top_k(search, k) and not search.out_of_budget:
+        root = resolve_seed(seed)
+        for r in range(options.top_k_restarts):
+            other = _Search(instance, kappa, tol, max_iter, None, refine, options)
+            other.t_start, other.deadline = search.t_start, search.deadline
+            runs.append(other)
+            rng = np.random.default_rng(np.random.SeedSequence(root, spawn_key=(r,)))
+            other.initial = rng.standard_normal((d, d))  # truncated to rank m by the solver when kappa < 1
+            changed = _top_k_run(other, k, params.W(initial_point(other.prob, params, other.initial)))
+            if _stores_top_k(other, k) or other.out_of_budget:
+                break
+    best = runs[-1]
+    stored_by = len(runs) - 1 if _stores_top_k(best, k) else None
+    best.rounds = sum(s.rounds for s in runs)
+    best.iterations = sum(s.iterations for s in runs)
+    best.t_start = runs[0].t_start
+    W = best.last.matrix()
     _, top1, margin, _ = assess(instance, W)
     ok = top_k_check(instance, W, k)
     n_ok = int(ok.sum())
     if ok.all():
         status = "stored"
     else:
-        status = "undecided" if search.out_of_budget else "not_found"
+        status = "undecided" if best.out_of_budget else "not_found"
     message = (f"top-{k} search: W puts the target of {n_ok} of {instance.p} inputs in the top {k} "
-               f"(float64) after {search.rounds} rounds")
+               f"(float64) after {best.rounds} rounds")
+    if options.top_k_restarts:
+        message += f" in {len(runs)} runs"
     if status == "not_found":
         message += ("; exempt sets " + ("stopped changing" if changed == 0 else "still changing at max_rounds")
                     + ": no W found, a lower-bound verdict (not a certificate)")
     elif status == "undecided":
         message += "; budget ended"
-    return search.result(status, bool(ok.all()), float(ok.mean()), margin, message,
-                         {"top_k": k, "top_k_recalled": n_ok, "top1_fraction": top1,
-                          "exempt_changed": changed, "mode": "top_k"})
+    return best.result(status, bool(ok.all()), float(ok.mean()), margin, message,
+                       {"top_k": k, "top_k_recalled": n_ok, "top1_fraction": top1, "exempt_changed": changed,
+                        "mode": "top_k", "restart_runs": len(runs) - 1, "stored_by": stored_by})

@@ -179,8 +179,14 @@ class OptimalOptions(SolverOptions):
         Top-k recall (default 1: plain recall).  ``k >= 2`` stores every input in the
         top k (:func:`validation.solvers.modes.solve_top_k`); must be below the number
         of candidates of the instance (checked by the solver).
+    top_k_restarts : int
+        Top-k mode: further runs of the search from random starts when the first does not
+        store (default 0: none); restart ``r`` starts from a W with standard normal entries
+        from ``SeedSequence(seed, spawn_key=(r,))`` (the ``seed`` of
+        :func:`validation.solve`, None: ``DEFAULT_SEED``), and the first run that stores
+        ends the search (``notes/top_k.md``, section 2).
     max_rounds : int
-        Most re-solves of the give-up and top-k modes (default 100, >= 1).
+        Most re-solves of the give-up and top-k modes (default 100, >= 1); per run.
     start_max_iter : int
         Rank search (kappa < 1, :mod:`validation.solvers.rank_search`): L-BFGS
         iterations of one start (default 500, >= 1; storing starts used at most 436 at
@@ -226,6 +232,7 @@ class OptimalOptions(SolverOptions):
     give_up_restarts: int = 0
     give_up_jitter: float = 0.5
     top_k: int = 1
+    top_k_restarts: int = 0
     max_rounds: int = 100
     start_max_iter: int = 500
     screen_dp: bool = True
@@ -245,12 +252,14 @@ class OptimalOptions(SolverOptions):
             self._set(name, bool(getattr(self, name)))
         self._set("give_up_fraction", check_real(self.give_up_fraction, "give_up_fraction", low=0.0, high=1.0,
                                                  low_open=True))
-        for name in ("give_up_readd", "give_up_swaps", "give_up_restarts"):
+        for name in ("give_up_readd", "give_up_swaps", "give_up_restarts", "top_k_restarts"):
             self._set(name, check_int(getattr(self, name), name, low=0))
         self._set("give_up_swap_size", check_int(self.give_up_swap_size, "give_up_swap_size", low=1))
         self._set("give_up_jitter", check_real(self.give_up_jitter, "give_up_jitter", low=0.0, low_open=True))
         if not np.isfinite(self.give_up_jitter):
             raise ValueError(f"give_up_jitter must be finite, got {self.give_up_jitter!r}")
+        if self.top_k_restarts and self.top_k == 1:
+            raise ValueError(f"top_k_restarts={self.top_k_restarts} needs top_k >= 2 (restarts of the top-k search)")
         if self.give_up and self.top_k > 1:
             raise ValueError(f"give_up=True and top_k={self.top_k} cannot be combined; use one search mode")
 

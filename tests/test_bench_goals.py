@@ -1,8 +1,8 @@
 """benchmarks/bench_goals.py: the goal verdicts and the records it reads (no solve is timed here).
 
 The limits are those the script states (OP decisions <= 30 GEMM-equivalents at d >= 256,
-DP <= 150 at d >= 128, the certified max margin within 2 % in <= 10x the decision at
-d = 64, the long goals in minutes); the rows are synthetic, each built to sit on one
+DP <= 150 at d >= 128, the certified max margin of OP within 2 % in <= 10x the decision at
+d = 64 and 128, the long goals in minutes); the rows are synthetic, each built to sit on one
 side of a limit.
 """
 
@@ -54,14 +54,16 @@ def test_gemm_goals_use_the_worst_decision_at_the_sizes_they_name(bench_goals):
     assert _one(_verdicts(rows, bench_goals), "OP decisions at d >= 256") == "**not met**"
 
 
-def test_dp_gemm_goal_names_the_cost_of_a_search_pass(bench_goals):
-    rows = [_decision(128, "dp", 900.0, pass_eq=176.0), _decision(256, "dp", 1100.0, pass_eq=128.5),
-            _decision(256, "op", 25.0, pass_eq=1.7)]
+def test_gemm_goals_name_the_floor_of_a_decision(bench_goals):
+    rows = [_decision(128, "dp", 900.0, floor_eq=210.0), _decision(256, "dp", 1100.0, floor_eq=320.5),
+            _decision(256, "op", 25.0, floor_eq=5.1), _decision(512, "op", 41.0, floor_eq=3.9)]
     measured = {r["goal"]: r["measured"] for r in bench_goals.goals(rows, None, {}, ARGS)}
     [dp] = [m for g, m in measured.items() if g.startswith("DP decisions at d >= 128")]
     [op] = [m for g, m in measured.items() if g.startswith("OP decisions at d >= 256")]
-    assert "a search pass costs 128-176 (`pass_eq`" in dp and "max 1.1e+03 (d = 256" in dp
-    assert "search pass" not in op
+    assert "floor 210-320 (`floor_eq`" in dp and "max 1.1e+03 (d = 256" in dp
+    assert "floor 3.9-5.1 (`floor_eq`" in op and "max 41 (d = 512" in op
+    rows = [_decision(256, "op", 25.0)]  # rows without the column: no floor claimed
+    assert "floor" not in bench_goals.goals(rows, None, {}, ARGS)[0]["measured"]
 
 
 def test_a_goal_without_rows_says_not_measured(bench_goals):
@@ -78,9 +80,11 @@ def test_max_margin_goal_needs_convergence_gap_and_ratio_at_d64(bench_goals):
     for bad in (mm(10.1, 0.019), mm(9.0, 0.021), mm(9.0, 0.01, status="max_iter")):
         assert _one(_verdicts([mm(5.0, 0.01), bad], bench_goals), "certified max margin, OP d = 64") \
             == "**not met**"
-    # at d = 128 it is measured, not a goal
-    assert _one(_verdicts([mm(25.0, 0.019, d=128)], bench_goals),
-                "certified max margin, OP d = 128").startswith("measured (no goal), over 10x")
+    # OP at d = 128 is a goal too; d = 256 is measured, not a goal
+    assert _one(_verdicts([mm(25.0, 0.019, d=128)], bench_goals), "certified max margin, OP d = 128") \
+        == "**not met**"
+    assert _one(_verdicts([mm(25.0, 0.019, d=256)], bench_goals),
+                "certified max margin, OP d = 256").startswith("measured (no goal), over 10x")
 
 
 def test_long_goals_have_their_limits_in_minutes_and_gigabytes(bench_goals):

@@ -111,3 +111,20 @@ def test_committed_zipf_page_is_what_its_data_give():
     assert (ROOT / "docs" / "zipf.md").read_text() == page.markdown(data)
     data["measurements"][0]["points"][0]["error"] *= 2.0  # negative control: a changed result changes the page
     assert (ROOT / "docs" / "zipf.md").read_text() != page.markdown(data)
+
+
+def test_a_changed_top_k_result_changes_its_table_and_summary(tmp_path, monkeypatch):
+    # negative control: the theory moved above the exact interval in a copy of the summary
+    import json
+
+    tables = _tables_module()
+    records = json.loads((ROOT / "docs" / "results" / "top_k_exact.json").read_text())
+    before_table, before_summary = tables.top_k_table(), tables.top_k_summary()
+    target = next(r for r in records if r["verdict"].startswith("inside the interval"))
+    target["verdict"], target["theory_vs_exact"] = "above the interval by +9.9 %", 0.099
+    copy = tmp_path / "top_k_exact.json"
+    copy.write_text(json.dumps(records))
+    monkeypatch.setattr(tables, "TOP_K_DATA", copy)
+    assert tables.top_k_table() != before_table
+    summary = tables.top_k_summary()[0]
+    assert summary != before_summary[0] and f"{target['problem'].upper()} d = {target['d']} (+9.9 %)" in summary

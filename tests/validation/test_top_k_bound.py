@@ -188,3 +188,26 @@ def test_exact_script_verdict_and_gap_trend():
             dict(problem="op", k=5, d=3, search_gap=None)]
     trend = script.gap_trend(recs)
     assert len(trend) == 2 and "shrinks" in trend[0] and "grows" in trend[1]
+
+
+def test_exact_script_range_over_the_undecided():
+    from validation.capacity.fit import fit_logistic
+
+    script = _exact_script()
+    loads = [8, 10, 12, 14, 16]
+    decided = [(p, s, 10 - s, 0) for p, s in zip(loads, [10, 8, 5, 2, 0])]
+    fit = fit_logistic(np.array(loads), np.array([10, 8, 5, 2, 0]), np.full(5, 10))
+    low, high = script.undecided_range(decided)  # nothing undecided: the range is the decided interval
+    assert np.allclose([low, high], np.exp([fit.log_p_c_low, fit.log_p_c_high]))
+    # four undecided instances at each of the two largest loads widen the range upwards only
+    wider = decided[:3] + [(14, 2, 4, 4), (16, 0, 6, 4)]
+    w_low, w_high = script.undecided_range(wider)
+    assert w_low <= low + 1e-9 and w_high > high
+    assert script.range_verdict(1.1 * w_high, w_low, w_high).startswith("above")
+    assert script.range_verdict(0.9 * w_low, w_low, w_high).startswith("below")
+    assert script.range_verdict(0.5 * (w_low + w_high), w_low, w_high) == "inside that range"
+    # everything undecided at the top: no upper end
+    open_top = decided[:2] + [(12, 5, 0, 5), (14, 2, 0, 8), (16, 0, 0, 10)]
+    o_low, o_high = script.undecided_range(open_top)
+    assert o_high == float("inf") and o_low > 0 and script.range_text(o_low, o_high).startswith("at least")
+    assert script.range_verdict(12.0, 0.0, float("inf")).startswith("not tested")

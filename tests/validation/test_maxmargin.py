@@ -104,6 +104,13 @@ def test_gap_reaches_tol_and_warm_start_is_used():
         assert r.margin >= decision.margin
     # reference: notes/optimal_solver.md records the optimum of this instance in [0.18562, 0.1867]
     assert r.margin <= 0.1867 and r.margin_bound >= 0.18562
+    # the warm start's working set is where the sweeps start: without W0 (the Hebbian start)
+    # the same seed takes another path (the two solves were identical when a first full pass
+    # at W(lam = 0) = 0 discarded it)
+    cold = solve_max_margin(instance, None, tol=0.01, seed=0)
+    warm = solve_max_margin(instance, decision.W, tol=0.01, seed=0)
+    assert cold.status == warm.status == "converged"
+    assert (cold.iterations, cold.margin) != (warm.iterations, warm.margin)
 
 
 def test_not_storable_reports_no_gap():

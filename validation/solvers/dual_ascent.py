@@ -453,7 +453,10 @@ class DualAscentRun:
 
         """Rounds of sweeps and full passes until a stop; returns :meth:`finish`."""
         try:
-            self.full_pass(self.ws.memory())
+            # start on the working set the warm start chose (__init__); a full pass at
+            # W(lam = 0) = 0 would drop it (every lam is 0) and pick arbitrary ties instead
+            self.lam_start = self.ws.lam.copy()
+            self.rounds_between = self.pass_rounds()
             while self.status is None:
                 for _ in range(self.o.sweeps_per_pass):
                     self.sweep()

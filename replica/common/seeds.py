@@ -19,13 +19,16 @@ import numbers
 
 import numpy as np
 
-__all__ = ["DEFAULT_SEED", "MAX_SEED", "resolve_seed", "as_generator"]
+__all__ = ["DEFAULT_SEED", "MAX_SEED", "RESTART_TAG", "resolve_seed", "as_generator", "restart_stream"]
 
 DEFAULT_SEED = 20261130
 """The package's default seed (used when ``seed=None``)."""
 
 MAX_SEED = 2**63 - 1
 """Largest integer seed (seeds are stored as signed 64-bit integers)."""
+
+RESTART_TAG = 2**32 - 1
+"""First spawn-key word of the restart streams of the solvers' searches (:func:`restart_stream`)."""
 
 
 def resolve_seed(seed, name: str = "seed") -> int:
@@ -69,3 +72,16 @@ def as_generator(seed, name: str = "seed") -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
     return np.random.default_rng(resolve_seed(seed, name))
+
+
+def restart_stream(seed, r: int) -> np.random.SeedSequence:
+    """The stream of restart ``r`` of a seeded search: ``SeedSequence(seed, spawn_key=(RESTART_TAG, r))``.
+
+    ``seed`` is resolved by :func:`resolve_seed` first.  The spawn key has two words and
+    the first is ``2**32 - 1``, which no load ``p`` reaches, so the stream differs from
+    those of an instance made with the same seed (``make_instance`` draws from
+    ``SeedSequence(seed).spawn(3)``, spawn keys ``(0,)``, ``(1,)``, ``(2,)``) and from the
+    sweeps' task streams (spawn keys ``(p, trial)``): a restart never reuses the draws of
+    the instance's vectors, however the two seeds are chosen.
+    """
+    return np.random.SeedSequence(resolve_seed(seed), spawn_key=(RESTART_TAG, int(r)))

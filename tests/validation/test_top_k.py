@@ -158,3 +158,79 @@ def test_cli_top_k_restarts(capsys):
     assert data["status"] == "stored" and data["info"]["stored_by"] >= 1
     assert main(["solve", "--d", "3", "--p", "11", "--top-k-restarts", "8"]) == 2
     assert "--top-k-restarts 8 needs --top-k" in capsys.readouterr().err
+
+
+def test_restart_streams_are_apart_from_the_instance_streams():
+    # the solve's seed equal to the instance seed: no restart repeats the draws of the instance's
+    # streams (make_instance: SeedSequence(seed).spawn(3)); the plain spawn_key=(r,) form did
+    from replica.common.seeds import restart_stream
+
+    seed = 4
+    instance_streams = np.random.SeedSequence(seed).spawn(3)
+    drawn = [np.random.default_rng(ss).standard_normal(8) for ss in instance_streams]
+    for r in range(3):
+        start = np.random.default_rng(restart_stream(seed, r)).standard_normal(8)
+        assert not any(np.array_equal(start, x) for x in drawn)
+        plain = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(r,))).standard_normal(8)
+        assert np.array_equal(plain, drawn[r])  # the check can fail: the old streams are the instance's
+
+
+def test_restarts_return_the_best_run_and_its_seed():
+    inst = make_instance(3, 20, "op", seed=0)  # far above the top-2 p_c: no run stores
+    first = solve(inst, "optimal", options={"top_k": 2})
+    sol = solve(inst, "optimal", options={"top_k": 2, "top_k_restarts": 3}, seed=1)
+    assert sol.status == "not_found" and sol.info["restarts_cut_short"] is False and sol.info["seed"] == 1
+    assert sol.info["top_k_recalled"] >= first.info["top_k_recalled"]
+    assert sol.info["top_k_recalled"] == int(top_k_recalled(inst.scores(sol.W), 2).sum())
+
+
+def test_time_limit_between_restarts_keeps_the_first_verdict(monkeypatch):
+    # the budget ends just as a restart begins (its first round finds no time left): the search
+    # must not fail, and the first run's not_found stands
+    import time
+
+    from validation.solvers import modes
+
+    inst = make_instance(3, 11, "dp", seed=4)  # the first run ends not_found (test above)
+    calls = []
+    original = modes._top_k_run
+
+    def late(search, k, W0):
+        calls.append(search)
+        if len(calls) > 1:
+            search.deadline = time.perf_counter() - 1.0
+        return original(search, k, W0)
+
+    monkeypatch.setattr(modes, "_top_k_run", late)
+    sol = solve(inst, "optimal", options={"top_k": 5, "top_k_restarts": 8}, seed=0, time_limit=600)
+    assert len(calls) == 2
+    assert sol.status == "not_found" and sol.info["restarts_cut_short"] is True
+    assert sol.info["restart_runs"] == 0 and "budget ended the restarts after 0 of 8" in sol.message
+
+
+def test_ctrl_c_in_a_restart_says_interrupted(monkeypatch):
+    # a Ctrl-C (under monitored) in the first restart's first iteration ends the search: the
+    # message says so (the CLI's exit status 130 reads it) and the first run's verdict stands
+    from validation.solvers import decision, modes
+
+    inst = make_instance(3, 11, "dp", seed=4)
+    first = solve(inst, "optimal", options={"top_k": 5})
+    runs = []
+    run_search, iterate = modes._top_k_run, decision.DecisionRun.iterate
+
+    def counted(search, k, W0):
+        runs.append(search)
+        return run_search(search, k, W0)
+
+    def interrupt_in_restarts(self):
+        if len(runs) > 1:
+            raise KeyboardInterrupt
+        return iterate(self)
+
+    monkeypatch.setattr(modes, "_top_k_run", counted)
+    monkeypatch.setattr(decision.DecisionRun, "iterate", interrupt_in_restarts)
+    with decision.monitored(lambda state: None):
+        sol = solve(inst, "optimal", options={"top_k": 5, "top_k_restarts": 8}, seed=0)
+    assert len(runs) == 2 and sol.message.startswith("interrupted")
+    assert sol.info["restarts_cut_short"] is True and sol.status == "not_found"
+    assert sol.info["top_k_recalled"] >= first.info["top_k_recalled"]

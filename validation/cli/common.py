@@ -97,5 +97,6 @@ def mode_options(solver: str, give_up: bool = False, top_k: int = 1, top_k_resta
 def add_top_k_restarts_option(parser) -> None:
     """``--top-k-restarts R``: random restarts of the top-k search (``OptimalOptions.top_k_restarts``)."""
     parser.add_argument("--top-k-restarts", type=int, default=0, metavar="R",
-                        help="with --top-k K >= 2: up to R more runs of the search from random starts (seeded by "
-                             "--seed) when the first does not store (default 0)")
+                        help="with --top-k K >= 2: up to R more runs of the search from random starts when the "
+                             "first does not store (default 0); the starts come from the package seed "
+                             "(replica.common.seeds.DEFAULT_SEED), whatever the instance seed")

@@ -53,7 +53,7 @@ import time
 
 import numpy as np
 
-from replica.common.seeds import resolve_seed
+from replica.common.seeds import resolve_seed, restart_stream
 
 from ..ensembles import check_square_instance
 from .decision import DecisionRun
@@ -163,7 +163,7 @@ def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options
             other = _Search(instance, kappa, tol, max_iter, None, refine, options)
             other.t_start, other.deadline = search.t_start, search.deadline
             searches.append(other)
-            rng = np.random.default_rng(np.random.SeedSequence(root, spawn_key=(r,)))
+            rng = np.random.default_rng(restart_stream(root, r))
             t_run = time.perf_counter()
             candidate = _give_up_run(other, weights, options, rng)
             run_scores.append(candidate["score"])
@@ -443,8 +443,12 @@ def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options, 
     below the number of candidates (checked there).  Without restarts the search is
     deterministic and ``seed`` plays no part; with ``top_k_restarts=R`` a search that does
     not store runs again, up to ``R`` times, from random starts: restart ``r`` starts from
-    ``W`` with standard normal entries drawn from ``SeedSequence(seed, spawn_key=(r,))``
-    (None: ``DEFAULT_SEED``), and the first run that stores is returned.
+    ``W`` with standard normal entries drawn from
+    ``replica.common.seeds.restart_stream(seed, r)`` (None: ``DEFAULT_SEED``; a stream
+    apart from the instance's own), and the first run that stores is returned.  When none
+    stores, the run whose W puts the most inputs in the top k is returned (the first of
+    equals).  The time limit covers all runs; when it ends the restarts, the first run's
+    verdict stands.
 
     Returns
     -------
@@ -452,12 +456,16 @@ def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options, 
         ``stored`` when every input is top-k recalled (float64, certified);
         ``not_found`` when the exempt sets stopped changing (or ``max_rounds`` ended)
         without it: a lower-bound verdict, not a certificate; ``undecided`` when the
-        time or iteration budget ended a round.  ``recall_fraction`` is the top-k
+        time or iteration budget ended a round of the first run (a Ctrl-C under
+        :func:`validation.solvers.decision.monitored` too; the message then starts with
+        ``interrupted``).  ``recall_fraction`` is the top-k
         recall fraction of the W, ``margin`` its plain (top-1) normalised margin;
         ``info``: ``top_k``, ``top_k_recalled`` (count), ``top1_fraction``, ``rounds``,
         ``exempt_changed`` (exempt entries changed in the last round), ``lower_bound``,
         ``restart_runs`` (restarts run) and ``stored_by`` (None, or the run that stored:
-        0 for the first, ``r + 1`` for restart ``r``).
+        0 for the first, ``r + 1`` for restart ``r``); with restarts also
+        ``restarts_cut_short`` (the time limit or a Ctrl-C ended them early) and ``seed``
+        (the integer seed).
 
     Raises
     ------
@@ -469,23 +477,18 @@ def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options, 
     search = _Search(instance, kappa, tol, max_iter, time_limit, refine, options)
     params = Unknowns(d, rank_for(d, kappa))
     changed = _top_k_run(search, k, params.W(initial_point(search.prob, params, options.initial)))
-    runs = [search]
+    runs, cut_short, root = [(search, changed)], False, None
     if options.top_k_restarts and not _stores_top_k(search, k) and not search.out_of_budget:
         root = resolve_seed(seed)
-        for r in range(options.top_k_restarts):
-            other = _Search(instance, kappa, tol, max_iter, None, refine, options)
-            other.t_start, other.deadline = search.t_start, search.deadline
-            runs.append(other)
-            rng = np.random.default_rng(np.random.SeedSequence(root, spawn_key=(r,)))
-            other.initial = rng.standard_normal((d, d))  # truncated to rank m by the solver when kappa < 1
-            changed = _top_k_run(other, k, params.W(initial_point(other.prob, params, other.initial)))
-            if _stores_top_k(other, k) or other.out_of_budget:
-                break
-    best = runs[-1]
-    stored_by = len(runs) - 1 if _stores_top_k(best, k) else None
-    best.rounds = sum(s.rounds for s in runs)
-    best.iterations = sum(s.iterations for s in runs)
-    best.t_start = runs[0].t_start
+        runs, cut_short = _top_k_restarts(search, k, params, root, runs)
+    # the run that stored, else the one whose W puts the most inputs in the top k (the first of equals)
+    counts = [int(top_k_check(instance, s.last.matrix(), k).sum()) for s, _ in runs]
+    best, changed = runs[counts.index(max(counts))]
+    searches = [s for s, _ in runs]
+    best.rounds = sum(s.rounds for s in searches)
+    best.iterations = sum(s.iterations for s in searches)
+    best.t_start = search.t_start
+    interrupted = any(s.last.message.startswith("interrupted") for s in searches)
     W = best.last.matrix()
     _, top1, margin, _ = assess(instance, W)
     ok = top_k_check(instance, W, k)
@@ -493,16 +496,54 @@ def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options, 
     if ok.all():
         status = "stored"
     else:
-        status = "undecided" if best.out_of_budget else "not_found"
+        # the first run ran to its end unless it was out of budget; restarts cut short by the
+        # budget leave its not_found (a lower bound) standing
+        status = "undecided" if search.out_of_budget else "not_found"
     message = (f"top-{k} search: W puts the target of {n_ok} of {instance.p} inputs in the top {k} "
                f"(float64) after {best.rounds} rounds")
     if options.top_k_restarts:
         message += f" in {len(runs)} runs"
+        if cut_short:
+            message += f" (the budget ended the restarts after {len(runs) - 1} of {options.top_k_restarts})"
     if status == "not_found":
         message += ("; exempt sets " + ("stopped changing" if changed == 0 else "still changing at max_rounds")
                     + ": no W found, a lower-bound verdict (not a certificate)")
     elif status == "undecided":
         message += "; budget ended"
-    return best.result(status, bool(ok.all()), float(ok.mean()), margin, message,
-                       {"top_k": k, "top_k_recalled": n_ok, "top1_fraction": top1, "exempt_changed": changed,
-                        "mode": "top_k", "restart_runs": len(runs) - 1, "stored_by": stored_by})
+    if interrupted:
+        message = "interrupted (Ctrl-C); " + message
+    stored_by = searches.index(best) if status == "stored" else None
+    info = {"top_k": k, "top_k_recalled": n_ok, "top1_fraction": top1, "exempt_changed": changed,
+            "mode": "top_k", "restart_runs": len(runs) - 1, "stored_by": stored_by}
+    if options.top_k_restarts:
+        info.update(restarts_cut_short=cut_short, seed=root)
+    return best.result(status, bool(ok.all()), float(ok.mean()), margin, message, info)
+
+
+def _top_k_restarts(search, k, params, root, runs):
+    """The restarts of :func:`solve_top_k` after ``search`` did not store: ``(runs, cut_short)``.
+
+    Restart ``r`` starts from standard normal W drawn from ``restart_stream(root, r)``.  It
+    stops at the first run that stores; ``cut_short`` is True when the time limit or a
+    Ctrl-C ended the restarts first.  A restart whose round hit ``max_iter`` is kept and the
+    next one runs (``max_iter`` is per round).  Runs without any round are left out.
+    """
+    instance, o = search.instance, search.o
+    for r in range(o.top_k_restarts):
+        if search.deadline is not None and time.perf_counter() >= search.deadline:
+            return runs, True
+        other = _Search(instance, search.kappa, search.args["tol"], search.args["max_iter"], None,
+                        search.args["refine"], o)
+        other.t_start, other.deadline = search.t_start, search.deadline
+        rng = np.random.default_rng(restart_stream(root, r))
+        other.initial = rng.standard_normal((instance.d, instance.d))  # rank m by the solver when kappa < 1
+        changed = _top_k_run(other, k, params.W(initial_point(other.prob, params, other.initial)))
+        if other.last is None:
+            return runs, True
+        runs.append((other, changed))
+        if _stores_top_k(other, k):
+            return runs, False
+        if other.last.message.startswith("interrupted") or (other.out_of_budget and other.deadline is not None
+                                                             and time.perf_counter() >= other.deadline):
+            return runs, True
+    return runs, False

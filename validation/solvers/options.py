@@ -170,8 +170,8 @@ class OptimalOptions(SolverOptions):
         Give-up mode: further runs of the whole search (greedy, add-back, swaps) with the
         give-up order perturbed (default 0: none); the best run is returned.  Run ``r``
         multiplies the costs by ``exp(give_up_jitter z)``, ``z`` standard normal from
-        ``SeedSequence(seed, spawn_key=(r,))`` (the ``seed`` of :func:`validation.solve`,
-        None: ``DEFAULT_SEED``).
+        ``replica.common.seeds.restart_stream(seed, r)`` (the ``seed`` of
+        :func:`validation.solve`, None: ``DEFAULT_SEED``).
     give_up_jitter : float
         Give-up restarts: standard deviation of the log-normal perturbation of the costs
         (default 0.5, > 0).
@@ -182,7 +182,7 @@ class OptimalOptions(SolverOptions):
     top_k_restarts : int
         Top-k mode: further runs of the search from random starts when the first does not
         store (default 0: none); restart ``r`` starts from a W with standard normal entries
-        from ``SeedSequence(seed, spawn_key=(r,))`` (the ``seed`` of
+        from ``replica.common.seeds.restart_stream(seed, r)`` (the ``seed`` of
         :func:`validation.solve`, None: ``DEFAULT_SEED``), and the first run that stores
         ends the search (``notes/top_k.md``, section 2).
     max_rounds : int

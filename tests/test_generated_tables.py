@@ -128,3 +128,24 @@ def test_a_changed_top_k_result_changes_its_table_and_summary(tmp_path, monkeypa
     assert tables.top_k_table() != before_table
     summary = tables.top_k_summary()[0]
     assert summary != before_summary[0] and f"{target['problem'].upper()} d = {target['d']} (+9.9 %)" in summary
+
+
+def test_a_changed_sweep_record_changes_the_headline_page(tmp_path, monkeypatch):
+    # negative control: the single-sweep rows of docs/results/headline.md come from the records in
+    # benchmarks/goals/; a p_c moved in a copy of one record must show up, with its interval kind
+    import json
+
+    tables = _tables_module()
+    records = tmp_path / "goals"
+    shutil.copytree(ROOT / "benchmarks" / "goals", records)
+    path = records / "sweep_dp128.json"
+    record = json.loads(path.read_text())
+    record["estimate"].update(p_c=1900.25, p_c_low=1890.0, p_c_high=1910.5, status="ok")
+    path.write_text(json.dumps(record))
+    monkeypatch.setattr(tables, "SWEEP_RECORDS", records)
+    page = tables.generated()[tables.HEADLINE_PAGE]
+    assert page != (ROOT / "docs" / "results" / "headline.md").read_text()
+    row = next(line for line in page.splitlines() if line.startswith("| optimal DP | 128 | 1900.2"))
+    assert "[1890.0, 1910.5] (95 % PL)" in row
+    theory = record["estimate"]["theory"]["p_c"]
+    assert f"{100 * (1900.25 - theory) / theory:+.1f} %" in row

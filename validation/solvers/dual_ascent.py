@@ -316,9 +316,12 @@ class DualAscentRun:
         self.sweep_dtype = np.float32 if tol >= _FLOAT32_TOL else np.float64
         self.Wt = np.zeros((data.d_in, data.d_out), dtype=self.sweep_dtype)
         self.status = None
-        self.lam_start = None     # lam at the start of the current round of sweeps
+        # the sweeps start on the working set the warm start chose (a full pass at
+        # W(lam = 0) = 0 would drop it: every lam is 0, and it would pick arbitrary ties)
+        self.lam_start = self.ws.lam.copy()   # lam at the start of the current round of sweeps
         self.history = []         # total steps of lam in the previous rounds (dual line search)
-        self.rounds_since_pass = self.rounds_between = 0   # rounds of sweeps since the last full pass
+        self.rounds_since_pass = 0            # rounds of sweeps since the last full pass
+        self.rounds_between = self.pass_rounds()
 
     def out_of_time(self):
 
@@ -453,10 +456,6 @@ class DualAscentRun:
 
         """Rounds of sweeps and full passes until a stop; returns :meth:`finish`."""
         try:
-            # start on the working set the warm start chose (__init__); a full pass at
-            # W(lam = 0) = 0 would drop it (every lam is 0) and pick arbitrary ties instead
-            self.lam_start = self.ws.lam.copy()
-            self.rounds_between = self.pass_rounds()
             while self.status is None:
                 for _ in range(self.o.sweeps_per_pass):
                     self.sweep()

@@ -78,7 +78,19 @@ class _Search:
         self.rounds = self.iterations = 0
         self.last = None
         self.out_of_budget = False
+        self.interrupted = False   # a round ended by Ctrl-C (under ``decision.monitored``)
         self.swap_attempts = 0
+
+    def out_of_time(self):
+        """True once the time limit has passed."""
+        return self.deadline is not None and time.perf_counter() >= self.deadline
+
+    def fork(self):
+        """A new search of the same instance and settings that shares this one's clock and time limit."""
+        other = _Search(self.instance, self.kappa, self.args["tol"], self.args["max_iter"], None,
+                        self.args["refine"], self.o)
+        other.t_start, other.deadline = self.t_start, self.deadline
+        return other
 
     def solve_round(self):
         """One decision solve with the current ``blocked``, warm-started; returns its Solution."""
@@ -96,6 +108,7 @@ class _Search:
         self.iterations += sol.iterations
         self.initial = run.final_factors() if sol.factors is not None else sol.W
         self.last = sol
+        self.interrupted = sol.message.startswith("interrupted")
         if not sol.converged and sol.status == "undecided":
             self.out_of_budget = True
         return sol
@@ -151,26 +164,17 @@ def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options
     search = _Search(instance, kappa, tol, max_iter, time_limit, refine, options)
     run = _give_up_run(search, weights, options, None)
     first = run["first"]
-    best = run
-    restart_gains = 0
-    searches = [search]
-    run_scores, run_seconds = [run["score"]], [time.perf_counter() - search.t_start]
+    runs = [(run, time.perf_counter() - search.t_start)]
     if options.give_up_restarts:
         root = resolve_seed(seed)
-        for r in range(options.give_up_restarts):
-            if search.deadline is not None and time.perf_counter() >= search.deadline:
-                break
-            other = _Search(instance, kappa, tol, max_iter, None, refine, options)
-            other.t_start, other.deadline = search.t_start, search.deadline
-            searches.append(other)
-            rng = np.random.default_rng(restart_stream(root, r))
-            t_run = time.perf_counter()
-            candidate = _give_up_run(other, weights, options, rng)
-            run_scores.append(candidate["score"])
-            run_seconds.append(time.perf_counter() - t_run)
-            if candidate["search"].last is not None and candidate["score"] > best["score"]:
-                best = candidate
-                restart_gains += 1
+        runs += _give_up_restarts(search, weights, options, root)
+    best, restart_gains = run, 0
+    for candidate, _ in runs[1:]:
+        if candidate["search"].last is not None and candidate["score"] > best["score"]:
+            best, restart_gains = candidate, restart_gains + 1
+    searches = [candidate["search"] for candidate, _ in runs]
+    run_scores = [candidate["score"] for candidate, _ in runs]
+    run_seconds = [seconds for _, seconds in runs]
     search = best["search"]
     search.rounds = sum(s.rounds for s in searches)
     search.iterations = sum(s.iterations for s in searches)
@@ -220,6 +224,21 @@ def solve_give_up(instance, kappa, *, tol, max_iter, time_limit, refine, options
                     "from the last W)")
     return search.result(status, stored, fraction, margin, message,
                          {**info, "weighted": True, "recalled_mass": mass})
+
+
+def _give_up_restarts(search, weights, options, root):
+    """The restarts of :func:`solve_give_up`: ``[(run, seconds)]`` of up to ``give_up_restarts``
+    more runs, run ``r`` with costs perturbed by draws from ``restart_stream(root, r)``, until
+    ``search``'s time limit."""
+    out = []
+    for r in range(options.give_up_restarts):
+        if search.out_of_time():
+            break
+        rng = np.random.default_rng(restart_stream(root, r))
+        t_run = time.perf_counter()
+        candidate = _give_up_run(search.fork(), weights, options, rng)
+        out.append((candidate, time.perf_counter() - t_run))
+    return out
 
 
 def _give_up_run(search, weights, options, rng):
@@ -432,10 +451,6 @@ def _top_k_run(search, k, W0):
             return changed
 
 
-def _stores_top_k(search, k):
-    return search.last is not None and bool(top_k_check(search.instance, search.last.matrix(), k).all())
-
-
 def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options, seed=None) -> Solution:
     """Top-k mode: store every input in the top ``options.top_k`` (``k >= 2``).
 
@@ -477,21 +492,19 @@ def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options, 
     search = _Search(instance, kappa, tol, max_iter, time_limit, refine, options)
     params = Unknowns(d, rank_for(d, kappa))
     changed = _top_k_run(search, k, params.W(initial_point(search.prob, params, options.initial)))
-    runs, cut_short, root = [(search, changed)], False, None
-    if options.top_k_restarts and not _stores_top_k(search, k) and not search.out_of_budget:
+    runs, cut_short, root = [_top_k_result(search, k, changed)], False, None
+    if options.top_k_restarts and not runs[0][2].all() and not search.out_of_budget:
         root = resolve_seed(seed)
-        runs, cut_short = _top_k_restarts(search, k, params, root, runs)
+        cut_short = _top_k_restarts(search, k, params, root, runs)
     # the run that stored, else the one whose W puts the most inputs in the top k (the first of equals)
-    counts = [int(top_k_check(instance, s.last.matrix(), k).sum()) for s, _ in runs]
-    best, changed = runs[counts.index(max(counts))]
-    searches = [s for s, _ in runs]
+    counts = [int(ok.sum()) for _, _, ok in runs]
+    best, changed, ok = runs[counts.index(max(counts))]
+    searches = [s for s, _, _ in runs]
     best.rounds = sum(s.rounds for s in searches)
     best.iterations = sum(s.iterations for s in searches)
     best.t_start = search.t_start
-    interrupted = any(s.last.message.startswith("interrupted") for s in searches)
-    W = best.last.matrix()
-    _, top1, margin, _ = assess(instance, W)
-    ok = top_k_check(instance, W, k)
+    interrupted = any(s.interrupted for s in searches)
+    _, top1, margin, _ = assess(instance, best.last.matrix())
     n_ok = int(ok.sum())
     if ok.all():
         status = "stored"
@@ -520,30 +533,32 @@ def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options, 
     return best.result(status, bool(ok.all()), float(ok.mean()), margin, message, info)
 
 
+def _top_k_result(search, k, changed):
+    """``(search, changed, ok)``: a finished top-k run with the float64 top-k check of its W."""
+    return search, changed, top_k_check(search.instance, search.last.matrix(), k)
+
+
 def _top_k_restarts(search, k, params, root, runs):
-    """The restarts of :func:`solve_top_k` after ``search`` did not store: ``(runs, cut_short)``.
+    """The restarts of :func:`solve_top_k` after ``search`` did not store, appended to ``runs``
+    (as :func:`_top_k_result`); returns ``cut_short``.
 
     Restart ``r`` starts from standard normal W drawn from ``restart_stream(root, r)``.  It
     stops at the first run that stores; ``cut_short`` is True when the time limit or a
     Ctrl-C ended the restarts first.  A restart whose round hit ``max_iter`` is kept and the
     next one runs (``max_iter`` is per round).  Runs without any round are left out.
     """
-    instance, o = search.instance, search.o
-    for r in range(o.top_k_restarts):
-        if search.deadline is not None and time.perf_counter() >= search.deadline:
-            return runs, True
-        other = _Search(instance, search.kappa, search.args["tol"], search.args["max_iter"], None,
-                        search.args["refine"], o)
-        other.t_start, other.deadline = search.t_start, search.deadline
-        rng = np.random.default_rng(restart_stream(root, r))
-        other.initial = rng.standard_normal((instance.d, instance.d))  # rank m by the solver when kappa < 1
+    d = search.instance.d
+    for r in range(search.o.top_k_restarts):
+        if search.out_of_time():
+            return True
+        other = search.fork()
+        other.initial = np.random.default_rng(restart_stream(root, r)).standard_normal((d, d))  # rank m if kappa < 1
         changed = _top_k_run(other, k, params.W(initial_point(other.prob, params, other.initial)))
         if other.last is None:
-            return runs, True
-        runs.append((other, changed))
-        if _stores_top_k(other, k):
-            return runs, False
-        if other.last.message.startswith("interrupted") or (other.out_of_budget and other.deadline is not None
-                                                             and time.perf_counter() >= other.deadline):
-            return runs, True
-    return runs, False
+            return True
+        runs.append(_top_k_result(other, k, changed))
+        if runs[-1][2].all():
+            return False
+        if other.interrupted or (other.out_of_budget and other.out_of_time()):
+            return True
+    return False

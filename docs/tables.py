@@ -91,7 +91,7 @@ def capacity_row(row) -> str:
             f"{measured} | {theory:.1f} | {diff_text} | {int(row['trials'])} |")
 
 
-def headline_table(rows, meta, link: str) -> list[str]:
+def headline_table(rows, meta, link: str, sweeps=()) -> list[str]:
     by_key = {(r["problem"], r["solver"], int(r["d"])): r for r in rows if float(r["kappa"]) == 1.0}
     out = [
         "| memory | d | measured p_c | theory p_c | difference | trials |",
@@ -103,7 +103,6 @@ def headline_table(rows, meta, link: str) -> list[str]:
                f"{meta['trials']} trials in all, {meta['date']}); every row and the others are on [{link}]"
                f"({link}). \"95 % PL\": profile-likelihood interval of the logistic fit; \"bracket\": all "
                "trials stored at the lower load and none at the upper one, so no interval was fitted.")
-    sweeps = sweep_records()
     if sweeps:
         sizes = ", ".join(f"{e['problem'].upper()} d = {int(e['d'])}" for e in (r["estimate"] for r in sweeps))
         out[-1] += f" Single sweeps outside the run ({sizes}) are on the same page."
@@ -149,7 +148,7 @@ def sweeps_table(records) -> list[str]:
     return out
 
 
-def headline_page(rows, meta) -> str:
+def headline_page(rows, meta, sweeps=()) -> str:
     lines = [
         "# Headline numbers",
         "",
@@ -173,8 +172,7 @@ def headline_page(rows, meta) -> str:
         "",
     ]
     lines += full_table(rows, meta)
-    records = sweep_records()
-    if records:
+    if sweeps:
         lines += [
             "",
             "## Single sweeps",
@@ -184,7 +182,7 @@ def headline_page(rows, meta) -> str:
             "sweep on the machine of the record.",
             "",
         ]
-        lines += sweeps_table(records)
+        lines += sweeps_table(sweeps)
     return "\n".join(lines) + "\n"
 
 
@@ -376,7 +374,9 @@ def replace_block(text: str, name: str, body: list[str]) -> str:
 
 def generated() -> dict[Path, str]:
     rows, meta = read_run(DOCS / "full")
-    readme = replace_block(README.read_text(), "headline", headline_table(rows, meta, "docs/results/headline.md"))
+    sweeps = sweep_records()
+    readme = replace_block(README.read_text(), "headline",
+                           headline_table(rows, meta, "docs/results/headline.md", sweeps))
     zipf = zipf_table()
     readme = replace_block(readme, "zipf", zipf)
     notes = replace_block(ZIPF_NOTE.read_text(), "zipf", [line.replace("[docs/zipf.md](docs/zipf.md)", "`docs/zipf.md`")
@@ -389,8 +389,8 @@ def generated() -> dict[Path, str]:
     readme = replace_block(readme, "top_k", top_k_summary())
     top_k_note = replace_block(TOP_K_NOTE.read_text(), "top_k", [
         line.replace("[docs/top_k_exact.md](docs/top_k_exact.md)", "`docs/top_k_exact.md`") for line in top_k_table()])
-    return {README: readme, HEADLINE_PAGE: headline_page(rows, meta), ZIPF_NOTE: notes, ACCURACY_NOTE: accuracy_note,
-            TOP_K_NOTE: top_k_note}
+    return {README: readme, HEADLINE_PAGE: headline_page(rows, meta, sweeps), ZIPF_NOTE: notes,
+            ACCURACY_NOTE: accuracy_note, TOP_K_NOTE: top_k_note}
 
 
 def main(argv=None) -> int:

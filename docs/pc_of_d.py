@@ -1,21 +1,19 @@
-"""Measured OP capacity p_c(d) against the finite-size theory: docs/pc_of_d.png.
+"""Measured capacity p_c(d) of the optimal memory against the finite-size theory: docs/pc_of_d.png.
 
-The measured points are the results of these runs (seed 0, gaussian embeddings, solver
-``optimal``), copied from their outputs (README, "Theory against simulation"):
+Every measured point is read from a committed result file, none is typed here:
 
-* d = 16, 32, 64: ``validation compare --trials 10 --rounds 1 --workers 2 --time-limit 40``
-  (OP and DP rows);
-* d = 128: ``validation capacity --d 128 --problem op --solver optimal --trials 8 --workers 2``
-  (5-point grid design);
-* d = 256: the same command with ``--d 256`` (bracketing design),
-  output in ``docs/capacity_d256_op.txt``;
-* DP at d = 128 and 256: the full reproduction, ``validation reproduce --workers 2``
-  (``docs/full/capacity.csv``; bracketing design, first step 1 %, 8 trials per point at
-  d = 128 and 4 at d = 256, where the 95 % interval is not closed: drawn open, without a bar);
-* OP at d = 512: ``python docs/capacity_d512.py STORE docs/capacity_d512_op.md``
-  (bracketing design, first step 1 %, 4 trials per point).
+* OP and DP, full rank, d = 16 .. 256: the full reproduction, ``docs/full/capacity.csv``
+  (read with ``docs/tables.py``'s ``read_run``);
+* the single capacity sweeps recorded by ``benchmarks/bench_goals.py --long``
+  (``benchmarks/goals/sweep_*.json``);
+* OP at d = 512: the capacity command's output in ``docs/capacity_d512_op.md`` (written
+  by ``docs/capacity_d512.py``).
 
-The theory curve is computed here: ``replica.finite_size.capacity(d).alpha``.
+A point with a fitted 95 % profile-likelihood interval (status ``ok``) or a bracket
+(``separated``: all trials stored at one load, none at the next) is drawn with its
+bar; any other status (``unbracketed``, ...) as an open marker without a bar, because
+its interval is not a measurement.  The theory curve is ``replica.capacity(d).alpha``.
+The script also prints every point beside the theory.
 
 Usage::
 
@@ -25,22 +23,62 @@ Usage::
 from __future__ import annotations
 
 import math
+import re
 import sys
+from pathlib import Path
 
 import numpy as np
 
-# d: (p_c, low, high) of the 95 % profile-likelihood interval
-MEASURED_OP = {16: (62.2, 62.0, 65.5), 32: (191.4, 187.0, 193.0), 64: (577.0, 568.9, 603.6),
-               128: (1826.5, 1822.7, 1831.5), 256: (6035.9, 6020.0, 6050.5), 512: (20396.7, 20292.6, 20501.4)}
-MEASURED_DP = {16: (61.9, 59.5, 62.7), 32: (181.5, 179.6, 182.1), 64: (565.9, 557.7, 576.6),
-               128: (1811.2, 1806.2, 1818.1)}
-# point estimates whose 95 % interval was not closed (fit status "unbracketed")
-OPEN_DP = {256: 5969.9}
+DOCS = Path(__file__).resolve().parent
+sys.path.insert(0, str(DOCS))
+
+from tables import interval_text, read_run, sweep_records  # noqa: E402
+
+from validation.capacity.fit import separation_bracket  # noqa: E402
+
+D512 = DOCS / "capacity_d512_op.md"
+WITH_BAR = ("ok", "separated")
 
 
 def load(d, p):
     """alpha = p ln p / d^2 (as validation.capacity.load)."""
     return p * math.log(p) / d ** 2
+
+
+def bar(pt):
+    """(low, high) of the drawn bar: the bracketing loads of a ``separated`` curve, else the fit's interval."""
+    if pt["status"] == "separated" and "row" in pt:
+        bracket = separation_bracket(pt["row"].get("curve", ()))
+        if bracket is not None:
+            return bracket
+    return pt["low"], pt["high"]
+
+
+def _d512_point():
+    """The d = 512 OP estimate from the capacity command's output kept in ``docs/capacity_d512_op.md``."""
+    text = D512.read_text()
+    m = re.search(r"measured\s+p_c = ([\d.]+)\s+95% \[([\d.]+), ([\d.]+)\]", text)
+    status = re.search(r"^status: (\w+)", text, re.M)
+    if m is None or status is None:
+        raise ValueError(f"no 'measured p_c' and 'status' lines in {D512}")
+    return {"problem": "op", "d": 512, "p_c": float(m.group(1)), "low": float(m.group(2)),
+            "high": float(m.group(3)), "status": status.group(1), "source": D512.name}
+
+
+def points():
+    """Every measured full-rank optimal point: problem, d, p_c, low, high, status, source."""
+    rows, meta = read_run(DOCS / "full")
+    out = [{"problem": r["problem"], "d": int(r["d"]), "p_c": float(r["p_c"]), "low": float(r["p_c_low"]),
+            "high": float(r["p_c_high"]), "status": r["status"], "source": "full run", "row": r}
+           for r in rows if r["solver"] == "optimal" and float(r["kappa"]) == 1.0]
+    for rec in sweep_records():
+        e = rec["estimate"]
+        out.append({"problem": e["problem"], "d": int(e["d"]), "p_c": float(e["p_c"]), "low": float(e["p_c_low"]),
+                    "high": float(e["p_c_high"]), "status": e["status"], "source": f"sweep {rec['date']}",
+                    "row": {"p_c": e["p_c"], "p_c_low": e["p_c_low"], "p_c_high": e["p_c_high"],
+                            "status": e["status"], "curve": e["curve"]}})
+    out.append(_d512_point())
+    return out, meta
 
 
 def main(out):
@@ -51,36 +89,44 @@ def main(out):
 
     from replica.finite_size import capacity
 
+    measured, meta = points()
     dims = [16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024]
-    theory = [capacity(d).alpha for d in dims]
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    ax.plot(dims, theory, "-", color="0.3", label="finite-size theory  p_c E[C_p] = d^2")
+    ax.plot(dims, [capacity(d).alpha for d in dims], "-", color="0.3", label="finite-size theory  p_c E[C_p] = d^2")
     ax.axhline(0.5, color="0.6", ls=":", label="asymptote alpha_c = 1/2")
-    for name, data, marker, shift in (("measured OP", MEASURED_OP, "o", 1.0),
-                                      ("measured DP", MEASURED_DP, "s", 1.04)):
-        ds = np.array(sorted(data))
-        a = np.array([load(d, data[d][0]) for d in ds])
-        lo = a - np.array([load(d, data[d][1]) for d in ds])
-        hi = np.array([load(d, data[d][2]) for d in ds]) - a
-        ax.errorbar(ds * shift, a, yerr=[lo, hi], fmt=marker, ms=5, capsize=3, label=name)
-    for d, p_c in OPEN_DP.items():
-        ax.plot([d * 1.04], [load(d, p_c)], "s", mfc="none", color="C1", ms=6,
-                label=f"measured DP, d = {d}: 8 trials, interval not closed")
+    styles = {("op", "full run"): ("o", "C0", 1.0), ("dp", "full run"): ("s", "C1", 1.04)}
+    labelled = set()
+    for pt in measured:
+        marker, color, shift = styles.get((pt["problem"], pt["source"]),
+                                          ("D", "C2" if pt["problem"] == "op" else "C3", 0.96))
+        label = f"{pt['problem'].upper()}, {pt['source'] if pt['source'] == 'full run' else 'single sweep'}"
+        a = load(pt["d"], pt["p_c"])
+        kw = {"color": color, "ms": 5, "label": None if label in labelled else label}
+        labelled.add(label)
+        if pt["status"] in WITH_BAR:
+            low, high = bar(pt)
+            err = [[a - load(pt["d"], low)], [load(pt["d"], high) - a]]
+            ax.errorbar([pt["d"] * shift], [a], yerr=err, fmt=marker, capsize=3, **kw)
+        else:
+            ax.plot([pt["d"] * shift], [a], marker, mfc="none", **kw)
+    ax.plot([], [], "o", mfc="none", color="0.4", label="open: no interval (e.g. unbracketed)")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("d")
     ax.set_ylabel("alpha = p_c ln p_c / d^2")
     ax.set_title("Capacity of the optimal linear memory: simulation vs theory")
     ax.set_ylim(0.45, 1.1)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out, dpi=120)
-    for name, data in (("OP", MEASURED_OP), ("DP", {**MEASURED_DP, **{d: (p,) for d, p in OPEN_DP.items()}})):
-        for d in sorted(data):
-            p_c = data[d][0]
-            th = capacity(d)
-            print(f"{name} d={d:4d}  measured p_c={p_c:8.1f}  alpha={load(d, p_c):.3f}   theory p_c={th.p_c:8.1f} "
-                  f"alpha={th.alpha:.3f}  diff={100 * (p_c / th.p_c - 1):+.1f}%")
+    print(f"full run: {meta['command']} (code {meta['code_commit']}, {meta['date']})")
+    for pt in sorted(measured, key=lambda q: (q["problem"], q["d"])):
+        th = capacity(pt["d"])
+        text = interval_text(pt["row"]) if "row" in pt else f"{pt['p_c']:.1f} [{pt['low']:.1f}, {pt['high']:.1f}]"
+        print(f"{pt['problem'].upper()} d={pt['d']:4d}  {pt['source']:>16}  p_c {text}  "
+              f"alpha={load(pt['d'], pt['p_c']):.3f}  theory p_c={th.p_c:.1f} alpha={th.alpha:.3f}  "
+              f"status {pt['status']}")
+    return np.array([pt["p_c"] for pt in measured])
 
 
 if __name__ == "__main__":

@@ -172,6 +172,16 @@ def headline_page(rows, meta, sweeps=()) -> str:
         "",
     ]
     lines += full_table(rows, meta)
+    lines += [
+        "",
+        "## p_c(d)",
+        "",
+        "Drawn by `python docs/pc_of_d.py docs/pc_of_d.png` from the full run's rows above, the single "
+        "sweeps below and the OP sweep at d = 512 (`docs/capacity_d512_op.md`): full-rank optimal memory, "
+        "bars for fitted intervals and brackets, open markers where no interval was fitted.",
+        "",
+        "![measured capacity of the optimal memory against the finite-size theory](../pc_of_d.png)",
+    ]
     if sweeps:
         lines += [
             "",

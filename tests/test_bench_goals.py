@@ -120,3 +120,17 @@ def test_the_reproduction_time_is_read_from_the_committed_report(bench_goals, tm
     record = bench_goals.load_record("reproduce")
     assert record["seconds"] == 3250.0 and "docs/full/report.md" in record["source"]
     assert bench_goals.load_record("sweep_op512") is None
+
+
+def test_generator_and_dp300_goals(bench_goals):
+    # the DP <= 300 row takes the worst DP decision at d >= 128; the generator row reads the
+    # committed record of bench_dp_generator.py and names the trial's speedups
+    rows = [_decision(128, "dp", 280.0), _decision(256, "dp", 310.0, f=1.05, status="not_stored")]
+    goals = {r["goal"]: r for r in bench_goals.goals(rows, None, {}, ARGS)}
+    [dp300] = [r for g, r in goals.items() if "<= 300" in g]
+    assert dp300["verdict"] == "**not met**" and "max 310" in dp300["measured"]
+    rows[1]["gemm_eq"] = 290.0
+    goals = {r["goal"]: r for r in bench_goals.goals(rows, None, {}, ARGS)}
+    assert [r for g, r in goals.items() if "<= 300" in g][0]["verdict"] == "**met**"
+    [generator] = [r for g, r in goals.items() if g.startswith("DP candidate generator")]
+    assert "x complete" in generator["measured"] and generator["source"].startswith("recorded")

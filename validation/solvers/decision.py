@@ -18,6 +18,7 @@ import numpy as np
 
 from replica.common.checks import check_int, check_kappa, check_real
 
+from .certificate import AggregatedBound
 from .dual_ascent import certified_max_margin
 from .lbfgs import LBFGS, dot, line_search, norm, norm_poly
 from .memories import balanced_factors
@@ -68,6 +69,10 @@ def score_sigma(W, d):
 # truncates violated constraints (notes/optimal_solver.md, section 7)
 _EARLY_RISE = 3.0
 _EARLY_PASSES = 3
+# the aggregated not-stored bound (validation.solvers.certificate): iterates are kept once
+# their own in-loop bound is below _KEEP x tol and the combination is sought once it is
+# below _SEEK x tol (the combinations measured are 1-3x below the last iterate's bound)
+_KEEP, _SEEK = 100.0, 10.0
 
 
 class DecisionRun:
@@ -121,6 +126,7 @@ class DecisionRun:
         self.message_extra = ""
         self.iterations = self.refine_iterations = self.full_passes = 0
         self.bound = np.inf       # smallest certified upper bound on the normalised margin
+        self.aggregate = AggregatedBound()  # recent iterates of the working set, for that bound
         self.best = None          # (normalised margin, x) of the best float64-verified storing point
         self.best_margins = None  # (x, float64 per-input smallest margins) of that point
         self.pass_point = (None, None)  # (x, DP per-input minima) of the last full pass
@@ -319,20 +325,33 @@ class DecisionRun:
             return True
         return False
 
-    def _stop_inner(self, r, gnorm, W):
-        """Stopping tests of the inner loop at the current gradient norm."""
+    def _stop_inner(self, r, gnorm, W, G):
+        """Stopping tests of the inner loop at the current gradient ``G`` (W-space) and its norm in x."""
         if self.phase == "refine":
             if gnorm <= self.o.stage_tol * 2.0 * self.ridge * norm(W):
                 self.stage_converged = True
                 return True
             return False
         if r.sum() > 0 and not self.params.factored:
-            # in-loop bound: d ||sum_i r_i a_i|| / sum_i r_i from the float32 gradient.  Below
-            # tol it is recomputed in float64; that value is a certificate as it stands (it
-            # holds for any r >= 0 on any subset, notes/optimal_solver.md, section 3), so
-            # not_stored needs no further full pass
+            # in-loop bound: d ||sum_i lam_i a_i|| / sum_i lam_i for the best nonnegative
+            # combination lam of the residuals of this and the last few iterates (the float32
+            # gradients give it; validation.solvers.certificate).  Below tol it is recomputed
+            # in float64; that value is a certificate as it stands (it holds for any lam >= 0
+            # on any subset, notes/optimal_solver.md, section 3), so not_stored needs no
+            # further full pass
             in_loop = self.d * gnorm / (2.0 * float(r.sum()))
-            if in_loop <= self.tol:
+            if in_loop <= _KEEP * self.tol:
+                if self.aggregate.owner is not self.ws:
+                    self.aggregate.reset(self.ws)
+                self.aggregate.add(r, -0.5 * G)
+            if in_loop <= _SEEK * self.tol:
+                value, w = self.aggregate.best()
+                if self.d * value <= self.tol:
+                    lam = self.aggregate.weights(w)
+                    self.bound = min(self.bound, self.d * norm(self.ws.combine(lam, exact=True)) / float(lam.sum()))
+                    if self.bound <= self.tol:
+                        return True
+            if in_loop <= self.tol < self.bound:  # the last iterate alone (the NNLS weights are approximate)
                 self.bound = min(self.bound, self.d * norm(self.ws.combine(r, exact=True)) / float(r.sum()))
                 if self.bound <= self.tol:
                     return True
@@ -375,7 +394,7 @@ class DecisionRun:
             g = params.grad(x, G)
             if g_prev is not None:
                 lbfgs.update(x - x_prev, g - g_prev)
-            if self._stop_inner(r, norm(g), W):
+            if self._stop_inner(r, norm(g), W, G):
                 break
             direction = lbfgs.direction(g)
             if dot(direction, g) >= 0:

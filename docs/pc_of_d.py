@@ -27,7 +27,6 @@ import re
 import sys
 from pathlib import Path
 
-import numpy as np
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS))
@@ -126,7 +125,6 @@ def main(out):
         print(f"{pt['problem'].upper()} d={pt['d']:4d}  {pt['source']:>16}  p_c {text}  "
               f"alpha={load(pt['d'], pt['p_c']):.3f}  theory p_c={th.p_c:.1f} alpha={th.alpha:.3f}  "
               f"status {pt['status']}")
-    return np.array([pt["p_c"] for pt in measured])
 
 
 if __name__ == "__main__":

@@ -243,7 +243,7 @@ class DecisionRun:
                     self.best_margins = (self.best[1], exact)  # reused by finish()
         r = np.maximum(1.0 - self.m_ws, 0.0)
         if r.sum() > 0:
-            self.bound = min(self.bound, d * norm(self.ws.combine(r, exact=True)) / float(r.sum()))
+            self._tighten(r)
 
     def decide(self):
         """Decision phase: ``stored`` (then refine or stop) or ``not_stored``."""
@@ -325,6 +325,11 @@ class DecisionRun:
             return True
         return False
 
+    def _tighten(self, lam):
+        """The bound with the float64 certificate of the weights ``lam >= 0`` on the working set (section 3)."""
+        self.bound = min(self.bound, self.d * norm(self.ws.combine(lam, exact=True)) / float(lam.sum()))
+        return self.bound
+
     def _stop_inner(self, r, gnorm, W, G):
         """Stopping tests of the inner loop at the current gradient ``G`` (W-space) and its norm in x."""
         if self.phase == "refine":
@@ -347,13 +352,10 @@ class DecisionRun:
             if in_loop <= _SEEK * self.tol:
                 value, w = self.aggregate.best()
                 if self.d * value <= self.tol:
-                    lam = self.aggregate.weights(w)
-                    self.bound = min(self.bound, self.d * norm(self.ws.combine(lam, exact=True)) / float(lam.sum()))
-                    if self.bound <= self.tol:
+                    if self._tighten(self.aggregate.weights(w)) <= self.tol:
                         return True
             if in_loop <= self.tol < self.bound:  # the last iterate alone (the NNLS weights are approximate)
-                self.bound = min(self.bound, self.d * norm(self.ws.combine(r, exact=True)) / float(r.sum()))
-                if self.bound <= self.tol:
+                if self._tighten(r) <= self.tol:
                     return True
             if in_loop <= 0.5 * self.tol:
                 self.restricted_done = True

@@ -39,6 +39,7 @@ Usage::
     python benchmarks/bench_goals.py                      # 17 min on 2 cores (measured)
     python benchmarks/bench_goals.py --long sweep_dp128   # + a long goal
     python benchmarks/bench_goals.py --only-long sweep_op512   # just record a long goal
+    python benchmarks/bench_goals.py --record-stopped sweep_op512 STORE SECONDS   # a sweep stopped early
     python benchmarks/bench_goals.py --quick --out /tmp/goals.md   # small sizes, checks the script only
 """
 
@@ -246,6 +247,38 @@ def run_long(name, folder):
     raise ValueError(f"unknown long goal {name!r}; choose from {LONG}")
 
 
+def stopped_sweep_record(name, store, seconds):
+    """The record of a capacity sweep stopped before its end, read from its store.
+
+    ``seconds``: wall time from the start of the sweep to the stop.  The record gives the
+    finished trials per load, the time from the first trial's start to the last trial's end
+    (``trials_span_s``, from the store's timestamps) and the separation bracket of the
+    finished trials, if any; ``validation.capacity.fit.separation_bracket``.  It has no
+    ``estimate``, so no p_c table reads it as a sweep.
+    """
+    from validation.capacity.fit import separation_bracket
+    from validation.store import ResultStore
+
+    with ResultStore(store, readonly=True) as db:
+        rows = db.rows(experiment="capacity")
+    if not rows:
+        raise ValueError(f"no capacity trials in {store}")
+    points = {}
+    for row in rows:
+        point = points.setdefault(int(row["p"]), {"p": int(row["p"]), "stored": 0, "not_stored": 0, "other": 0})
+        key = row["status"] if row["status"] in ("stored", "not_stored") else "other"
+        point[key] += 1
+    ends = [datetime.datetime.fromisoformat(r["created"].replace("Z", "+00:00")) for r in rows]
+    starts = [end - datetime.timedelta(seconds=float(r["seconds"])) for end, r in zip(ends, rows)]
+    first = rows[0]
+    return {"command": f"validation capacity --d {first['d']} --problem {first['problem']} --solver {first['solver']} "
+                       "--trials 8 --workers 2 (stopped)",
+            "stopped": True, "seconds": float(seconds), "trials_finished": len(rows),
+            "trials_span_s": (max(ends) - min(starts)).total_seconds(),
+            "curve": sorted(points.values(), key=lambda q: q["p"]),
+            "bracket": separation_bracket(points.values()), "d": int(first["d"]), "problem": first["problem"]}
+
+
 def run_and_record(names):
     """Run the long goals ``names`` one after another, each saved to ``benchmarks/goals/<name>.json``."""
     records = {}
@@ -383,6 +416,17 @@ def goals(rows, dp256, long_records, args):
             out.append({"goal": text, "measured": f"not measured (`--long {name}`)", "verdict": "not measured",
                         "source": "-"})
             continue
+        if record.get("stopped"):
+            curve = ", ".join(f"p = {q['p']}: {q['stored']} of {q['stored'] + q['not_stored']} stored"
+                              for q in record["curve"])
+            bracket = record["bracket"]
+            out.append({"goal": text, "verdict": "incomplete", "source": record["source"],
+                        "measured": f"stopped after {record['seconds'] / 60:.3g} min, before its end: "
+                                    f"{record['trials_finished']} trials finished in "
+                                    f"{record['trials_span_s'] / 60:.3g} min ({curve})"
+                                    + (f"; p_c between {bracket[0]:g} and {bracket[1]:g} (separation)"
+                                       if bracket else "")})
+            continue
         ok = record["seconds"] <= limit
         measured = f"{record['seconds'] / 60:.3g} min"
         if name == "op1024":
@@ -426,6 +470,9 @@ def main(argv=None):
     parser.add_argument("--long", nargs="*", default=[], choices=LONG, help="long goals to run in this run")
     parser.add_argument("--only-long", nargs="+", default=None, choices=LONG, metavar="NAME",
                         help="run and record only these long goals (benchmarks/goals/NAME.json); no table")
+    parser.add_argument("--record-stopped", nargs=3, default=None, metavar=("NAME", "STORE", "SECONDS"),
+                        help="record a long sweep stopped before its end from its store and the seconds "
+                             "it ran; no table")
     parser.add_argument("--quick", action="store_true",
                         help="d = 16, 32, no 2-core solve, no records: checks the script, measures no goal")
     parser.add_argument("--out", default=str(HERE / "goals.md"))
@@ -441,6 +488,12 @@ def main(argv=None):
     t_start = time.perf_counter()
     if args.only_long:
         run_and_record(args.only_long)
+        return 0
+    if args.record_stopped:
+        name, store, seconds = args.record_stopped
+        if name not in ("sweep_dp128", "sweep_op512"):
+            parser.error(f"--record-stopped takes a sweep (sweep_dp128, sweep_op512), got {name!r}")
+        save_record(name, stopped_sweep_record(name, store, float(seconds)))
         return 0
     if args.render:
         run = json.loads(Path(args.render).read_text())

@@ -125,6 +125,7 @@ def full_table(rows, meta) -> list[str]:
 def sweep_records() -> list[dict]:
     """The recorded single capacity sweeps (``benchmarks/goals/sweep_*.json``), by d."""
     records = [json.loads(path.read_text()) for path in sorted(SWEEP_RECORDS.glob("sweep_*.json"))]
+    records = [r for r in records if "estimate" in r]   # a sweep stopped before its end has none
     return sorted(records, key=lambda r: (int(r["estimate"]["d"]), r["estimate"]["problem"]))
 
 

@@ -134,3 +134,22 @@ def test_generator_and_dp300_goals(bench_goals):
     assert [r for g, r in goals.items() if "<= 300" in g][0]["verdict"] == "**met**"
     [generator] = [r for g, r in goals.items() if g.startswith("DP candidate generator")]
     assert "x complete" in generator["measured"] and generator["source"].startswith("recorded")
+
+
+def test_a_stopped_sweep_is_recorded_from_its_store_and_never_called_met(bench_goals, tmp_path):
+    # a synthetic store: 2 of 2 stored at p = 100, 0 of 3 at p = 110, one error at p = 105
+    from validation.store import ResultStore
+
+    key = {"experiment": "capacity", "problem": "op", "solver": "optimal", "ensemble": "gaussian", "d": 16,
+           "kappa": 1.0, "seed": 0, "version": "x"}
+    with ResultStore(tmp_path / "store") as db:
+        for p, trial, status in [(100, 0, "stored"), (100, 1, "stored"), (105, 0, "error"),
+                                 (110, 0, "not_stored"), (110, 1, "not_stored"), (110, 2, "not_stored")]:
+            db.put(dict(key, p=p, trial=trial), {"status": status, "seconds": 60.0})
+    record = bench_goals.stopped_sweep_record("sweep_op512", tmp_path / "store", 1000.0)
+    assert record["trials_finished"] == 6 and record["bracket"] == (100.0, 110.0)
+    assert [(q["p"], q["stored"], q["not_stored"], q["other"]) for q in record["curve"]] == \
+        [(100, 2, 0, 0), (105, 0, 0, 1), (110, 0, 3, 0)]
+    assert "estimate" not in record   # no p_c table reads it as a finished sweep
+    v = _verdicts([], bench_goals, records={"sweep_op512": dict(record, source="x")})
+    assert _one(v, "OP capacity sweep at d = 512") == "incomplete"

@@ -84,6 +84,8 @@ def dual_sweep(Wt, E, vecs, ptr, lam, vnorm2, order, chunk, omega):
     and ``Wt += E[chunk]^T dC`` applies the chunk's changes (a second GEMM).  Exact
     Gauss-Seidel: every block sees every earlier change.  The two GEMMs run in the type
     of ``Wt`` (float32 or float64); images, Gram blocks, steps and ``lam`` are float64.
+    ``vecs`` may be a float32 copy of the constraint vectors when ``Wt`` is float32 (it only
+    chooses the steps; the certificates rebuild ``W(lam)`` from the float64 vectors).
     ``Wt`` and ``lam`` are updated in place; returns the largest projected-gradient
     violation ``max |PG_i|`` met (``PG_i = 1 - m_i``, clipped at 0 where ``lam_i = 0``).
     """

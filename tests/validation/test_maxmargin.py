@@ -174,3 +174,31 @@ def test_seed_reproduces_the_result():
     instance = make_instance(6, 12, "dp", seed=4)
     a, b = (solve_max_margin(instance, tol=0.05, seed=7) for _ in range(2))
     assert np.array_equal(a.W, b.W) and a.iterations == b.iterations
+
+
+def test_repair_projects_onto_the_working_set_and_keeps_only_verified_margins():
+    # the repaired candidate is W(lam) / (1 - eps) projected onto the working set's
+    # constraints: its working-set margins are >= 1 - eps / 4 up to the float32 images
+    # (1e-3 here) when the projection stopped early, and whatever the solve keeps as its
+    # margin is the float64 margin of the W it returns (recomputed here over all constraints)
+    from validation.solvers import dual_ascent as da
+    from validation.solvers import solve
+    from validation.solvers.problem import exact_min_margins
+
+    instance = make_instance(32, 160, "op", seed=3)
+    decision = solve(instance, "optimal", refine=False)
+    args = da.checked_max_margin_arguments(instance, decision.W, 0.02, 100000, None, None, None)
+    run = da.DualAscentRun(instance, seed=0, **args)
+    result = run.run()
+    assert result.status == "converged"
+    W = run.ws.memory()
+    candidate = run.repair(W)
+    margins = np.empty(run.ws.size)
+    da._k.set_margins(instance.inputs @ candidate.T, run.ws.vecs, run.ws.ptr, margins)
+    eps = da._REPAIR_SLACK * run.tol
+    assert margins.min() >= 1.0 - 0.25 * eps - 1e-3
+    assert not np.allclose(candidate, W / (1.0 - eps))    # the projection moved it
+    margin, kept = run.best
+    low = float(exact_min_margins(run.data, kept, 1 << 20).min())
+    assert margin == pytest.approx(run.data.normalised(kept, low), rel=1e-12)
+    assert run.best[0] <= run.bound

@@ -21,7 +21,12 @@ float64 and two certificates are computed:
   never above ``d / sqrt(2 D(lam))``).
 
 The relative gap ``(margin_bound - margin) / margin_bound`` is certified; the solve
-stops when it is at most ``tol``.  See ``notes/max_margin.md``.
+stops when it is at most ``tol``.  The bound settles long before ``W(lam)`` itself has
+a margin within ``tol`` of it, so once the bound stalls the solver also tries a
+repaired primal: ``W(lam) / (1 - eps)`` projected onto the working set's constraints
+``m_i >= 1`` by a few sweeps of the same kernel started from zero multipliers
+(Hildreth's method), with ``eps = tol / 2``; the candidate is verified like every other
+one.  See ``notes/max_margin.md``.
 """
 
 from __future__ import annotations
@@ -52,6 +57,9 @@ _CHUNK = 64                     # inputs per GEMM in a sweep
 _BLOCK_ELEMENTS = 1 << 22       # scores per block in full passes
 _FLOAT32_TOL = 1e-3             # tol from which the sweeps' GEMMs run in float32
 _SEARCH_PRECISION = 1e-4         # relative gap below which a float32 estimate is always verified
+_REPAIR_SLACK = 0.5             # the repair aims at margins 1 - eps, eps = _REPAIR_SLACK * tol
+_REPAIR_STALL = 0.05            # repair once a full pass lowers the bound by at most this * tol (relative)
+_REPAIR_SWEEPS = 20             # most sweeps of one repair
 
 
 @dataclass(frozen=True)
@@ -234,11 +242,22 @@ class DualWorkingSet:
         np.cumsum(np.bincount(rows, minlength=data.p), out=self.ptr[1:])
         self.vecs = vecs                                   # t_mu - u_rho, float64
         self.vnorm2 = np.einsum("ij,ij->i", vecs, vecs)
+        self._vecs32 = None
 
     @classmethod
     def empty(cls, data):
         """A working set without constraints."""
         return cls(data, np.empty(0, np.int64), np.empty(0), np.empty((0, data.d_out)))
+
+    def sweep_vectors(self, dtype):
+        """The vectors as the sweeps read them: ``vecs`` itself, or (``dtype`` float32: the
+        sweeps' GEMMs run in float32) a float32 copy made once, which halves the memory
+        traffic of the coordinate steps.  Certificates always use the float64 ``vecs``."""
+        if np.dtype(dtype) == np.float64:
+            return self.vecs
+        if self._vecs32 is None:
+            self._vecs32 = self.vecs.astype(np.float32)
+        return self._vecs32
 
     @property
     def size(self):
@@ -291,7 +310,8 @@ class DualAscentRun:
 
     ``__init__`` builds the first working set from the warm start, :meth:`sweep` runs
     dual coordinate ascent on the working set, :meth:`full_pass` rebuilds ``W(lam)``,
-    refreshes the working set and the bound, :meth:`verify` certifies a margin in
+    refreshes the working set and the bound, :meth:`repair` tries a repaired primal once
+    the bound stalls, :meth:`offer` and :meth:`consider` keep the best margin verified in
     float64 and :meth:`finish` builds the :class:`MaxMarginResult`.
     """
 
@@ -322,6 +342,8 @@ class DualAscentRun:
         self.history = []         # total steps of lam in the previous rounds (dual line search)
         self.rounds_since_pass = 0            # rounds of sweeps since the last full pass
         self.rounds_between = self.pass_rounds()
+        self.pass_bound = np.inf              # the bound at the previous full pass
+        self.repairs = 0                      # repaired candidates tried
 
     def out_of_time(self):
 
@@ -348,7 +370,8 @@ class DualAscentRun:
         ws = self.ws
         order = np.flatnonzero(np.diff(ws.ptr) > 0)
         self.rng.shuffle(order)
-        _k.dual_sweep(self.Wt, self.data.sweep_inputs, ws.vecs, ws.ptr, ws.lam, ws.vnorm2, order,
+        _k.dual_sweep(self.Wt, self.data.sweep_inputs, ws.sweep_vectors(self.sweep_dtype), ws.ptr, ws.lam,
+                      ws.vnorm2, order,
                       _CHUNK, self.o.omega)
         self.iterations += 1
 
@@ -375,18 +398,67 @@ class DualAscentRun:
         live = np.flatnonzero(old.lam > 0)   # kept by the merge: carry the directions over
         where = np.searchsorted(self.ws.keys, old.keys[live])
         self.history = [_carried(h, live, where, self.ws.size) for h in self.history]
-        estimate = data.normalised(W, float(mins.min()))
-        if data.problem == "dp":   # the scan is float64 already
+        estimate = self.offer(W, mins)
+        self.rounds_since_pass = 0
+        self.rounds_between = self.pass_rounds()
+        if self.callback is not None:
+            self.callback(self.progress(estimate))
+
+    def offer(self, W, mins):
+        """Keep ``W`` when its margin (from the scan's per-input smallest margins ``mins``) is
+        the best so far; returns the scan's normalised estimate."""
+        estimate = self.data.normalised(W, float(mins.min()))
+        if self.data.problem == "dp":   # the scan is float64 already
             if estimate > self.best[0]:
                 self.best = (estimate, W)
         else:   # the float32 estimate may be off by ~1e-5 (relative): verify in float64
             slack = _SEARCH_PRECISION * self.bound
             if estimate > self.best[0] - slack and self.bound - estimate <= self.tol * self.bound + slack:
                 self.consider(W)
-        self.rounds_since_pass = 0
-        self.rounds_between = self.pass_rounds()
-        if self.callback is not None:
-            self.callback(self.progress(estimate))
+        return estimate
+
+    def repair_due(self, W):
+        """True when a repair of ``W = W(lam)`` is worth its sweeps: the last full pass left
+        the solve open and lowered the bound by at most ``_REPAIR_STALL * tol`` (relative;
+        the dual has nearly settled while ``W(lam)`` lags), and the repaired candidate can
+        end the solve.  Its normalised margin is at most ``(1 - eps) d / ||W||``, which
+        must reach ``(1 - tol) bound``."""
+        stalled = self.pass_bound - self.bound <= _REPAIR_STALL * self.tol * self.bound
+        self.pass_bound = self.bound
+        eps = _REPAIR_SLACK * self.tol
+        reachable = (1.0 - eps) * self.data.scale >= (1.0 - self.tol) * self.bound * float(np.linalg.norm(W))
+        return self.status is None and stalled and reachable
+
+    def repair(self, W):
+        """Try the repaired primal of ``W = W(lam)``: ``W / (1 - eps)`` projected onto the
+        working set's constraints ``m_i >= 1`` (``eps = _REPAIR_SLACK * tol``).
+
+        The sweep kernel started from zero multipliers at ``W / (1 - eps)`` is Hildreth's
+        method for that projection; at most ``_REPAIR_SWEEPS`` sweeps (counted in
+        ``iterations``), fewer once no working-set margin is below ``1 - eps / 4``.  The
+        candidate's margin over all constraints is measured by a scan and verified like
+        the dual iterate's (:meth:`offer`); the dual iterate is not changed.  The candidate,
+        ``W / (1 - eps) + sum_i mu_i a_i`` with the projection's multipliers ``mu``, is rebuilt
+        in float64, as ``W(lam)`` is, and returned.
+        """
+        eps = _REPAIR_SLACK * self.tol
+        ws, data = self.ws, self.data
+        Wt = np.ascontiguousarray(W.T / (1.0 - eps), dtype=self.sweep_dtype)
+        multipliers = np.zeros(ws.size)
+        order = np.flatnonzero(np.diff(ws.ptr) > 0)
+        for _ in range(_REPAIR_SWEEPS):
+            self.rng.shuffle(order)
+            worst = _k.dual_sweep(Wt, data.sweep_inputs, ws.sweep_vectors(self.sweep_dtype), ws.ptr, multipliers,
+                                  ws.vnorm2, order, _CHUNK, 1.0)
+            self.iterations += 1
+            if worst < 0.25 * eps or self.out_of_time():
+                break
+        # rebuilt from the float64 multipliers (as W(lam) is): no float32 rounding of the
+        # sweeps' copy reaches the candidate, which stays in a subspace solve's subspace
+        candidate = W / (1.0 - eps) + ws.memory(multipliers)
+        self.repairs += 1
+        self.offer(candidate, data.scan(candidate, -np.inf, 1, _BLOCK_ELEMENTS)[2])
+        return candidate
 
     def pass_rounds(self):
         """Rounds between full passes from a cost model (deterministic, so that ``seed``
@@ -450,7 +522,7 @@ class DualAscentRun:
         """Where the solve is (for a progress display)."""
         return {"phase": "max_margin", "iterations": self.iterations, "full_passes": self.full_passes,
                 "margin": float(self.best[0]), "estimate": float(estimate), "bound": float(self.bound),
-                "gap": self.gap(), "seconds": time.perf_counter() - self.t_start}
+                "gap": self.gap(), "repairs": self.repairs, "seconds": time.perf_counter() - self.t_start}
 
     def run(self):
 
@@ -465,6 +537,9 @@ class DualAscentRun:
                 if self.pass_due(ws_estimate):
                     self.full_pass(W)
                     self.status = self.stop_status()
+                    if self.repair_due(W):
+                        self.repair(W)
+                        self.status = self.stop_status()
         except KeyboardInterrupt:
             if self.callback is None:
                 raise

@@ -41,7 +41,7 @@ def solve_max_margin(instance, W0=None, *, tol=0.02, max_iter=100000, time_limit
     callback : callable, optional
         ``callback(state)`` after every full pass with a dict (``phase``,
         ``iterations``, ``full_passes``, ``margin``, ``estimate``, ``bound``, ``gap``,
-        ``seconds``).  With a callback, Ctrl-C ends the solve with status
+        ``repairs``, ``seconds``).  With a callback, Ctrl-C ends the solve with status
         ``"interrupted"`` and the best verified state.
     options : MaxMarginOptions or mapping, optional
         Working-set and sweep settings (:class:`MaxMarginOptions`).

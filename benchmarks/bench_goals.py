@@ -247,36 +247,38 @@ def run_long(name, folder):
     raise ValueError(f"unknown long goal {name!r}; choose from {LONG}")
 
 
-def stopped_sweep_record(name, store, seconds):
+def stopped_sweep_record(store, seconds):
     """The record of a capacity sweep stopped before its end, read from its store.
 
     ``seconds``: wall time from the start of the sweep to the stop.  The record gives the
-    finished trials per load, the time from the first trial's start to the last trial's end
-    (``trials_span_s``, from the store's timestamps) and the separation bracket of the
-    finished trials, if any; ``validation.capacity.fit.separation_bracket``.  It has no
-    ``estimate``, so no p_c table reads it as a sweep.
+    finished trials per load (counted as the capacity command counts them,
+    ``validation.capacity.trials.TrialCounts``; ``other``: undecided, errors, not found),
+    the time from the first trial's start to the last trial's end (``trials_span_s``, from
+    the store's timestamps) and the separation bracket of the finished trials, if any
+    (``validation.capacity.fit.separation_bracket``).  It has no ``estimate``, so no p_c
+    table reads it as a sweep.
     """
     from validation.capacity.fit import separation_bracket
+    from validation.capacity.trials import TrialCounts
     from validation.store import ResultStore
 
     with ResultStore(store, readonly=True) as db:
         rows = db.rows(experiment="capacity")
     if not rows:
         raise ValueError(f"no capacity trials in {store}")
-    points = {}
+    counts = TrialCounts()
     for row in rows:
-        point = points.setdefault(int(row["p"]), {"p": int(row["p"]), "stored": 0, "not_stored": 0, "other": 0})
-        key = row["status"] if row["status"] in ("stored", "not_stored") else "other"
-        point[key] += 1
+        counts.add(int(row["p"]), counts.classify(row["result"]))
+    first = rows[0]
+    curve = [{"p": q.p, "stored": q.stored, "not_stored": q.not_stored, "other": q.trials - q.stored - q.not_stored}
+             for q in counts.curve(int(first["d"]))]
     ends = [datetime.datetime.fromisoformat(r["created"].replace("Z", "+00:00")) for r in rows]
     starts = [end - datetime.timedelta(seconds=float(r["seconds"])) for end, r in zip(ends, rows)]
-    first = rows[0]
     return {"command": f"validation capacity --d {first['d']} --problem {first['problem']} --solver {first['solver']} "
                        "--trials 8 --workers 2 (stopped)",
             "stopped": True, "seconds": float(seconds), "trials_finished": len(rows),
-            "trials_span_s": (max(ends) - min(starts)).total_seconds(),
-            "curve": sorted(points.values(), key=lambda q: q["p"]),
-            "bracket": separation_bracket(points.values()), "d": int(first["d"]), "problem": first["problem"]}
+            "trials_span_s": (max(ends) - min(starts)).total_seconds(), "curve": curve,
+            "bracket": separation_bracket(curve), "d": int(first["d"]), "problem": first["problem"]}
 
 
 def run_and_record(names):
@@ -493,7 +495,7 @@ def main(argv=None):
         name, store, seconds = args.record_stopped
         if name not in ("sweep_dp128", "sweep_op512"):
             parser.error(f"--record-stopped takes a sweep (sweep_dp128, sweep_op512), got {name!r}")
-        save_record(name, stopped_sweep_record(name, store, float(seconds)))
+        save_record(name, stopped_sweep_record(store, float(seconds)))
         return 0
     if args.render:
         run = json.loads(Path(args.render).read_text())

@@ -146,7 +146,7 @@ def test_a_stopped_sweep_is_recorded_from_its_store_and_never_called_met(bench_g
         for p, trial, status in [(100, 0, "stored"), (100, 1, "stored"), (105, 0, "error"),
                                  (110, 0, "not_stored"), (110, 1, "not_stored"), (110, 2, "not_stored")]:
             db.put(dict(key, p=p, trial=trial), {"status": status, "seconds": 60.0})
-    record = bench_goals.stopped_sweep_record("sweep_op512", tmp_path / "store", 1000.0)
+    record = bench_goals.stopped_sweep_record(tmp_path / "store", 1000.0)
     assert record["trials_finished"] == 6 and record["bracket"] == (100.0, 110.0)
     assert [(q["p"], q["stored"], q["not_stored"], q["other"]) for q in record["curve"]] == \
         [(100, 2, 0, 0), (105, 0, 0, 1), (110, 0, 3, 0)]

@@ -259,6 +259,10 @@ class DualWorkingSet:
             self._vecs32 = self.vecs.astype(np.float32)
         return self._vecs32
 
+    def inputs(self):
+        """The inputs with at least one constraint, in increasing order (a new array)."""
+        return np.flatnonzero(np.diff(self.ptr) > 0)
+
     @property
     def size(self):
         """Number of constraints."""
@@ -367,13 +371,18 @@ class DualAscentRun:
 
     def sweep(self):
         """One sweep over the inputs of the working set, in a random order."""
+        self._sweep(self.Wt, self.ws.lam, self.o.omega, self.ws.inputs())
+
+    def _sweep(self, Wt, lam, omega, order):
+        """One sweep of the kernel over the inputs ``order``, shuffled in place first, on the
+        memory ``Wt`` (transposed) and the multipliers ``lam`` (both updated in place);
+        returns the largest projected-gradient violation met."""
         ws = self.ws
-        order = np.flatnonzero(np.diff(ws.ptr) > 0)
         self.rng.shuffle(order)
-        _k.dual_sweep(self.Wt, self.data.sweep_inputs, ws.sweep_vectors(self.sweep_dtype), ws.ptr, ws.lam,
-                      ws.vnorm2, order,
-                      _CHUNK, self.o.omega)
+        worst = _k.dual_sweep(Wt, self.data.sweep_inputs, ws.sweep_vectors(self.sweep_dtype), ws.ptr, lam,
+                              ws.vnorm2, order, _CHUNK, omega)
         self.iterations += 1
+        return worst
 
     def round_end(self):
         """After a round of sweeps: rebuild W(lam) exactly (with the dual line search),
@@ -445,13 +454,9 @@ class DualAscentRun:
         ws, data = self.ws, self.data
         Wt = np.ascontiguousarray(W.T / (1.0 - eps), dtype=self.sweep_dtype)
         multipliers = np.zeros(ws.size)
-        order = np.flatnonzero(np.diff(ws.ptr) > 0)
+        order = ws.inputs()
         for _ in range(_REPAIR_SWEEPS):
-            self.rng.shuffle(order)
-            worst = _k.dual_sweep(Wt, data.sweep_inputs, ws.sweep_vectors(self.sweep_dtype), ws.ptr, multipliers,
-                                  ws.vnorm2, order, _CHUNK, 1.0)
-            self.iterations += 1
-            if worst < 0.25 * eps or self.out_of_time():
+            if self._sweep(Wt, multipliers, 1.0, order) < 0.25 * eps or self.out_of_time():
                 break
         # rebuilt from the float64 multipliers (as W(lam) is): no float32 rounding of the
         # sweeps' copy reaches the candidate, which stays in a subspace solve's subspace

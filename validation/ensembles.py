@@ -497,6 +497,19 @@ def _draw_instance(seed, p, dims, problem, ensemble, answers, roots):
     return inputs, target_vectors, vectors, dp_key
 
 
+def _root(covariance, dim, name):
+    """``covariance_root`` of a given covariance, or ``(None, None, None)`` (isotropic)."""
+    return (None, None, None) if covariance is None else covariance_root(covariance, dim, name)
+
+
+def _check_instance_memory(d, d_in, d_out, p):
+    """``check_memory`` of the instance's arrays before anything is allocated."""
+    if d is not None:
+        check_memory(instance_bytes(d, p), f"make_instance(d={d}, p={p})")
+    else:
+        check_memory(instance_bytes(d_in, p, d_out), f"make_instance(d_in={d_in}, d_out={d_out}, p={p})")
+
+
 def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs=None,
                   targets=None, weights=None, d_in=None, d_out=None, input_covariance=None,
                   output_covariance=None) -> Instance:
@@ -582,14 +595,9 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
     seed = resolve_seed(seed)
     K, answer_map = _answer_map(p, outputs, targets)
     w, normalised = _weights(p, weights)
-    in_root, in_spectrum, in_factor = (None, None, None) if input_covariance is None else \
-        covariance_root(input_covariance, d_in, "input_covariance")
-    out_root, out_spectrum, out_factor = (None, None, None) if output_covariance is None else \
-        covariance_root(output_covariance, d_out, "output_covariance")
-    if d is not None:
-        check_memory(instance_bytes(d, p), f"make_instance(d={d}, p={p})")
-    else:
-        check_memory(instance_bytes(d_in, p, d_out), f"make_instance(d_in={d_in}, d_out={d_out}, p={p})")
+    (in_root, in_spectrum, in_factor), (out_root, out_spectrum, out_factor) = (
+        _root(input_covariance, d_in, "input_covariance"), _root(output_covariance, d_out, "output_covariance"))
+    _check_instance_memory(d, d_in, d_out, p)
     inputs, target_vectors, vectors, dp_key = _draw_instance(seed, p, (d_in, d_out), problem, ensemble,
                                                              (K, answer_map), (in_root, out_root))
     for arr in (inputs, target_vectors, vectors, answer_map):

@@ -1,38 +1,27 @@
-"""DP candidate generation per coordinate: the package's generator against a vectorised 32-bit trial.
+"""DP candidate generation per coordinate: generator 2 against generator 1, on two instruction sets.
 
 The decoupled problem regenerates its ``p^2`` candidates at every full pass
-(``validation._rng``, ``notes/simulation.md``), so the nanoseconds per coordinate bound
-what a DP decision costs.  This script times, in one process with one numba thread, the
-loop every DP kernel runs: make candidate ``(mu, rho)`` (d coordinates) and take its dot
-product with a length-d image.
+(``validation._rng``, ``notes/simulation.md``, section 2), so the nanoseconds per coordinate
+bound what a DP decision costs.  This script times, in one process with one numba thread,
+the package's two generators through ``validation._rng._fill_candidate``:
 
-* **baseline**: the package's generator (``validation._rng._fill_candidate``:
-  splitmix64 words, 128-layer ziggurat, one coordinate at a time).
-* **trial**: a generator written so that LLVM vectorises it on AVX2 (not used by the
-  package).  From the same 64-bit stream seed ``s`` of the candidate, word ``j`` is the
-  32-bit hash ``h(h(j ^ s_lo) ^ s_hi)`` with ``h`` Wellons' ``lowbias32`` (two 32-bit
-  multiplies, ``vpmulld``); a 256-layer ziggurat (low 8 bits: layer, high 24 bits: u)
-  takes every coordinate whose quick test passes in one vector loop and marks the others
-  NaN; a scalar scan then sends those through the exact slow path (wedges and tail, as in
-  the package, with 64-bit words).  Its stages are timed cumulatively:
+* ``generator``: make candidate ``(mu, rho)`` (d coordinates, float64, gaussian ensemble);
+* ``generator + dot``: the same and its dot product with a length-d image (fastmath, as in
+  the DP full pass ``dp_listed_margins``).
 
-  - ``hash``: the 32-bit words only;
-  - ``fast path``: + the ziggurat's vector loop and the dot product, rejected coordinates
-    left at 0 (a lower bound on any generator of this shape);
-  - ``scan``: + the scalar scan that finds the rejected coordinates (set to 0);
-  - ``complete``: + the exact slow path: a complete generator.
-
-Each stage is given in ns per coordinate and as the ratio baseline / stage, for each
-``--d``.  The complete trial's law is checked on ``--law-draws`` normals (mean,
-variance, fourth moment, Kolmogorov-Smirnov p-value, tail fractions beyond 2 and 3
-against the gaussian's), and its measured rejection rate against the table's
-``1 - mean(x_{i+1} / x_i)``.  The table and a JSON record go to ``--out`` (default
+Generator 1 (splitmix64 words, 128-layer ziggurat) is the baseline of the same run;
+``speedup`` = generator 1's time / generator 2's, per stage and d.  The timings run twice:
+with the host CPU's vector units, and in a child process compiled for AVX2 only
+(``NUMBA_CPU_NAME=haswell`` with the AVX2 feature list and its own numba cache), when the
+host is not already an AVX2-only CPU.  Generator 2's law is checked on ``--law-draws``
+normals (mean, variance, fourth moment, Kolmogorov-Smirnov p-value, tail fractions beyond
+2, 3 and 4 against the gaussian's).  The table and a JSON record go to ``--out`` (default
 ``benchmarks/dp_generator.md``) and ``benchmarks/goals/dp_generator.json`` (read by
 ``bench_goals.py`` for the goal "a DP generator at least 3x faster per coordinate").
 
 Usage::
 
-    NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_dp_generator.py
+    python benchmarks/bench_dp_generator.py          # one numba and BLAS thread (set here)
 """
 
 from __future__ import annotations
@@ -45,10 +34,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import argparse  # noqa: E402
 import datetime  # noqa: E402
 import json  # noqa: E402
-import math  # noqa: E402
 import platform  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -61,284 +50,157 @@ from validation import _rng  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
-# --- the trial generator -----------------------------------------------------------------
-
-def _tables(layers):
-    """Ziggurat tables (edge x_1 = r, layer volume v) of Marsaglia and Tsang for ``layers`` layers.
-
-    r is the root of the closing condition (the top layer's rectangle has volume v), found
-    by bisection; 128 layers give the package's r = 3.442619855899.
-    """
-    def top_gap(r):
-        f = math.exp(-0.5 * r * r)
-        v = r * f + math.sqrt(math.pi / 2) * math.erfc(r / math.sqrt(2))
-        x = r
-        for _ in range(2, layers):
-            if v / x + f >= 1.0:
-                return 1.0, v
-            x = math.sqrt(-2.0 * math.log(v / x + f))
-            f = math.exp(-0.5 * x * x)
-        return v - x * (1.0 - f), v
-
-    lo, hi = 2.0, 5.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if top_gap(mid)[0] > 0 else (lo, mid)
-    edge = 0.5 * (lo + hi)
-    x, ratio = _rng._ziggurat_tables(layers, edge, top_gap(edge)[1])
-    return edge, x, ratio
-
-
-_U1, _U2 = np.uint32(0x7FEB352D), np.uint32(0x846CA68B)
-_U16, _U15 = np.uint32(16), np.uint32(15)
-_LOW32, _S32 = np.uint64(0xFFFFFFFF), np.uint64(32)
-_CHUNK = 32
-
-
-@numba.njit(inline="always")
-def _h32(x):
-    """Wellons' lowbias32, kept in 32-bit arithmetic so that it vectorises (vpmulld)."""
-    x = np.uint32(x ^ (x >> _U16))
-    x = np.uint32(x * _U1)
-    x = np.uint32(x ^ (x >> _U15))
-    x = np.uint32(x * _U2)
-    return np.uint32(x ^ (x >> _U16))
+#: The AVX2 target of the child run: Haswell's instruction set (no AVX-512).
+AVX2_ENV = {"NUMBA_CPU_NAME": "haswell",
+            "NUMBA_CPU_FEATURES": "+64bit,+sse,+sse2,+sse3,+ssse3,+sse4.1,+sse4.2,+popcnt,+avx,+avx2,+fma,+bmi,"
+                                  "+bmi2,+lzcnt,+f16c,+movbe,+cx16,+xsave"}
+STAGES = ("generator", "generator + dot")
 
 
 @numba.njit
-def _words(k1, k2, words):
-    for j in range(words.shape[0]):
-        words[j] = _h32(np.uint32(_h32(np.uint32(np.uint32(j) ^ k1)) ^ k2))
-
-
-@numba.njit
-def _package_loop(key, images, n_candidates):
-    """The package generator: candidates (mu, rho) of every image row and their dot products."""
+def _loop(with_dot, code, key, images, n_candidates):
+    """Candidates (mu, rho) of every image row, and (``with_dot``) their dot products."""
     n, d = images.shape
     buf = np.empty(d)
+    words = np.empty(_rng.scratch_size(d), np.uint32)
+    normals = np.empty(_rng.scratch_size(d), np.float32)
     total = 0.0
     for mu in range(n):
         for rho in range(n_candidates):
-            _rng._fill_candidate(key, 0, mu, rho, buf)
-            acc = 0.0
-            for k in range(d):
-                acc += buf[k] * images[mu, k]
-            total += acc
-    return total, 0
+            _rng._fill_candidate(key, code, mu, rho, buf, words, normals)
+            total += _dot(buf, images[mu]) if with_dot else buf[0]
+    return total
 
 
-def make_trial(layers):
-    """The trial generator with ``layers`` ziggurat layers: (timing loop, normals sampler).
-
-    The tables are module-level constants of the compiled functions (closure variables), so
-    that LLVM sees they cannot alias the output and vectorises the quick-test loop.
-    """
-    edge, x_table, ratio = _tables(layers)
-    bits = layers.bit_length() - 1
-    mask = np.uint32(layers - 1)
-    shift = np.int32(bits)
-    scale = 2.0 ** (bits - 31)
-
-    @numba.njit(inline="always")
-    def uniform(w):
-        """u in (-1, 1) from the top 32 - bits bits of the word, read as signed."""
-        return (np.float64(np.int32(np.int32(w) >> shift)) + 0.5) * scale
-
-    @numba.njit
-    def fast_path(words, buf):
-        # uniform(w) written out, the shift kept in int32 and the table read unconditionally:
-        # otherwise LLVM does not vectorise this loop (a call, an int64 -> float64
-        # conversion, a conditional load)
-        for j in range(words.shape[0]):
-            w = words[j]
-            i = w & mask
-            u = (np.float64(np.int32(np.int32(w) >> shift)) + 0.5) * scale
-            z = u * x_table[i]
-            buf[j] = z if abs(u) < ratio[i] else np.nan
-
-    @numba.njit
-    def slow_path(seed, j, u, i):
-        """The ziggurat's wedge and tail steps for one rejected coordinate (exact in law)."""
-        base = _rng.mix64(seed + (np.uint64(j) + _rng._ONE) * _rng._GOLDEN)
-        attempt = np.uint64(0)
-        while True:
-            if abs(u) < ratio[i]:
-                return u * x_table[i]
-            if i == 0:
-                while True:
-                    attempt += _rng._ONE
-                    a = _rng._word_uniform(_rng.mix64(base + attempt * _rng._GOLDEN2))
-                    attempt += _rng._ONE
-                    b = _rng._word_uniform(_rng.mix64(base + attempt * _rng._GOLDEN2))
-                    x = math.log(a) / edge
-                    if -2.0 * math.log(b) >= x * x:
-                        return x - edge if u < 0.0 else edge - x
-            x = u * x_table[i]
-            f0 = math.exp(-0.5 * (x_table[i] * x_table[i] - x * x))
-            f1 = math.exp(-0.5 * (x_table[i + 1] * x_table[i + 1] - x * x))
-            attempt += _rng._ONE
-            if f1 + _rng._word_uniform(_rng.mix64(base + attempt * _rng._GOLDEN2)) * (f0 - f1) < 1.0:
-                return x
-            attempt += _rng._ONE
-            w = _rng.mix64(base + attempt * _rng._GOLDEN2)
-            u = 2.0 * _rng._word_uniform(w) - 1.0
-            i = np.int64(w & np.uint64(layers - 1))
-
-    @numba.njit
-    def trial_dot(seed, buf, words, image, stage):
-        """Candidate ``seed`` into ``buf``, its dot product with ``image`` and the rejected count.
-
-        stage 0: the words only; 1: + the vector loop and the dot product, chunks of 32
-        coordinates with a rejected coordinate left out (a lower bound on the whole); 2:
-        complete (those chunks are fixed through the slow path and summed).
-        """
-        _words(np.uint32(seed & _LOW32), np.uint32(seed >> _S32), words)
-        if stage == 0:
-            return np.float64(words[0]), 0
-        fast_path(words, buf)
-        d = buf.shape[0]
-        total = 0.0
-        rejected = 0
-        for c in range(0, d, _CHUNK):
-            stop = min(c + _CHUNK, d)
-            s = 0.0
-            for j in range(c, stop):
-                s += buf[j] * image[j]
-            if s != s:
-                if stage == 1:
-                    continue
-                s = 0.0
-                for j in range(c, stop):
-                    if buf[j] != buf[j]:
-                        rejected += 1
-                        buf[j] = slow_path(seed, j, uniform(words[j]), np.int64(words[j] & mask))
-                    s += buf[j] * image[j]
-            total += s
-        return total, rejected
-
-    @numba.njit
-    def loop(stage, key, images, n_candidates):
-        n, d = images.shape
-        buf = np.empty(d)
-        words = np.empty(d, np.uint32)
-        total = 0.0
-        rejected = 0
-        for mu in range(n):
-            for rho in range(n_candidates):
-                acc, r = trial_dot(_rng._stream_seed(key, mu, rho), buf, words, images[mu], stage)
-                total += acc
-                rejected += r
-        return total, rejected
-
-    @numba.njit
-    def normals(key, n, d):
-        out = np.empty((n, d))
-        words = np.empty(d, np.uint32)
-        image = np.zeros(d)
-        for r in range(n):
-            trial_dot(_rng._stream_seed(key, 0, r), out[r], words, image, 2)
-        return out
-
-    return loop, normals, float(1 - ratio.mean())
+@numba.njit(fastmath=True)
+def _dot(a, b):
+    acc = 0.0
+    for k in range(a.shape[0]):
+        acc += a[k] * b[k]
+    return acc
 
 
-def _ns_per_coordinate(loop, stage, d, candidates, repeats):
+def _ns_per_coordinate(with_dot, generator, d, candidates, repeats):
+    code = _rng.candidate_code("gaussian", generator)
     images = np.random.default_rng(0).standard_normal((8, d))
     n_candidates = max(1, candidates // 8)
-    run = (lambda key, n: loop(key, images, n)) if stage is None else (lambda key, n: loop(stage, key, images, n))
-    run(np.uint64(1), 2)  # compile
+    _loop(with_dot, code, np.uint64(1), images, 2)  # compile
     best = np.inf
     for r in range(repeats):
         t0 = time.perf_counter()
-        _, rejected = run(np.uint64(7 + r), n_candidates)
+        _loop(with_dot, code, np.uint64(7 + r), images, n_candidates)
         best = min(best, time.perf_counter() - t0)
-    return best / (8 * n_candidates * d) * 1e9, rejected / (8 * n_candidates * d)
+    return best / (8 * n_candidates * d) * 1e9
 
 
-def law_check(normals, draws, layers, table_rejection):
-    z = normals(np.uint64(2026), max(1, draws // 128), 128).ravel()
-    return {"layers": layers, "draws": z.size, "mean": z.mean(), "variance": z.var(),
-            "fourth_moment": np.mean(z ** 4), "ks_p": stats.kstest(z, "norm").pvalue,
-            "beyond_2": np.mean(np.abs(z) > 2), "gauss_beyond_2": 2 * stats.norm.sf(2),
-            "beyond_3": np.mean(np.abs(z) > 3), "gauss_beyond_3": 2 * stats.norm.sf(3),
-            "table_rejection": table_rejection}
+def timings(dims, candidates, repeats) -> dict:
+    """``{"cpu": ..., "rows": [...]}``: ns per coordinate of both generators, this process's target."""
+    numba.set_num_threads(1)
+    rows = []
+    for d in dims:
+        for stage in STAGES:
+            ns = {g: _ns_per_coordinate(stage != "generator", g, d, candidates, repeats) for g in (1, 2)}
+            rows.append({"d": d, "stage": stage, "generator_1": ns[1], "generator_2": ns[2],
+                         "speedup": ns[1] / ns[2]})
+            print(f"{_target()}: d = {d}, {stage}: {ns[1]:.3g} / {ns[2]:.3g} ns per coordinate, "
+                  f"{ns[1] / ns[2]:.3g}x", file=sys.stderr, flush=True)
+    return {"target": _target(), "rows": rows}
 
 
-STAGES = (("hash", 0), ("vector loop", 1), ("complete", 2))
+def _target() -> str:
+    name = numba.config.CPU_NAME or llvmlite.binding.get_host_cpu_name()
+    features = numba.config.CPU_FEATURES
+    if features is None:
+        features = llvmlite.binding.get_host_cpu_features().flatten()
+    isa = "AVX-512" if "+avx512f" in features else "AVX2" if "+avx2" in features else "no AVX2"
+    return f"{name} ({isa})"
+
+
+def law_check(draws) -> dict:
+    """Generator 2's normals of ``draws // 100`` candidates of dimension 100 against N(0, 1)."""
+    n = max(1, draws // 100)
+    mus = np.arange(n, dtype=np.int64) // 100
+    rhos = np.arange(n, dtype=np.int64) % 100
+    z = (_rng.dp_pairs(np.uint64(2026), _rng.candidate_code("gaussian", 2), mus, rhos, 100) * 10.0).ravel()
+    out = {"draws": z.size, "mean": z.mean(), "variance": z.var(), "fourth_moment": np.mean(z ** 4),
+           "ks_p": stats.kstest(z, "norm").pvalue}
+    for level in (2, 3, 4):
+        out[f"beyond_{level}"] = np.mean(np.abs(z) > level)
+        out[f"gauss_beyond_{level}"] = 2 * stats.norm.sf(level)
+    return {k: float(v) if k != "draws" else int(v) for k, v in out.items()}
+
+
+def _child_timings(args) -> dict | None:
+    """The timings compiled for AVX2 only, in a child process (None when the host has no AVX-512)."""
+    if "+avx512f" not in llvmlite.binding.get_host_cpu_features().flatten():
+        return None
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, NUMBA_NUM_THREADS="1", **AVX2_ENV)
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--d", *map(str, args.d),
+               "--candidates", str(args.candidates), "--repeats", str(args.repeats)]
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+        sys.stderr.write(out.stderr)
+        return json.loads(out.stdout)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--d", type=int, nargs="+", default=[128, 256])
-    parser.add_argument("--layers", type=int, nargs="+", default=[256, 1024], help="ziggurat layers of the trial")
     parser.add_argument("--candidates", type=int, default=40000, help="candidates per timing")
     parser.add_argument("--repeats", type=int, default=5, help="timings per stage (the best is kept)")
-    parser.add_argument("--law-draws", type=int, default=2_000_000)
+    parser.add_argument("--law-draws", type=int, default=10_000_000)
     parser.add_argument("--out", default=str(HERE / "dp_generator.md"))
     parser.add_argument("--record", default=str(HERE / "goals" / "dp_generator.json"))
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if any(n < 2 or n & (n - 1) or n > 4096 for n in args.layers):
-        parser.error("--layers must be powers of two from 2 to 4096")
-    numba.set_num_threads(1)
+    if args.child:
+        print(json.dumps(timings(args.d, args.candidates, args.repeats)))
+        return 0
     t_start = time.perf_counter()
-    trials = {layers: make_trial(layers) for layers in args.layers}
-    rows = []
-    for d in args.d:
-        base, _ = _ns_per_coordinate(_package_loop, None, d, args.candidates, args.repeats)
-        rows.append({"d": d, "generator": "package (splitmix64, 128 layers)", "stage": "complete",
-                     "ns_per_coordinate": base, "speedup": 1.0, "rejected": None})
-        for layers in args.layers:
-            for name, stage in STAGES:
-                ns, rejected = _ns_per_coordinate(trials[layers][0], stage, d, args.candidates, args.repeats)
-                rows.append({"d": d, "generator": f"trial (32-bit hash, {layers} layers)", "stage": name,
-                             "ns_per_coordinate": ns, "speedup": base / ns,
-                             "rejected": rejected if stage == 2 else None})
-                print(f"d = {d}, {layers} layers, {name}: {ns:.3g} ns per coordinate, {base / ns:.3g}x", flush=True)
-    laws = [law_check(trials[n][1], args.law_draws, n, trials[n][2]) for n in args.layers]
+    targets = [timings(args.d, args.candidates, args.repeats)]
+    child = _child_timings(args)
+    if child is not None:
+        targets.append(child)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=HERE).stdout.strip()
     command = "python benchmarks/bench_dp_generator.py " + " ".join(argv if argv is not None else sys.argv[1:])
     record = {"command": command.strip(), "date": datetime.date.today().isoformat(), "commit": commit,
-              "rows": rows, "laws": laws, "package_table_rejection": float(1 - _rng._ZIG_RATIO.mean()),
+              "machine": platform.machine(), "numba": numba.__version__, "targets": targets,
+              "law": law_check(args.law_draws), "candidates": args.candidates, "repeats": args.repeats,
               "seconds": time.perf_counter() - t_start}
     Path(args.record).write_text(json.dumps(record, indent=1) + "\n")
-    Path(args.out).write_text(render(record, args))
-    print(render(record, args))
+    Path(args.out).write_text(render(record))
+    print(render(record))
     return 0
 
 
-def render(record, args):
-    cpu = numba.config.CPU_NAME or llvmlite.binding.get_host_cpu_name()
+def render(record):
+    law = record["law"]
     lines = [
         "# DP candidate generation per coordinate",
         "",
-        f"Written by `{record['command']}` on {record['date']}, commit {record['commit']}, {platform.machine()}, "
-        f"numba {numba.__version__}, CPU `{cpu}`; one numba thread; wall time {record['seconds']:.0f} s. "
-        f"Each row: the best of {args.repeats} timings of {args.candidates} candidates of dimension d, each "
-        "generated and dotted with a length-d image; `speedup` = the package generator's time / the row's. "
-        "The trial's stages are cumulative: `hash` (the 32-bit words only), `vector loop` (+ the ziggurat's "
-        "quick test in one vector loop and the dot product; chunks with a rejected coordinate are left out, so "
-        "this is a lower bound on any generator of this shape), `complete` (+ the exact slow path for the "
-        "rejected coordinates: a whole generator). `rejected`: share of coordinates that fail the quick test. "
-        "The trial is not used by the package (see the script's docstring).",
+        f"Written by `{record['command']}` on {record['date']}, commit {record['commit']}, {record['machine']}, "
+        f"numba {record['numba']}; one numba thread; wall time {record['seconds']:.0f} s. Each entry: the best of "
+        f"{record['repeats']} timings of {record['candidates']} candidates of dimension d (gaussian ensemble), "
+        "in ns per coordinate; `generator + dot` adds the dot product with a length-d image, as in the DP full "
+        "pass. `speedup` = generator 1's time / generator 2's, measured in the same process. The `AVX2` rows "
+        "are compiled for Haswell's instruction set (`NUMBA_CPU_NAME=haswell` and its feature list) in a "
+        "child process on the same CPU: they show the code an AVX2-only machine runs, timed on this one.",
         "",
-        "| d | generator | stage | ns per coordinate | speedup | rejected |",
+        "| target | d | stage | generator 1 (ns) | generator 2 (ns) | speedup |",
         "|---|---|---|---|---|---|",
-        *(f"| {r['d']} | {r['generator']} | {r['stage']} | {r['ns_per_coordinate']:.3g} | {r['speedup']:.3g} | "
-          f"{'-' if r['rejected'] is None else format(r['rejected'], '.3g')} |" for r in record["rows"]),
+        *(f"| {t['target']} | {r['d']} | {r['stage']} | {r['generator_1']:.3g} | {r['generator_2']:.3g} | "
+          f"{r['speedup']:.3g} |" for t in record["targets"] for r in t["rows"]),
         "",
-        f"Quick-test rejection rate from the tables, 1 - mean(x_(i+1) / x_i): package (128 layers) "
-        f"{record['package_table_rejection']:.4f}; "
-        + "; ".join(f"{law['layers']} layers {law['table_rejection']:.4f}" for law in record["laws"]) + ".",
+        f"Law of generator 2 ({law['draws']} normals: every coordinate of {law['draws'] // 100} candidates of "
+        "dimension 100, times 10; gaussian: mean 0, variance 1, fourth moment 3):",
         "",
-        "Law of the complete trial generator (gaussian: fourth moment 3, P(|z| > 2) = "
-        f"{record['laws'][0]['gauss_beyond_2']:.5f}, P(|z| > 3) = {record['laws'][0]['gauss_beyond_3']:.6f}):",
-        "",
-        "| layers | normals | mean | variance | fourth moment | KS p-value | P(abs z > 2) | P(abs z > 3) |",
-        "|---|---|---|---|---|---|---|---|",
-        *(f"| {law['layers']} | {law['draws']} | {law['mean']:.2e} | {law['variance']:.5f} | "
-          f"{law['fourth_moment']:.4f} | {law['ks_p']:.3g} | {law['beyond_2']:.5f} | {law['beyond_3']:.6f} |"
-          for law in record["laws"]),
+        "| mean | variance | fourth moment | KS p-value | P(abs z > 2) | P(abs z > 3) | P(abs z > 4) |",
+        "|---|---|---|---|---|---|---|",
+        f"| {law['mean']:.2e} | {law['variance']:.5f} | {law['fourth_moment']:.4f} | {law['ks_p']:.3g} | "
+        f"{law['beyond_2']:.5f} | {law['beyond_3']:.6f} | {law['beyond_4']:.3e} |",
+        f"| gaussian | 1 | 3 | - | {law['gauss_beyond_2']:.5f} | {law['gauss_beyond_3']:.6f} | "
+        f"{law['gauss_beyond_4']:.3e} |",
         "",
     ]
     return "\n".join(lines)

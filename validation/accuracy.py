@@ -39,7 +39,7 @@ from replica.common.results import Result
 from replica.common.seeds import resolve_seed
 
 from .capacity.loads import load, p_from_load
-from .capacity.trials import STORAGE_TRIAL
+from .capacity.trials import STORAGE_TRIAL, instance_options
 from .ensembles import ENSEMBLES, PROBLEMS
 from .intervals import wilson_interval
 from .solver_rules import accuracy_is_exact, accuracy_theory_memory, supports_search_modes
@@ -306,6 +306,7 @@ def _template(d, problem, solver, ensemble, kappa, seed, s: AccuracySettings) ->
     check_choice(ensemble, "ensemble", ENSEMBLES)
     kappa = float(check_kappa(kappa))
     options = solver_spec(solver).sweep_task_options(d, kappa, s.solver_options, restarts=False)
+    options.update(instance_options(problem))
     return Task(STORAGE_TRIAL, s.experiment, problem, solver, ensemble, d, 0, kappa,
                 resolve_seed(seed), 0, tuple(sorted(options.items())))
 

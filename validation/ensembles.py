@@ -51,8 +51,8 @@ from replica.covariance import power_law_spectrum
 
 from . import _rng
 
-__all__ = ["make_instance", "instance_bytes", "Instance", "PROBLEMS", "ENSEMBLES", "power_law_spectrum",
-           "covariance_root", "check_square_instance"]
+__all__ = ["make_instance", "instance_bytes", "check_generator", "Instance", "PROBLEMS", "ENSEMBLES",
+           "power_law_spectrum", "covariance_root", "check_square_instance"]
 
 PROBLEMS = ("op", "dp")
 
@@ -176,6 +176,9 @@ class Instance:
     dp_key : numpy.uint64
         Key of the DP candidate generator (``validation._rng``); also set for
         OP instances but unused there.
+    generator : int
+        Version of the DP candidate generator (``validation._rng.GENERATORS``; the DP
+        candidates and targets depend on it, OP instances do not).
     outputs : int or None
         Number ``K`` of distinct answers, or None (one answer per fact).
     answer_map : ndarray of int64, shape (p,), read-only, or None
@@ -220,6 +223,7 @@ class Instance:
     output_spectrum: np.ndarray | None = field(default=None, repr=False)
     input_covariance_factor: float | None = None
     output_covariance_factor: float | None = None
+    generator: int = _rng.DEFAULT_GENERATOR
 
     def __post_init__(self):
         if self.d is not None:  # square: d_in = d_out = d
@@ -247,7 +251,7 @@ class Instance:
     def generator_pairs(self, mus, rhos) -> np.ndarray:
         """DP: the generator's vectors ``g`` of the candidates ``(mus[k], rhos[k])``,
         shape (n, d_out); the candidates are ``g Sigma_out^(1/2)`` (:meth:`candidate_pairs`)."""
-        return _rng.dp_pairs(self.dp_key, self.ensemble_code, mus, rhos, self.d_out)
+        return _rng.dp_pairs(self.dp_key, self.candidate_code, mus, rhos, self.d_out)
 
     def candidate_pairs(self, mus, rhos) -> np.ndarray:
         """DP: the candidates ``u^(mus[k])_(rhos[k])`` as rows of a new (n, d_out) array."""
@@ -275,9 +279,9 @@ class Instance:
         return self.targets if self.output_vectors is None else self.output_vectors
 
     @property
-    def ensemble_code(self) -> int:
-        """Integer code of the ensemble for the numba kernels (0 gaussian, 1 sphere)."""
-        return _rng.ENSEMBLE_CODES[self.ensemble]
+    def candidate_code(self) -> int:
+        """Integer code of the DP candidate law (ensemble and generator) for the numba kernels."""
+        return _rng.candidate_code(self.ensemble, self.generator)
 
     def candidates(self, mu) -> np.ndarray:
         """Candidate outputs of input ``mu``.
@@ -330,7 +334,7 @@ class Instance:
         if self.problem == "op":
             return self.table @ Y.T
         out = np.empty((self.n_candidates, self.p), dtype=np.float64)
-        _rng.dp_scores_into(self.dp_key, self.ensemble_code, self.output_images(Y), out)
+        _rng.dp_scores_into(self.dp_key, self.candidate_code, self.output_images(Y), out)
         return out
 
     def scores(self, W) -> np.ndarray:
@@ -361,6 +365,8 @@ class Instance:
         """Metadata (no arrays), JSON-safe."""
         meta = {"d": self.d, "p": self.p, "problem": self.problem,
                 "ensemble": self.ensemble, "seed": self.seed}
+        if self.problem == "dp":
+            meta["generator"] = self.generator
         if self.outputs is not None:
             meta["outputs"] = self.outputs
         if self.weights is not None:
@@ -471,7 +477,18 @@ def _dimensions(d, d_in, d_out):
     return (d if d_in == d_out else None), d_in, d_out
 
 
-def _draw_instance(seed, p, dims, problem, ensemble, answers, roots):
+def check_generator(generator) -> int:
+    """The DP generator version: ``generator`` itself if in ``validation._rng.GENERATORS``,
+    ``DEFAULT_GENERATOR`` for None; ValueError otherwise."""
+    if generator is None:
+        return _rng.DEFAULT_GENERATOR
+    if isinstance(generator, (bool, np.bool_)) or not isinstance(generator, (int, np.integer)) \
+            or int(generator) not in _rng.GENERATORS:
+        raise ValueError(f"generator must be one of {_rng.GENERATORS} or None, got {generator!r}")
+    return int(generator)
+
+
+def _draw_instance(seed, p, dims, problem, ensemble, answers, roots, generator):
     """``(inputs, targets, output vectors or None, dp_key)`` of :func:`make_instance` from checked
     arguments (``dims = (d_in, d_out)``, ``answers = (K, answer_map)``, ``roots`` the covariance
     roots or None).  ``SeedSequence(seed).spawn(3)``: inputs, OP outputs, DP generator key."""
@@ -491,7 +508,7 @@ def _draw_instance(seed, p, dims, problem, ensemble, answers, roots):
         if K is None:
             vectors = None
     else:
-        target_vectors = _rng.dp_pairs(dp_key, _rng.ENSEMBLE_CODES[ensemble], np.arange(p), index, d_out)
+        target_vectors = _rng.dp_pairs(dp_key, _rng.candidate_code(ensemble, generator), np.arange(p), index, d_out)
         if out_root is not None:
             target_vectors = target_vectors @ out_root
     return inputs, target_vectors, vectors, dp_key
@@ -512,7 +529,7 @@ def _check_instance_memory(d, d_in, d_out, p):
 
 def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs=None,
                   targets=None, weights=None, d_in=None, d_out=None, input_covariance=None,
-                  output_covariance=None) -> Instance:
+                  output_covariance=None, generator=None) -> Instance:
     """Build a random memory problem, reproducible from its arguments.
 
     Parameters
@@ -565,6 +582,10 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
         factor).  Vectors are ``e = Sigma_in^(1/2) g`` and ``u = Sigma_out^(1/2) g`` for
         the isotropic draws ``g`` of the same seed (DP: the generator's candidates,
         the root applied to the images).  None (default): isotropic, bit-identical.
+    generator : {1, 2} or None
+        Version of the DP candidate generator (``notes/simulation.md``, section 2); None
+        (default): ``validation._rng.DEFAULT_GENERATOR`` (2).  ``generator=1`` builds the
+        DP instances of results made before version 2.  OP instances do not depend on it.
 
     Returns
     -------
@@ -577,7 +598,7 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
         ``d_out``, a covariance of the wrong shape, not finite, not symmetric or not
         positive semi-definite, ``p < 2``, ``outputs`` outside ``[2, p]``, ``targets``
         of the wrong length, dtype or range, an output that answers no fact,
-        ``targets`` without ``outputs``, ``weights`` of the wrong length or not
+        ``targets`` without ``outputs``, an unknown ``generator``, ``weights`` of the wrong length or not
         finite and positive, an unknown problem or ensemble, a seed that
         is not None, a non-negative integer, a SeedSequence or a Generator, or an
         instance larger than the memory limit (:func:`instance_bytes` against
@@ -593,13 +614,14 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
     problem = check_choice(problem, "problem", PROBLEMS)
     ensemble = check_choice(ensemble, "ensemble", ENSEMBLES)
     seed = resolve_seed(seed)
+    generator = check_generator(generator)
     K, answer_map = _answer_map(p, outputs, targets)
     w, normalised = _weights(p, weights)
     (in_root, in_spectrum, in_factor), (out_root, out_spectrum, out_factor) = (
         _root(input_covariance, d_in, "input_covariance"), _root(output_covariance, d_out, "output_covariance"))
     _check_instance_memory(d, d_in, d_out, p)
     inputs, target_vectors, vectors, dp_key = _draw_instance(seed, p, (d_in, d_out), problem, ensemble,
-                                                             (K, answer_map), (in_root, out_root))
+                                                             (K, answer_map), (in_root, out_root), generator)
     for arr in (inputs, target_vectors, vectors, answer_map):
         if arr is not None:
             arr.setflags(write=False)
@@ -608,4 +630,5 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
                     output_vectors=vectors, weights=w, weights_normalised=normalised,
                     d_in=d_in, d_out=d_out, input_root=in_root, output_root=out_root,
                     input_spectrum=in_spectrum, output_spectrum=out_spectrum,
-                    input_covariance_factor=in_factor, output_covariance_factor=out_factor)
+                    input_covariance_factor=in_factor, output_covariance_factor=out_factor,
+                    generator=generator)

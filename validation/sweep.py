@@ -64,11 +64,12 @@ import numpy as np
 
 from replica.common.results import Result, json_safe
 
+from ._rng import DEFAULT_GENERATOR
 from .executors import ProcessPool, SerialExecutor, make_executor, terminate_executor
 from .store import KEY_COLUMNS, ResultStore, package_version
 
 __all__ = ["Task", "run_tasks", "make_executor", "terminate_executor", "task_seed", "synthetic_trial",
-           "SweepReport"]
+           "SweepReport", "keyed_version"]
 
 
 @dataclass(frozen=True)
@@ -101,10 +102,19 @@ class Task:
     trial: int
     options: tuple = ()
 
+    @property
+    def generator(self) -> int | None:
+        """DP: the candidate generator of the task's instances (option ``generator``, default
+        ``validation._rng.DEFAULT_GENERATOR``); None for the OP, whose instances do not use one."""
+        if self.problem != "dp":
+            return None
+        return int(dict(self.options).get("generator", DEFAULT_GENERATOR))
+
     def key(self, version: str) -> dict:
+        """The store key: the key columns, ``version`` marked with the DP generator (:func:`keyed_version`)."""
         out = {c: getattr(self, c) for c in KEY_COLUMNS if c != "version"}
         out["kappa"] = float(out["kappa"])
-        out["version"] = version
+        out["version"] = keyed_version(version, self.generator)
         return out
 
     def key_tuple(self, version: str) -> tuple:
@@ -116,6 +126,17 @@ class Task:
         out = asdict(self)
         out["options"] = dict(self.options)
         return json_safe(out)
+
+
+def keyed_version(version: str, generator: int | None) -> str:
+    """The ``version`` column of a trial: the package version, with ``+dp-generator<g>`` for a DP
+    trial of generator ``g >= 2``.
+
+    DP trials of generator 1 (every trial stored before generator 2 existed) keep the plain
+    version, so old stores still load and serve them; a trial of another generator never
+    matches one of them (``notes/reproduce.md``).
+    """
+    return version if generator in (None, 1) else f"{version}+dp-generator{int(generator)}"
 
 
 def task_seed(seed: int, p: int, trial: int) -> int:

@@ -57,7 +57,7 @@ def test_rows_are_the_margins():
 @pytest.mark.parametrize("case", _TINY, ids=lambda c: "-".join(map(str, c)))
 def test_bound_brackets_the_brute_force_optimum(case):
     d, p, problem, seed = case
-    inst = make_instance(d, p, problem, seed=seed)
+    inst = make_instance(d, p, problem, seed=seed, generator=1)  # the DP instances of the measurement
     truth = _best(inst)
     r = accuracy_bound(inst, time_limit=5.0, check_box=False)
     assert r.recalled_lower <= truth <= r.recalled_upper, (case, truth, r.message)

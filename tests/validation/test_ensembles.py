@@ -14,9 +14,10 @@ from replica.common.seeds import DEFAULT_SEED
 from validation import Instance, make_instance
 from validation import _rng
 
-# sha1 of the bytes of make_instance(6, 9, "dp", ensemble, seed=3).targets and of
-# .candidates(4), computed by the generator at commit 85026cc (fresh numba cache, the
-# generator compiled without fastmath): a change of any bit of the DP candidates fails.
+# sha1 of the bytes of make_instance(6, 9, "dp", ensemble, seed=3, generator=1).targets and
+# of .candidates(4), computed by generator 1 at commit 85026cc (fresh numba cache, the
+# generator compiled without fastmath): a change of any bit of its DP candidates fails.
+# Generator 2 is checked against a NumPy transcription instead (_generator2_reference).
 _REFERENCE = {
     "gaussian": ("a6425b2a204e845d74ae5c66c2b86c7c42bddff2", "7896473195bb64577dda87673572e00410a3359c"),
     "sphere": ("4c2559bc31da8f074f849db6b899e488d2b57369", "b995a171d5fa3598b89645ed3b5fae6117b3881d"),
@@ -64,14 +65,94 @@ def test_reproducible_and_seed_dependent(problem, ensemble):
     np.testing.assert_array_equal(a.candidates(4), b.candidates(4))
     assert not np.array_equal(a.inputs, c.inputs)
     assert not np.array_equal(a.candidates(4), c.candidates(4))
-    assert a.to_dict() == {"d": 6, "p": 9, "problem": problem, "ensemble": ensemble, "seed": 3}
+    expected = {"d": 6, "p": 9, "problem": problem, "ensemble": ensemble, "seed": 3}
+    if problem == "dp":
+        expected["generator"] = _rng.DEFAULT_GENERATOR
+    assert a.to_dict() == expected
     json.dumps(a.to_dict(), allow_nan=False)
 
 
 @pytest.mark.parametrize("ensemble", ["gaussian", "sphere"])
 def test_dp_candidates_match_reference_bits(ensemble):
-    inst = make_instance(6, 9, "dp", ensemble, seed=3)
+    inst = make_instance(6, 9, "dp", ensemble, seed=3, generator=1)
     assert (_sha1(inst.targets), _sha1(inst.candidates(4))) == _REFERENCE[ensemble]
+
+
+def _lowbias32(x):
+    x = x ^ (x >> np.uint32(16))
+    x = x * np.uint32(0x7FEB352D)
+    x = x ^ (x >> np.uint32(15))
+    x = x * np.uint32(0x846CA68B)
+    return x ^ (x >> np.uint32(16))
+
+
+def _generator2_reference(key: int, mu: int, rho: int, d: int, ensemble: str) -> np.ndarray:
+    """Candidate (mu, rho) of generator 2, transcribed from notes/simulation.md (section 2)
+    into NumPy uint32/float32 arithmetic and Python integers, independently of the kernels.
+    Every float32 step rounds once (no fused multiply-add), so the bits must agree."""
+    g, g2, mask = 0x9E3779B97F4A7C15, 0xD1B54A32D192ED03, (1 << 64) - 1
+    s = _mix64_reference(_mix64_reference((key + (mu + 1) * g) & mask) + (rho + 1) * g2)
+    m = (d + 1) // 2
+    f = np.float32
+    with np.errstate(over="ignore"):
+        w = _lowbias32(_lowbias32(np.arange(2 * m, dtype=np.uint32) ^ np.uint32(s & 0xFFFFFFFF))
+                       ^ np.uint32(s >> 32))
+    a, b = w[:m], w[m:]
+    u = ((a >> np.uint32(1)).astype(np.int32).astype(f) + f(0.5)) * f(2.0 ** -31)
+    bits = u.view(np.uint32)
+    e = ((bits >> np.uint32(23)).astype(np.int32) - 126).astype(f)
+    mant = ((bits & np.uint32(0x007FFFFF)) | np.uint32(0x3F000000)).view(f)
+    small = mant < f(0.70710678118654752440)
+    e = np.where(small, e - f(1.0), e)
+    x = np.where(small, mant + mant - f(1.0), mant - f(1.0))
+    z = x * x
+    y = f(7.0376836292e-2)
+    for c in (-1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
+              2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1):
+        y = y * x + f(c)
+    y = y * x * z
+    y = y + f(-2.12194440e-4) * e
+    y = y - f(0.5) * z
+    r = np.sqrt(f(-2.0) * (x + y + f(0.693359375) * e))
+    phi = ((b >> np.uint32(8)).astype(np.int32).astype(f) + f(0.5)) * f(np.pi / 4.0 * 2.0 ** -24)
+    q = phi * phi
+    sin = ((f(-1.9515295891e-4) * q + f(8.3321608736e-3)) * q - f(1.6666654611e-1)) * q * phi + phi
+    cos = ((f(2.443315711809948e-5) * q - f(1.388731625493765e-3)) * q + f(4.166664568298827e-2)) * q * q \
+        - f(0.5) * q + f(1.0)
+    swap = (b & np.uint32(1)) != 0
+    first = np.where(swap, sin, cos)
+    second = np.where(swap, cos, sin)
+    first = np.where((b & np.uint32(2)) != 0, -first, first)
+    second = np.where((b & np.uint32(4)) != 0, -second, second)
+    normals = np.concatenate([r * first, r * second])[:d].astype(np.float64)
+    if ensemble == "gaussian":
+        return normals * (1.0 / np.sqrt(d))
+    norm2 = 0.0
+    for v in normals:          # the kernel's sequential sum
+        norm2 += v * v
+    return normals * (1.0 / np.sqrt(norm2))
+
+
+@pytest.mark.parametrize("ensemble", ["gaussian", "sphere"])
+@pytest.mark.parametrize("d", [6, 7, 33])
+def test_generator2_matches_numpy_transcription(ensemble, d):
+    inst = make_instance(d, 9, "dp", ensemble, seed=3, generator=2)
+    for mu in (0, 4, 8):
+        got = inst.candidates(mu)
+        for rho in range(9):
+            want = _generator2_reference(int(inst.dp_key), mu, rho, d, ensemble)
+            np.testing.assert_array_equal(got[rho], want)
+    np.testing.assert_array_equal(inst.targets[5], _generator2_reference(int(inst.dp_key), 5, 5, d, ensemble))
+
+
+def test_generators_give_different_candidates_and_same_op():
+    one, two = (make_instance(8, 12, "dp", seed=2, generator=g) for g in (1, 2))
+    assert one.generator == 1 and two.generator == 2
+    np.testing.assert_array_equal(one.inputs, two.inputs)
+    assert not np.any(one.targets == two.targets)
+    assert make_instance(8, 12, "dp", seed=2).generator == _rng.DEFAULT_GENERATOR == 2
+    op1, op2 = (make_instance(8, 12, "op", seed=2, generator=g) for g in (1, 2))
+    np.testing.assert_array_equal(op1.targets, op2.targets)
 
 
 _FASTMATH_FIRST = """
@@ -80,18 +161,20 @@ import numba, numpy as np
 from validation import _rng
 
 @numba.njit(fastmath=True)
-def fast_caller(key, code, mu, rho, out):
-    _rng._fill_candidate(key, code, mu, rho, out)
+def fast_caller(key, code, mu, rho, out, words, normals):
+    _rng._fill_candidate(key, code, mu, rho, out, words, normals)
     acc = 0.0
     for j in range(out.shape[0]):
         acc += out[j] * out[j]
     return acc
 
-buf = np.empty(6)
-fast_caller(np.uint64(1), 0, 0, 0, buf)   # the first compilation comes from a fastmath caller
+buf, words, normals = np.empty(6), np.empty(6, np.uint32), np.empty(6, np.float32)
+for code in (0, 2):   # the first compilations come from a fastmath caller
+    fast_caller(np.uint64(1), code, 0, 0, buf, words, normals)
 from validation import make_instance
-inst = make_instance(6, 9, "dp", "gaussian", seed=3)
-print(hashlib.sha1(inst.targets.tobytes()).hexdigest())
+for generator in (1, 2):
+    inst = make_instance(6, 9, "dp", "gaussian", seed=3, generator=generator)
+    print(hashlib.sha1(inst.targets.tobytes()).hexdigest())
 """
 
 
@@ -102,7 +185,9 @@ def test_generator_bits_do_not_depend_on_the_first_caller(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", _FASTMATH_FIRST], env=env, capture_output=True, text=True,
                          check=True)
-    assert out.stdout.split()[-1] == _REFERENCE["gaussian"][0]
+    inst = make_instance(6, 9, "dp", "gaussian", seed=3, generator=2)
+    reference2 = np.stack([_generator2_reference(int(inst.dp_key), mu, mu, 6, "gaussian") for mu in range(9)])
+    assert out.stdout.split()[-2:] == [_REFERENCE["gaussian"][0], _sha1(reference2)]
 
 
 def test_seed_forms():
@@ -153,10 +238,11 @@ def test_norms_gaussian_and_sphere():
             np.testing.assert_allclose(np.linalg.norm(arr, axis=1), 1.0, rtol=1e-13)
 
 
-def test_dp_coordinates_are_iid_normal():
+@pytest.mark.parametrize("generator", [1, 2])
+def test_dp_coordinates_are_iid_normal(generator):
     """DP candidate coordinates * sqrt(d) ~ N(0, 1), independent across (mu, rho, j)."""
     d, p = 16, 300
-    inst = make_instance(d, p, "dp", "gaussian", seed=7)
+    inst = make_instance(d, p, "dp", "gaussian", seed=7, generator=generator)
     block = np.stack([inst.candidates(mu) for mu in range(0, p, 3)])  # (100, p, d)
     z = block * np.sqrt(d)
     n = z.size
@@ -196,6 +282,28 @@ def test_counter_normal_tails():
     assert _sha1(z[:2000]) == _NORMALS_SHA1
 
 
+def test_generator2_law_at_ten_million_normals():
+    """Generator 2's normals (all coordinates of 100 000 candidates of dimension 100): KS, the
+    tails up to 4.5 sigma (tolerances of 5 binomial sigma), and no dependence inside a
+    Box-Muller pair (coordinates i and i + 50 share one radius): E[z_i z_(i+50)] = 0 and
+    E[z_i^2 z_(i+50)^2] = 1 (sample std sqrt(8 / n))."""
+    d, n_pairs = 100, 100_000
+    mus = np.repeat(np.arange(1000, dtype=np.int64), n_pairs // 1000)
+    rhos = np.tile(np.arange(n_pairs // 1000, dtype=np.int64), 1000)
+    z = _rng.dp_pairs(np.uint64(2026), _rng.candidate_code("gaussian", 2), mus, rhos, d) * np.sqrt(d)
+    flat = z.ravel()
+    n = flat.size
+    assert stats.kstest(flat[:2_000_000], "norm").pvalue > 1e-4
+    for level in (2.0, 3.0, 4.0, 4.5):
+        expected = 2 * stats.norm.sf(level)
+        assert abs(np.mean(np.abs(flat) > level) - expected) < 5 * np.sqrt(expected / n)
+    first, second = z[:, :50].ravel(), z[:, 50:].ravel()
+    m = first.size
+    assert abs(np.mean(first * second)) < 5 / np.sqrt(m)
+    assert abs(np.mean(first**2 * second**2) - 1.0) < 5 * np.sqrt(8.0 / m)
+    assert abs(np.mean(flat**4) - 3.0) < 5 * np.sqrt(96.0 / n)
+
+
 @pytest.mark.parametrize("ensemble", ["gaussian", "sphere"])
 def test_dp_scores_match_dense(ensemble):
     inst = make_instance(7, 13, "dp", ensemble, seed=5)
@@ -219,7 +327,7 @@ def test_op_scores_match_dense():
 
 def test_dp_kernels_consistent():
     inst = make_instance(6, 10, "dp", "gaussian", seed=9)
-    key, code = inst.dp_key, inst.ensemble_code
+    key, code = inst.dp_key, inst.candidate_code
     mus = np.array([3, 3, 7, 0, 9], dtype=np.int64)
     rhos = np.array([2, 5, 7, 9, 0], dtype=np.int64)
     pairs = _rng.dp_pairs(key, code, mus, rhos, 6)
@@ -250,7 +358,8 @@ def test_dp_memory_does_not_grow_with_p_squared():
 @pytest.mark.parametrize("kwargs, name", [
     (dict(d=1, p=5), "d"), (dict(d=4, p=1), "p"), (dict(d=4, p=5, problem="xx"), "problem"),
     (dict(d=4, p=5, ensemble="uniform"), "ensemble"), (dict(d=4, p=5, seed=-1), "seed"),
-    (dict(d=4.5, p=5), "d"),
+    (dict(d=4.5, p=5), "d"), (dict(d=4, p=5, generator=3), "generator"),
+    (dict(d=4, p=5, generator="2"), "generator"), (dict(d=4, p=5, generator=True), "generator"),
 ])
 def test_bad_input(kwargs, name):
     with pytest.raises(ValueError, match=name):

@@ -34,7 +34,10 @@ def _constraint_rows(instance):
 
 
 def _qp_margin(instance):
-    """Best normalised margin d / ||W*||_F from SLSQP on the primal (all constraints)."""
+    """Best normalised margin d / ||W*||_F: SLSQP on the primal (all constraints) finds the active
+    set, and the minimum-norm W on it, ``W = A_S^T lam`` with ``A_S A_S^T lam = 1``, is the optimum
+    when it passes the KKT conditions checked here (feasible, ``lam >= 0``).  SLSQP alone sometimes
+    stops at its line search ("Positive directional derivative") a little short of the optimum."""
     A = _constraint_rows(instance)
     d = instance.d
     w0 = np.linalg.lstsq(A, np.full(A.shape[0], 2.0), rcond=None)[0]  # a start near feasibility
@@ -43,9 +46,11 @@ def _qp_margin(instance):
     res = minimize(lambda w: 0.5 * w @ w, w0, jac=lambda w: w, method="SLSQP",
                    constraints=[{"type": "ineq", "fun": lambda w: A @ w - 1.0, "jac": lambda w: A}],
                    options={"ftol": 1e-12, "maxiter": 5000})
-    assert res.success, res.message
-    assert (A @ res.x).min() >= 1.0 - 1e-8
-    return d / np.linalg.norm(res.x)
+    active = A[A @ res.x <= 1.0 + 1e-6]
+    lam = np.linalg.lstsq(active @ active.T, np.ones(len(active)), rcond=None)[0]
+    w = active.T @ lam
+    assert (A @ w).min() >= 1.0 - 1e-8 and lam.min() >= -1e-10, res.message   # KKT
+    return d / np.linalg.norm(w)
 
 
 TINY = [

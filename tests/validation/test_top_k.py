@@ -95,7 +95,8 @@ def test_not_found_is_counted_as_not_stored_and_apart():
 
 
 def test_top_k_capacity_estimate_says_lower_bound():
-    est = estimate_capacity(8, "dp", "optimal", solver_options={"top_k": 2}, trials=4, rounds=0, progress=False)
+    est = estimate_capacity(8, "dp", "optimal", solver_options={"top_k": 2}, trials=4, rounds=0, progress=False,
+                            generator=1)  # the DP instances of candidate generator 1 (measured: not_found > 0)
     assert isinstance(est, CapacityEstimate)
     assert est.theory["source"] == "replica.capacity(top_k=2)"
     assert est.not_found > 0 and est.lower_bound and "LOWER BOUND" in est.message
@@ -109,8 +110,8 @@ def test_cli_flags(capsys):
     assert main(["solve", "--d", "16", "--p", "66", "--seed", "2", "--top-k", "2", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["status"] == "stored" and data["info"]["top_k"] == 2
-    assert main(["capacity", "--d", "8", "--problem", "dp", "--top-k", "2", "--trials", "2", "--rounds", "0",
-                 "--format", "csv"]) == 0
+    assert main(["capacity", "--d", "8", "--problem", "dp", "--generator", "1", "--top-k", "2", "--trials", "2",
+                 "--rounds", "0", "--format", "csv"]) == 0
     out = capsys.readouterr().out
     assert "not_found" in out.splitlines()[0] and "LOWER BOUND" in out
     assert main(["accuracy", "--d", "8", "--loads", "30", "--solver", "optimal", "--give-up", "--trials", "2",
@@ -127,7 +128,7 @@ def test_cli_flags(capsys):
 def test_restarts_store_what_the_first_run_misses():
     # d = 3, p = 11, k = 5 (DP, seed 4): the first run ends not_found; one random restart stores,
     # and the W is checked here independently of the solver's own check
-    inst = make_instance(3, 11, "dp", seed=4)
+    inst = make_instance(3, 11, "dp", seed=4, generator=1)
     first = solve(inst, "optimal", options={"top_k": 5})
     assert first.status == "not_found" and first.info["restart_runs"] == 0 and first.info["stored_by"] is None
     again = solve(inst, "optimal", options={"top_k": 5, "top_k_restarts": 8}, seed=0)
@@ -152,8 +153,8 @@ def test_restarts_end_in_a_lower_bound_verdict_and_bad_values():
 def test_cli_top_k_restarts(capsys):
     from validation.cli import main
 
-    assert main(["solve", "--d", "3", "--p", "11", "--problem", "dp", "--seed", "4", "--top-k", "5",
-                 "--top-k-restarts", "8", "--format", "json"]) == 0
+    assert main(["solve", "--d", "3", "--p", "11", "--problem", "dp", "--generator", "1", "--seed", "4",
+                 "--top-k", "5", "--top-k-restarts", "8", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["status"] == "stored" and data["info"]["stored_by"] >= 1
     assert main(["solve", "--d", "3", "--p", "11", "--top-k-restarts", "8"]) == 2
@@ -191,7 +192,7 @@ def test_time_limit_between_restarts_keeps_the_first_verdict(monkeypatch):
 
     from validation.solvers import modes
 
-    inst = make_instance(3, 11, "dp", seed=4)  # the first run ends not_found (test above)
+    inst = make_instance(3, 11, "dp", seed=4, generator=1)  # the first run ends not_found (test above)
     calls = []
     original = modes._top_k_run
 
@@ -213,7 +214,7 @@ def test_ctrl_c_in_a_restart_says_interrupted(monkeypatch):
     # message says so (the CLI's exit status 130 reads it) and the first run's verdict stands
     from validation.solvers import decision, modes
 
-    inst = make_instance(3, 11, "dp", seed=4)
+    inst = make_instance(3, 11, "dp", seed=4, generator=1)
     first = solve(inst, "optimal", options={"top_k": 5})
     runs = []
     run_search, iterate = modes._top_k_run, decision.DecisionRun.iterate

@@ -16,7 +16,7 @@ from .loads import load, p_from_load
 from .results import CapacityEstimate
 from .settings import CapacityDesign, SweepSettings, measurement_template, parse_criterion, split_settings
 from .theory import asymptotic_alpha, theory_capacity
-from .trials import TrialCounts, split_outputs
+from .trials import TrialCounts, split_instance_options
 
 __all__ = ["estimate_capacity"]
 
@@ -109,7 +109,7 @@ def _estimate(run: _Estimation, seconds: float, first_error=None) -> CapacityEst
         raise ValueError(f"every trial of {m.problem}/{m.solver} d={m.d} kappa={m.kappa:g} failed with an "
                          f"error; the first: {first_error}")
     p_c, p_lo, p_hi = (math.exp(v) for v in (fit.log_p_c, fit.log_p_c_low, fit.log_p_c_high))
-    outputs, options = split_outputs(m)
+    family, options = split_instance_options(m)
 
     def alpha_of(p):
         return load(m.d, p) if math.isfinite(p) and p > 1 else math.nan
@@ -118,7 +118,8 @@ def _estimate(run: _Estimation, seconds: float, first_error=None) -> CapacityEst
         m.d, m.problem, m.solver, m.kappa, m.ensemble, p_c, p_lo, p_hi, alpha_of(p_c), alpha_of(p_lo),
         alpha_of(p_hi), fit.slope, curve, theory, sum(c.undecided for c in curve), sum(c.errors for c in curve),
         fit.status, fit.converged, _messages(fit, curve, counts, m.solver, first_error), m.seed, design.trials,
-        seconds, options, design.kind, _criterion_text(counts.threshold), outputs, sum(c.not_found for c in curve))
+        seconds, options, design.kind, _criterion_text(counts.threshold), family["outputs"],
+        sum(c.not_found for c in curve), family["generator"])
 
 
 def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kappa: float = 1.0,
@@ -178,6 +179,10 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
             ``K >= 2`` distinct answers shared by the facts (balanced map ``mu mod K``;
             ``notes/many_to_one.md``); theory ``replica.capacity(d, kappa, outputs=K,
             problem=problem)``.  Default None: one answer per fact.
+        ``generator`` (int)
+            DP: the candidate generator of the instances (``make_instance(generator=)``;
+            default the current one, 2).  It is recorded in the estimate (``generator``) and
+            in every trial key, so trials of another generator are never reused.
 
     Returns
     -------

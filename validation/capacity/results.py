@@ -102,6 +102,9 @@ class CapacityEstimate(Result):
         ``optimal`` (``solver_options`` ``top_k >= 2`` or ``give_up``): counted as not
         stored, so p_c is then a LOWER BOUND on the threshold (``message`` says so;
         the key ``not_found`` is absent from ``to_dict`` when no trial had it).
+    generator : int or None
+        DP: the candidate generator of the instances (``make_instance(generator=)``);
+        None for the OP (the key ``generator`` is then absent from ``to_dict``).
     """
 
     STATUSES: ClassVar[tuple] = LogisticFit.STATUSES
@@ -133,6 +136,7 @@ class CapacityEstimate(Result):
     criterion: str = "all"
     outputs: int | None = None
     not_found: int = 0
+    generator: int | None = None
 
     @property
     def lower_bound(self) -> bool:
@@ -152,5 +156,6 @@ class CapacityEstimate(Result):
                 "trials": self.trials, "seconds": self.seconds, "solver_options": dict(self.solver_options),
                 "design": self.design, "criterion": self.criterion,
                 **({} if self.outputs is None else {"outputs": self.outputs}),
-                **({"not_found": self.not_found} if self.not_found else {})}
+                **({"not_found": self.not_found} if self.not_found else {}),
+                **({} if self.generator is None else {"generator": self.generator})}
 

@@ -19,7 +19,7 @@ from ..ensembles import ENSEMBLES, PROBLEMS
 from ..solver_rules import undecided_as_not_stored_default
 from ..solvers.registry import solver_names, solver_spec
 from ..sweep import Task
-from .trials import STORAGE_TRIAL
+from .trials import STORAGE_TRIAL, instance_options
 
 __all__ = ["DESIGNS", "BRACKET_FROM_D", "CapacityDesign", "SweepSettings", "parse_criterion", "split_settings",
            "measurement_template"]
@@ -134,7 +134,7 @@ class SweepSettings:
 _DESIGN_KEYS = frozenset(f.name for f in dataclasses.fields(CapacityDesign)) - {"kind"}
 _SWEEP_KEYS = frozenset(f.name for f in dataclasses.fields(SweepSettings))
 _MEASUREMENT_KEYS = frozenset({"solver_options", "task_function", "undecided_as_not_stored", "criterion",
-                               "outputs"})
+                               "outputs", "generator"})
 
 
 def split_settings(design, settings: dict):
@@ -170,6 +170,7 @@ def measurement_template(d, problem, solver, kappa, ensemble, seed, sweep, extra
         options = solver_spec(solver).sweep_task_options(d, kappa, options)
     if extra.get("outputs") is not None:
         options["outputs"] = check_int(extra["outputs"], "outputs", low=2)
+    options.update(instance_options(problem, extra.get("generator")))
     template = Task(task_function or STORAGE_TRIAL, sweep.experiment, problem, solver,
                     ensemble, d, 0, kappa, seed, 0, tuple(sorted(options.items())))
     return template, bool(lenient)

@@ -7,22 +7,43 @@ criterion (``"all"`` or ``"accuracy:A"``) and fits them.
 
 from __future__ import annotations
 
-from ..ensembles import make_instance
+from ..ensembles import check_generator, make_instance
 from ..solvers import check_problem, solve, solve_arguments
 from ..sweep import Task, task_seed
 from .fit import LogisticFit, fit_logistic
 from .results import CurvePoint
 
-__all__ = ["STORAGE_TRIAL", "storage_trial", "record_status", "split_outputs", "check_trials", "TrialCounts"]
+__all__ = ["STORAGE_TRIAL", "storage_trial", "record_status", "split_instance_options", "instance_options",
+           "trial_instance", "check_trials", "TrialCounts"]
 
 STORAGE_TRIAL = "validation.capacity:storage_trial"
 """The ``function`` of the storage-trial tasks (part of every stored trial's key)."""
 
 
-def split_outputs(task: Task):
-    """``(outputs, solver settings)`` from the task options (``outputs`` is for the instance)."""
+def split_instance_options(task: Task):
+    """``(instance options, solver settings)`` from the task options: ``outputs`` and ``generator``
+    (each None when absent) are for the instance, the rest for the solver."""
     settings = dict(task.options)
-    return settings.pop("outputs", None), settings
+    return {"outputs": settings.pop("outputs", None), "generator": settings.pop("generator", None)}, settings
+
+
+def instance_options(problem: str, generator=None) -> dict:
+    """Task options of the instance family: ``{"generator": g}`` for the DP (``g`` checked by
+    :func:`validation.ensembles.check_generator`, default the current generator), none for the OP."""
+    return {"generator": check_generator(generator)} if problem == "dp" else {}
+
+
+def trial_instance(task: Task, seed: int):
+    """``(instance, solver settings)`` of a storage or measurement trial: the instance options
+    (``outputs``, ``K = p`` below ``p = K``; ``generator``) go to :func:`validation.make_instance`,
+    the rest to the solver."""
+    family, settings = split_instance_options(task)
+    outputs = family["outputs"]
+    if outputs is not None:  # below p = K every fact has its own answer: K = p
+        outputs = min(int(outputs), task.p)
+    inst = make_instance(task.d, task.p, problem=task.problem, ensemble=task.ensemble, seed=seed,
+                         outputs=outputs, generator=task.generator)
+    return inst, settings
 
 
 def storage_trial(task: Task) -> dict:
@@ -39,15 +60,12 @@ def storage_trial(task: Task) -> dict:
 
     Notes
     -----
-    The option ``outputs`` (``K`` distinct answers, balanced map ``mu mod K``) goes to
-    :func:`validation.make_instance`, not to the solver; at ``p < K`` it is ``p``.
+    The options ``outputs`` (``K`` distinct answers, balanced map ``mu mod K``; at ``p < K``
+    it is ``p``) and ``generator`` (DP) go to :func:`validation.make_instance`, not to the
+    solver (:func:`trial_instance`).
     """
     seed = task_seed(task.seed, task.p, task.trial)
-    outputs, settings = split_outputs(task)
-    if outputs is not None:  # below p = K every fact has its own answer: K = p
-        outputs = min(int(outputs), task.p)
-    inst = make_instance(task.d, task.p, problem=task.problem, ensemble=task.ensemble, seed=seed,
-                         outputs=outputs)
+    inst, settings = trial_instance(task, seed)
     sol = solve(inst, solver=task.solver, kappa=task.kappa, **solve_arguments(settings))
     out = {k: v for k, v in sol.to_dict().items() if not isinstance(v, (list, dict))}
     out["instance_seed"] = seed
@@ -77,7 +95,7 @@ def check_trials(template: Task, p: int) -> None:
     if template.function != STORAGE_TRIAL:
         return
     check_problem(template.d, int(p), template.problem, template.solver, template.kappa,
-                  solve_arguments(split_outputs(template)[1]).get("options"))
+                  solve_arguments(split_instance_options(template)[1]).get("options"))
 
 
 _STATUS_INDEX = {"stored": 0, "not_stored": 1, "undecided": 2, "error": 3, "not_found": 5}

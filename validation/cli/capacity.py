@@ -17,6 +17,7 @@ _COLUMNS = ["p", "alpha", "trials", "stored", "not_stored", "undecided", "errors
 
 
 def register(subparsers) -> None:
+    from .._rng import DEFAULT_GENERATOR, GENERATORS
     from ..capacity import DESIGNS, ENSEMBLES, PROBLEMS, SOLVERS
 
     design = CapacityDesign()
@@ -54,6 +55,9 @@ def register(subparsers) -> None:
     parser.add_argument("--outputs", type=int, default=None, metavar="K",
                         help="K >= 2 distinct answers shared by the facts (balanced map mu mod K); "
                              "theory replica.capacity(outputs=K, problem=...) (default: one answer per fact)")
+    parser.add_argument("--generator", type=int, choices=GENERATORS, default=None,
+                        help="DP: version of the candidate generator (default %s, the current one; 1 builds the "
+                             "instances of results made before version 2)" % DEFAULT_GENERATOR)
     parser.add_argument("--top-k", type=int, default=1, metavar="K",
                         help="optimal only: stored = every target in the top K (default %(default)s); K >= 2 is "
                              "a search whose not_found verdicts count as not stored, so p_c is a lower bound; "
@@ -97,6 +101,8 @@ def _summary(est) -> str:
     from ..solvers import rank_for
 
     outputs = "" if est.outputs is None else f" outputs={est.outputs}"
+    if est.generator is not None:
+        outputs += f" generator={est.generator}"
     if uses_rank_search(est.solver, est.d, rank_for(est.d, est.kappa)):
         from ..solvers.rank_search import DEFAULT_RESTARTS
 
@@ -127,7 +133,8 @@ def run(args) -> int:
         est = estimate_capacity(args.d, args.problem, args.solver, args.kappa, args.ensemble,
                                 trials=args.trials, seed=args.seed, rounds=args.rounds,
                                 design=args.design, executor=executor, store=store, progress=True,
-                                criterion=args.criterion, outputs=args.outputs, solver_options=options,
+                                criterion=args.criterion, outputs=args.outputs, generator=args.generator,
+                                solver_options=options,
                                 **({} if args.bracket_step is None else {"bracket_step": args.bracket_step}))
     finally:
         executor.shutdown()
@@ -159,7 +166,7 @@ def _exit_status(est) -> int:
 SUMMARY_QUANTITIES = ("d", "problem", "solver", "kappa", "ensemble", "trials", "seed", "design", "criterion",
                       "p_c", "p_c_low", "p_c_high", "alpha", "alpha_low", "alpha_high", "status", "message")
 """Rows of the second CSV section (``quantity,value``; ``outputs`` after ``problem`` with
-``--outputs``; ``not_found`` after ``message`` when some trials had that verdict), then
+``--outputs``, then ``generator`` for the DP; ``not_found`` after ``message`` when some trials had that verdict), then
 ``theory_p_c``, ``theory_alpha``, ``theory_alpha_c`` and ``theory_source``; missing numbers
 are empty."""
 
@@ -170,6 +177,8 @@ def _summary_rows(est) -> list:
 
     data = json_safe(est.to_dict())
     rows = [{"quantity": q, "value": data.get(q)} for q in SUMMARY_QUANTITIES]
+    if est.generator is not None:
+        rows.insert(2, {"quantity": "generator", "value": est.generator})
     if est.outputs is not None:
         rows.insert(2, {"quantity": "outputs", "value": est.outputs})
     if est.not_found:

@@ -25,6 +25,7 @@ _COLUMNS = ["d", "p", "problem", "ensemble", "seed", "solver", "kappa", "rank", 
 
 
 def register(subparsers) -> None:
+    from .._rng import DEFAULT_GENERATOR, GENERATORS
     from ..ensembles import ENSEMBLES, PROBLEMS
     from ..solvers import SOLVERS
 
@@ -44,6 +45,9 @@ def register(subparsers) -> None:
     parser.add_argument("--outputs", type=int, default=None,
                         help="number K of distinct answers, 2 <= K <= p (default p: one answer per fact; "
                              "targets mu mod K)")
+    parser.add_argument("--generator", type=int, choices=GENERATORS, default=None,
+                        help="DP: version of the candidate generator (default %s, the current one; 1 builds the "
+                             "instances of results made before version 2)" % DEFAULT_GENERATOR)
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--give-up", action="store_true",
                       help="optimal only: give up the costliest inputs until the rest are recalled (the "
@@ -97,7 +101,8 @@ def run(args) -> int:
     options = mode_options(args.solver, args.give_up, args.top_k, args.top_k_restarts)
     restarts = restarts_setting(args.solver, args.restarts)
     check_problem(args.d, args.p, args.problem, args.solver, kappa, options)
-    instance = make_instance(args.d, args.p, args.problem, args.ensemble, args.seed, outputs=args.outputs)
+    instance = make_instance(args.d, args.p, args.problem, args.ensemble, args.seed, outputs=args.outputs,
+                             generator=args.generator)
     progress = _Progress(args.progress or sys.stderr.isatty())
     try:
         with monitored(progress):

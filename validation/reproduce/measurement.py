@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..capacity import record_status
-from ..ensembles import make_instance
+from ..capacity.trials import trial_instance
 from ..measure import score_distribution, spectrum
 from ..solvers import solve, solve_arguments
 from ..sweep import Task, task_seed
@@ -36,13 +36,9 @@ def measurement_trial(task: Task) -> dict:
     sampled (seeded by the instance seed).  The option ``outputs`` (``K`` distinct answers,
     balanced map ``mu mod K``; ``K = p`` below ``p = K``) goes to the instance.
     """
-    opts = dict(task.options)
-    max_comp = int(opts.pop("max_competitors", 3000))
-    outputs = opts.pop("outputs", None)
-    if outputs is not None:  # below p = K every fact has its own answer: K = p
-        outputs = min(int(outputs), task.p)
     seed = task_seed(task.seed, task.p, task.trial)
-    inst = make_instance(task.d, task.p, problem=task.problem, ensemble=task.ensemble, seed=seed, outputs=outputs)
+    inst, opts = trial_instance(task, seed)
+    max_comp = int(opts.pop("max_competitors", 3000))
     sol = solve(inst, solver=task.solver, kappa=task.kappa, **solve_arguments(opts))
     base = {**record_status(sol), "instance_seed": seed, "margin": float(sol.margin), "converged": bool(sol.converged),
             "iterations": int(sol.iterations), "seconds": float(sol.seconds), "rank": int(sol.rank)}

@@ -11,6 +11,7 @@ import dataclasses
 import math
 
 from ..capacity import theory_capacity
+from ..capacity.trials import instance_options
 from ..ce_protocol import CEProtocol
 from ..sweep import Task
 from .config import ReproduceConfig
@@ -118,7 +119,8 @@ def measurement_tasks(config: ReproduceConfig, specs) -> list:
     """The measurement trials of ``specs`` (from :func:`measurement_specs`): ``spectra_instances`` each."""
     dm = config.spectra_dim
     return [Task("validation.reproduce:measurement_trial", "measure", prob, solver, ens, dm, p, kappa,
-                 config.seed, t, tuple(solve_options(config, solver, kappa, decision=False).items()))
+                 config.seed, t,
+                 tuple({**solve_options(config, solver, kappa, decision=False), **instance_options(prob)}.items()))
             for prob, solver, kappa, ens, p in specs
             for t in range(config.spectra_instances)]
 

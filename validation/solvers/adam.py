@@ -95,7 +95,7 @@ class _Scorer:
     def scores(self, Y):
         if self.op:
             return self.outputs @ Y.T
-        _rng.dp_scores_into(self.instance.dp_key, self.instance.ensemble_code,
+        _rng.dp_scores_into(self.instance.dp_key, self.instance.candidate_code,
                             np.ascontiguousarray(Y, dtype=np.float64), self.S)
         return self.S
 
@@ -103,7 +103,7 @@ class _Scorer:
         """``sum_{rho,mu} G[rho,mu] u^(mu)_rho e_mu^T`` as a (d, d) array."""
         if self.op:
             return self.outputs.T @ (G @ self.inputs)
-        _rng.dp_combinations_into(self.instance.dp_key, self.instance.ensemble_code,
+        _rng.dp_combinations_into(self.instance.dp_key, self.instance.candidate_code,
                                   np.ascontiguousarray(G, dtype=np.float64), self.combo)
         return self.combo.T @ self.inputs
 

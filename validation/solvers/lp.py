@@ -73,7 +73,7 @@ def _differences(instance, mus, rhos):
     # DP: the target u^(mu)_f(mu) is targets[mu], bit for bit (to rounding with an output covariance)
     if instance.output_root is not None:
         return instance.candidate_pairs(mus, rhos) - instance.targets[mus]
-    return _rng.dp_pairs(instance.dp_key, instance.ensemble_code, mus, rhos, instance.d_out) - instance.targets[mus]
+    return _rng.dp_pairs(instance.dp_key, instance.candidate_code, mus, rhos, instance.d_out) - instance.targets[mus]
 
 
 def _equalities(instance):

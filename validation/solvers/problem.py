@@ -70,7 +70,7 @@ class ConstraintProblem:
                 f"({self.p}, {self.d_out}); got inputs {self.inputs.shape} and targets {self.targets.shape}")
         if self.problem == "dp":
             self.key = np.uint64(instance.dp_key)
-            self.code = int(instance.ensemble_code)
+            self.code = int(instance.candidate_code)
         elif self.problem != "op":
             raise ValueError(f"instance.problem must be 'op' or 'dp', got {self.problem!r}")
         # constraints left out (validation.solvers.modes): blocked[mu, rho] drops (mu, rho)

@@ -63,6 +63,8 @@ from pathlib import Path
 
 from bench_max_margin import fmt, gemm_seconds  # the same cells and GEMM timer (script directory)
 
+from validation._rng import DEFAULT_GENERATOR
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RECORDS = HERE / "goals"
@@ -400,8 +402,10 @@ def goals(rows, dp256, long_records, args):
     if dp_rows:
         worst = max(dp_rows, key=lambda r: r["gemm_eq"])
         out.append({"goal": "with a faster DP generator, DP decisions at d >= 128: <= 300 GEMM-equivalents",
-                    "measured": f"max {worst['gemm_eq']:.3g} (d = {worst['d']}, {worst['f']:g} p_c), with the "
-                                "present generator (no faster one is adopted; see the generator row)",
+                    "measured": f"max {worst['gemm_eq']:.3g} (d = {worst['d']}, {worst['f']:g} p_c), with DP "
+                                + (f"candidate generator {args.dp_generator} (see the generator row)"
+                                   if getattr(args, "dp_generator", None) else
+                                   "candidate generator 1 (runs without a recorded generator predate generator 2)"),
                     "verdict": _verdict(worst["gemm_eq"] <= 300), "source": "this run"})
     out.append(_generator_goal())
     if dp256 is not None:
@@ -514,7 +518,7 @@ def main(argv=None):
                "machine": platform.machine(), "cpus": os.cpu_count(), "workers": args.workers,
                "wall_s": time.perf_counter() - t_start, "tol": args.tol, "lp_max_d": args.lp_max_d,
                "lbfgs_max_d": args.lbfgs_max_d, "quick": args.quick, "dp256": dp256, "dp256_cmd": dp256_cmd,
-               "rows": rows}
+               "dp_generator": DEFAULT_GENERATOR, "rows": rows}
         Path(args.run_out or (RECORDS / "last_run.json" if not args.quick else args.out + ".json")).write_text(
             json.dumps(run, indent=1) + "\n")
     if not args.quick:
@@ -530,7 +534,8 @@ def main(argv=None):
 def render(run, long_records):
     """goals.md from one saved run (``benchmarks/goals/last_run.json``) and the records."""
     rows, dp256, dp256_cmd = run["rows"], run["dp256"], run["dp256_cmd"]
-    limits = argparse.Namespace(tol=run["tol"], lp_max_d=run["lp_max_d"], lbfgs_max_d=run["lbfgs_max_d"])
+    limits = argparse.Namespace(tol=run["tol"], lp_max_d=run["lp_max_d"], lbfgs_max_d=run["lbfgs_max_d"],
+                                dp_generator=run.get("dp_generator"))
     goal_rows = goals(rows, dp256, long_records, limits)
     header = [
         "# Speed goals",
@@ -541,6 +546,7 @@ def render(run, long_records):
         f"{run['workers']} worker processes, each pinned to its own CPU, numba threads 1, BLAS threads 1; "
         "GEMM-equivalents (`*_eq`) = time / the best of 7 float32 (p x d) @ (d x p) GEMMs timed in the "
         "same worker."
+        + (f"  DP instances: candidate generator {run['dp_generator']}." if run.get("dp_generator") else "")
         + ("" if dp256 is None else f"  The 2-core DP solve: `{dp256_cmd}`, run alone after them.")
         + "  Every measured row is saved in `benchmarks/goals/last_run.json`; `--render` rewrites this page "
           "from it and the records.",

@@ -63,7 +63,7 @@ from pathlib import Path
 
 from bench_max_margin import fmt, gemm_seconds  # the same cells and GEMM timer (script directory)
 
-from validation._rng import DEFAULT_GENERATOR
+from validation._rng import default_generator
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -518,7 +518,7 @@ def main(argv=None):
                "machine": platform.machine(), "cpus": os.cpu_count(), "workers": args.workers,
                "wall_s": time.perf_counter() - t_start, "tol": args.tol, "lp_max_d": args.lp_max_d,
                "lbfgs_max_d": args.lbfgs_max_d, "quick": args.quick, "dp256": dp256, "dp256_cmd": dp256_cmd,
-               "dp_generator": DEFAULT_GENERATOR, "rows": rows}
+               "dp_generator": default_generator(), "rows": rows}
         Path(args.run_out or (RECORDS / "last_run.json" if not args.quick else args.out + ".json")).write_text(
             json.dumps(run, indent=1) + "\n")
     if not args.quick:

@@ -100,6 +100,7 @@ integer code, ``candidate_code(ensemble, generator)`` (``Instance.candidate_code
 from __future__ import annotations
 
 import math
+import os
 
 import numba
 import numpy as np
@@ -111,6 +112,8 @@ __all__ = [
     "ENSEMBLE_CODES",
     "GENERATORS",
     "DEFAULT_GENERATOR",
+    "GENERATOR_VARIABLE",
+    "default_generator",
     "candidate_code",
     "mix64",
     "counter_normal",
@@ -128,8 +131,23 @@ ENSEMBLE_CODES = {"gaussian": 0, "sphere": 1}
 #: Versions of the DP candidate generator (module docstring); 1 is the one of every result
 #: made before version 2 was added.
 GENERATORS = (1, 2)
-#: The generator of new instances (``make_instance(generator=None)``).
+#: The generator of new instances (``make_instance(generator=None)``) unless the environment
+#: variable ``LINEAR_MEMORY_DP_GENERATOR`` names another (:func:`default_generator`).
 DEFAULT_GENERATOR = 2
+#: Environment variable that sets the default generator (``1`` reruns scripts on the DP
+#: instances of results made before generator 2).
+GENERATOR_VARIABLE = "LINEAR_MEMORY_DP_GENERATOR"
+
+
+def default_generator() -> int:
+    """The generator of new DP instances: ``$LINEAR_MEMORY_DP_GENERATOR`` if set, else
+    ``DEFAULT_GENERATOR``; ValueError for a value that is not one of ``GENERATORS``."""
+    text = os.environ.get(GENERATOR_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_GENERATOR
+    if text not in {str(g) for g in GENERATORS}:
+        raise ValueError(f"{GENERATOR_VARIABLE} must be one of {GENERATORS}, got {text!r}")
+    return int(text)
 
 
 def candidate_code(ensemble: str, generator: int) -> int:

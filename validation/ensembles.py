@@ -223,7 +223,7 @@ class Instance:
     output_spectrum: np.ndarray | None = field(default=None, repr=False)
     input_covariance_factor: float | None = None
     output_covariance_factor: float | None = None
-    generator: int = _rng.DEFAULT_GENERATOR
+    generator: int = _rng.DEFAULT_GENERATOR   # make_instance always sets it
 
     def __post_init__(self):
         if self.d is not None:  # square: d_in = d_out = d
@@ -479,9 +479,9 @@ def _dimensions(d, d_in, d_out):
 
 def check_generator(generator) -> int:
     """The DP generator version: ``generator`` itself if in ``validation._rng.GENERATORS``,
-    ``DEFAULT_GENERATOR`` for None; ValueError otherwise."""
+    ``validation._rng.default_generator()`` for None; ValueError otherwise."""
     if generator is None:
-        return _rng.DEFAULT_GENERATOR
+        return _rng.default_generator()
     if isinstance(generator, (bool, np.bool_)) or not isinstance(generator, (int, np.integer)) \
             or int(generator) not in _rng.GENERATORS:
         raise ValueError(f"generator must be one of {_rng.GENERATORS} or None, got {generator!r}")
@@ -584,7 +584,8 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
         the root applied to the images).  None (default): isotropic, bit-identical.
     generator : {1, 2} or None
         Version of the DP candidate generator (``notes/simulation.md``, section 2); None
-        (default): ``validation._rng.DEFAULT_GENERATOR`` (2).  ``generator=1`` builds the
+        (default): 2, or the value of the environment variable
+        ``LINEAR_MEMORY_DP_GENERATOR`` when it is set.  ``generator=1`` builds the
         DP instances of results made before version 2.  OP instances do not depend on it.
 
     Returns

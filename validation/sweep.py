@@ -64,7 +64,7 @@ import numpy as np
 
 from replica.common.results import Result, json_safe
 
-from ._rng import DEFAULT_GENERATOR
+from ._rng import default_generator
 from .executors import ProcessPool, SerialExecutor, make_executor, terminate_executor
 from .store import KEY_COLUMNS, ResultStore, package_version
 
@@ -105,10 +105,11 @@ class Task:
     @property
     def generator(self) -> int | None:
         """DP: the candidate generator of the task's instances (option ``generator``, default
-        ``validation._rng.DEFAULT_GENERATOR``); None for the OP, whose instances do not use one."""
+        ``validation._rng.default_generator()``); None for the OP, whose instances do not use one."""
         if self.problem != "dp":
             return None
-        return int(dict(self.options).get("generator", DEFAULT_GENERATOR))
+        generator = dict(self.options).get("generator")
+        return default_generator() if generator is None else int(generator)
 
     def key(self, version: str) -> dict:
         """The store key: the key columns, ``version`` marked with the DP generator (:func:`keyed_version`)."""

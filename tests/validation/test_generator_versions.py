@@ -97,3 +97,17 @@ def test_bad_generators_are_refused(bad):
         make_instance(4, 6, "dp", generator=bad)
     with pytest.raises(ValueError, match="generator"):
         estimate_capacity(4, "dp", "optimal", generator=bad, trials=2, rounds=0, progress=False)
+
+
+def test_the_environment_sets_the_default_generator(monkeypatch):
+    from validation import _rng
+
+    monkeypatch.setenv(_rng.GENERATOR_VARIABLE, "1")
+    assert make_instance(4, 6, "dp", seed=1).generator == 1 and _task().generator == 1
+    assert _task().key(VERSION)["version"] == VERSION
+    assert make_instance(4, 6, "dp", seed=1, generator=2).generator == 2   # an explicit choice wins
+    monkeypatch.setenv(_rng.GENERATOR_VARIABLE, "3")
+    with pytest.raises(ValueError, match=_rng.GENERATOR_VARIABLE):
+        make_instance(4, 6, "dp", seed=1)
+    monkeypatch.delenv(_rng.GENERATOR_VARIABLE)
+    assert make_instance(4, 6, "dp", seed=1).generator == _rng.DEFAULT_GENERATOR == 2

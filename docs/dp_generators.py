@@ -1,16 +1,17 @@
-"""DP capacity with candidate generator 2, beside generator 1 (the committed full reproduction).
+"""DP capacity with candidate generators 1 and 2, side by side.
 
 Runs the DP capacity estimates of the full reproduction (``validation.reproduce.FULL``: the
 same design, trials per point, seed and solver options, from
-``validation.reproduce.plan.capacity_runs``) with the instances of generator 2
-(``estimate_capacity(..., generator=2)``) into the result store
+``validation.reproduce.plan.capacity_runs``) once with the instances of each generator
+(``estimate_capacity(..., generator=g)``) into the result store
 ``docs/dp_generators/results.sqlite`` (a stopped run resumes there), and writes the
 estimates to ``docs/dp_generators.json`` with the command, commit, date and wall time.
 
-The trial seeds are the full run's, so every trial has the same inputs as its generator-1
-twin and other DP candidates.  The comparison table, ``docs/results/dp_generators.md``, is
-written from this file and from the full run's ``docs/full/capacity.csv`` by
-``python docs/tables.py`` (checked in CI with ``--check``).
+The trial seeds are the full run's, so every trial of generator 2 has the same inputs as
+its generator-1 twin and other DP candidates; the generator-1 estimates are those of the
+full reproductions made before generator 2 (the decisions are certified and the trials
+seeded by their keys).  The comparison table, ``docs/results/dp_generators.md``, is
+written from this file by ``python docs/tables.py`` (checked in CI with ``--check``).
 
 Usage::
 
@@ -34,7 +35,7 @@ from validation.reproduce.plan import capacity_runs
 from validation.store import ResultStore
 
 DOCS = Path(__file__).resolve().parent
-GENERATOR = 2
+GENERATORS = (1, 2)
 
 
 def dp_runs(dims) -> list:
@@ -61,20 +62,21 @@ def main(argv=None) -> int:
     try:
         with ResultStore(args.store) as store:
             for d, settings in runs:
-                t0 = time.perf_counter()
-                est = estimate_capacity(d, "dp", FULL.optimal_solver, 1.0, "gaussian", seed=FULL.seed,
-                                        executor=executor, store=store, progress=True, generator=GENERATOR,
-                                        **settings)
-                estimates.append({**est.to_dict(), "wall_s": time.perf_counter() - t0})
-                print(f"d = {d}: p_c = {est.p_c:.1f} [{est.p_c_low:.1f}, {est.p_c_high:.1f}] ({est.status}), "
-                      f"{estimates[-1]['wall_s']:.0f} s", flush=True)
+                for generator in GENERATORS:
+                    t0 = time.perf_counter()
+                    est = estimate_capacity(d, "dp", FULL.optimal_solver, 1.0, "gaussian", seed=FULL.seed,
+                                            executor=executor, store=store, progress=True, generator=generator,
+                                            **settings)
+                    estimates.append({**est.to_dict(), "wall_s": time.perf_counter() - t0})
+                    print(f"d = {d}, generator {generator}: p_c = {est.p_c:.1f} [{est.p_c_low:.1f}, "
+                          f"{est.p_c_high:.1f}] ({est.status}), {estimates[-1]['wall_s']:.0f} s", flush=True)
     finally:
         terminate_executor(executor)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=DOCS).stdout.strip()
     command = "python docs/dp_generators.py " + " ".join(argv if argv is not None else sys.argv[1:])
     record = {"command": command.strip(), "date": datetime.date.today().isoformat(), "code_commit": commit,
-              "generator": GENERATOR, "workers": args.workers, "seed": FULL.seed,
+              "generators": list(GENERATORS), "workers": args.workers, "seed": FULL.seed,
               "wall_seconds": time.perf_counter() - t_start, "estimates": estimates}
     Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
     print(f"wrote {args.out}")

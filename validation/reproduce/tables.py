@@ -71,7 +71,8 @@ def table_capacity(out, estimates):
                      "theory_p_c": th.get("p_c"), "theory_alpha": th.get("alpha"),
                      "alpha_c": th.get("alpha_c"), "rel_diff_p_c": rel, "status": e["status"],
                      "undecided": e["undecided"], "errors": e["errors"], "trials": trials_of(e),
-                     "not_found": e.get("not_found", 0), "wall_s": e.get("wall_s", math.nan)})
+                     "not_found": e.get("not_found", 0), "wall_s": e.get("wall_s", math.nan),
+                     "generator": e.get("generator")})
     path = write_csv(os.path.join(out, "capacity.csv"), rows, list(rows[0]) if rows else [])
     return path, rows
 

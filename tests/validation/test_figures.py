@@ -172,7 +172,9 @@ def test_docs_collapse_script_draws_both_figures_from_the_committed_full_run(tmp
     spec.loader.exec_module(script)
     results = os.path.join(ROOT, "docs", "full")
     estimates = script.load_estimates(results)  # refits every curve and checks p_c and status against the table
-    assert {e["status"] for e in estimates} >= {"ok", "separated", "unbracketed"}
+    # the committed run has fitted and separated curves (its last unbracketed one, DP d = 256, is
+    # fitted since the run with DP generator 2)
+    assert {e["status"] for e in estimates} >= {"ok", "separated"}
     script.main(["--results", results, "--out", str(tmp_path)])
     for name in ("full_fig1.png", "full_collapse.png"):
         assert _is_png(tmp_path / name)

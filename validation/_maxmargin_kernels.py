@@ -82,8 +82,9 @@ def dual_sweep(Wt, E, vecs, ptr, lam, vnorm2, order, chunk, omega):
     ``E[chunk] @ Wt``, the blocks are solved one after another (a block's change
     ``dc_mu`` reaches the later images of the chunk through the chunk's Gram matrix),
     and ``Wt += E[chunk]^T dC`` applies the chunk's changes (a second GEMM).  Exact
-    Gauss-Seidel: every block sees every earlier change.  The two GEMMs run in the type
-    of ``Wt`` (float32 or float64); images, Gram blocks, steps and ``lam`` are float64.
+    Gauss-Seidel: every block sees every earlier change.  The GEMMs (images, the chunk's
+    Gram block, the update) run in the type of ``Wt`` (float32 or float64); images, steps
+    and ``lam`` are float64.
     ``vecs`` may be a float32 copy of the constraint vectors when ``Wt`` is float32 (it only
     chooses the steps; the certificates rebuild ``W(lam)`` from the float64 vectors).
     ``Wt`` and ``lam`` are updated in place; returns the largest projected-gradient
@@ -96,12 +97,12 @@ def dual_sweep(Wt, E, vecs, ptr, lam, vnorm2, order, chunk, omega):
     for c0 in range(0, n, chunk):
         c1 = min(n, c0 + chunk)
         b = c1 - c0
-        Eb = np.empty((b, d_in))
+        Eb = np.empty((b, d_in), dtype=Wt.dtype)   # the chunk's inputs, in the GEMMs' type
         for k in range(b):
             Eb[k] = E[order[c0 + k]]
         EbT = Eb.T.copy()
         Gb = np.dot(Eb, EbT)
-        Yb = np.dot(Eb.astype(Wt.dtype), Wt).astype(np.float64)
+        Yb = np.dot(Eb, Wt).astype(np.float64)
         dC = np.zeros((b, d))
         changed = False
         for k in range(b):
@@ -109,18 +110,18 @@ def dual_sweep(Wt, E, vecs, ptr, lam, vnorm2, order, chunk, omega):
             start, stop = ptr[mu], ptr[mu + 1]
             if stop == start:
                 continue
-            v = _input_block(Yb[k], vecs, lam, vnorm2, start, stop, Gb[k, k], omega, dC[k])
+            v = _input_block(Yb[k], vecs, lam, vnorm2, start, stop, np.float64(Gb[k, k]), omega, dC[k])
             if v > worst:
                 worst = v
             if vnorm(dC[k]) == 0.0:
                 continue
             changed = True
             for m in range(k + 1, b):
-                g = Gb[m, k]
+                g = np.float64(Gb[m, k])
                 for j in range(d):
                     Yb[m, j] += g * dC[k, j]
         if changed:
-            Wt += np.dot(EbT.astype(Wt.dtype), dC.astype(Wt.dtype))
+            Wt += np.dot(EbT, dC.astype(Wt.dtype))
     return worst
 
 
@@ -162,18 +163,26 @@ def select_rows(M, threshold, keep, out_idx, out_count, out_min):
 
 
 @numba.njit(cache=True)
-def combine(vecs, lam, ptr, out):
-    """``out[mu] = sum_i lam[i] vecs[i]`` over the entries of input ``mu`` (float64)."""
-    p, d = out.shape
+def combine(vecs, lams, ptr, out):
+    """``out[mu, r] = sum_i lams[r, i] vecs[i]`` over the entries of input ``mu`` (float64), for
+    ``k`` dual vectors ``lams`` (shape (k, n)) in one read of ``vecs`` (shape of ``out``: (p, k, d)).
+
+    Every ``out[mu, r]`` is summed over ``i`` in increasing order whatever ``k`` is, so each
+    result has the same bits as with ``k = 1``.  The read of ``vecs`` (the working set, tens
+    of MB at d = 128) is what a call costs, so the dual line search builds all its
+    directions in one call."""
+    p, k, d = out.shape
     for mu in range(p):
-        for j in range(d):
-            out[mu, j] = 0.0
-        for i in range(ptr[mu], ptr[mu + 1]):
-            c = lam[i]
-            if c == 0.0:
-                continue
+        for r in range(k):
             for j in range(d):
-                out[mu, j] += c * vecs[i, j]
+                out[mu, r, j] = 0.0
+        for i in range(ptr[mu], ptr[mu + 1]):
+            for r in range(k):
+                c = lams[r, i]
+                if c == 0.0:
+                    continue
+                for j in range(d):
+                    out[mu, r, j] += c * vecs[i, j]
 
 
 @numba.njit(cache=True)

@@ -207,3 +207,31 @@ def test_repair_projects_onto_the_working_set_and_keeps_only_verified_margins():
     low = float(exact_min_margins(run.data, kept, 1 << 20).min())
     assert margin == pytest.approx(run.data.normalised(kept, low), rel=1e-12)
     assert run.best[0] <= run.bound
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_memories_of_several_dual_vectors_equal_their_direct_sums(problem):
+    """DualWorkingSet.memories builds W(lam) for several lam in one read of the working set,
+    in groups when the C blocks would be large: each equals the direct float64 sum
+    sum_i lam_i a_i (a different order of summation: equal to rounding, 1e-12 relative)."""
+    from validation.solvers import dual_ascent
+
+    inst = make_instance(6, 12, problem, seed=3)
+    data = dual_ascent.MaxMarginData(inst)
+    rows, cols, _ = data.scan(np.eye(6), np.inf, 4, 1 << 20)
+    ws = dual_ascent.DualWorkingSet.empty(data).merged(rows, cols)
+    rng = np.random.default_rng(0)
+    lams = rng.exponential(size=(5, ws.size)) * (rng.random((5, ws.size)) < 0.6)   # zeros too
+    keys = ws.keys
+    direct = np.array([sum(lam[i] * np.outer(ws.vecs[i], inst.inputs[keys[i] // data.n_cand])
+                           for i in range(ws.size)) for lam in lams])
+    together = ws.memories(lams)
+    assert np.allclose(together, direct, rtol=1e-12, atol=1e-12 * np.abs(direct).max())
+    # one vector at a time: the same bits as its row of the batch's combine
+    assert np.allclose(np.array([ws.memory(lam) for lam in lams]), together, rtol=1e-12, atol=0)
+    saved = dual_ascent._COMBINE_BYTES
+    try:   # groups of one row each
+        dual_ascent._COMBINE_BYTES = 8 * inst.p * 6
+        assert np.array_equal(ws.memories(lams), np.array([ws.memory(lam) for lam in lams]))
+    finally:
+        dual_ascent._COMBINE_BYTES = saved

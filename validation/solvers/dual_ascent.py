@@ -60,6 +60,7 @@ _SEARCH_PRECISION = 1e-4         # relative gap below which a float32 estimate i
 _REPAIR_SLACK = 0.5             # the repair aims at margins 1 - eps, eps = _REPAIR_SLACK * tol
 _REPAIR_STALL = 0.05            # repair once a full pass lowers the bound by at most this * tol (relative)
 _REPAIR_SWEEPS = 20             # most sweeps of one repair
+_COMBINE_BYTES = 256 << 20      # most bytes of the C blocks one call of DualWorkingSet.memories holds
 
 
 @dataclass(frozen=True)
@@ -298,10 +299,24 @@ class DualWorkingSet:
 
     def memory(self, lam=None):
         """W(lam) = C^T E rebuilt from the dual variables (default: ``self.lam``) in float64."""
+        return self.memories((self.lam if lam is None else lam)[None, :])[0]
+
+    def memories(self, lams):
+        """``W(lams[r])`` for every row of ``lams`` (shape (k, n)), as an array (k, d_out, d_in).
+
+        The rows share each read of the constraint vectors (``_k.combine``) and one GEMM
+        ``[C_0 ... C_k-1]^T E``; rows go in groups of at most ``_COMBINE_BYTES`` of C."""
         data = self.data
-        C = np.empty((data.p, data.d_out))
-        _k.combine(self.vecs, self.lam if lam is None else lam, self.ptr, C)
-        return C.T @ data.sweep_inputs
+        lams = np.ascontiguousarray(lams, dtype=np.float64)
+        k, p, d_out = lams.shape[0], data.p, data.d_out
+        out = np.empty((k, d_out, data.d_in))
+        group = max(1, min(k, _COMBINE_BYTES // (8 * p * d_out)))
+        for r0 in range(0, k, group):
+            r1 = min(k, r0 + group)
+            C = np.empty((p, r1 - r0, d_out))
+            _k.combine(self.vecs, lams[r0:r1], self.ptr, C)
+            out[r0:r1] = (C.reshape(p, (r1 - r0) * d_out).T @ data.sweep_inputs).reshape(r1 - r0, d_out, -1)
+        return out
 
 
 # ----------------------------------------------------------------------------------
@@ -498,13 +513,12 @@ class DualAscentRun:
         ``W(lam)`` of the kept point.
         """
         ws = self.ws
-        W = ws.memory()
         previous, self.lam_start = self.lam_start, ws.lam.copy()
         if previous is None or self.o.directions == 0:
-            return W
+            return ws.memory()
         free = ws.lam > 0
         dirs = [np.where(free, ws.lam - previous, 0.0)] + [np.where(free, h, 0.0) for h in self.history]
-        Ws = [ws.memory(x) for x in dirs]
+        W, *Ws = ws.memories(np.stack([ws.lam] + dirs))   # one read of the working set
         H = np.array([[np.vdot(a, b) for b in Ws] for a in Ws])
         g = np.array([float(x.sum()) - float(np.vdot(W, Wx)) for x, Wx in zip(dirs, Ws)])
         beta = np.linalg.lstsq(H, g, rcond=1e-10)[0] if np.all(np.isfinite(H)) else np.zeros(len(dirs))

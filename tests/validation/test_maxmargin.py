@@ -229,6 +229,10 @@ def test_memories_of_several_dual_vectors_equal_their_direct_sums(problem):
     assert np.allclose(together, direct, rtol=1e-12, atol=1e-12 * np.abs(direct).max())
     # one vector at a time: the same bits as its row of the batch's combine
     assert np.allclose(np.array([ws.memory(lam) for lam in lams]), together, rtol=1e-12, atol=0)
+    # float32 GEMM (the line search's directions): float32 rounding, 1e-5 relative to the largest entry
+    single = ws.memories(lams, dtype=np.float32)
+    assert single.dtype == np.float32
+    assert np.allclose(single, direct, rtol=0, atol=1e-5 * np.abs(direct).max())
     saved = dual_ascent._COMBINE_BYTES
     try:   # groups of one row each
         dual_ascent._COMBINE_BYTES = 8 * inst.p * 6

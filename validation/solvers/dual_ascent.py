@@ -301,21 +301,24 @@ class DualWorkingSet:
         """W(lam) = C^T E rebuilt from the dual variables (default: ``self.lam``) in float64."""
         return self.memories((self.lam if lam is None else lam)[None, :])[0]
 
-    def memories(self, lams):
+    def memories(self, lams, dtype=np.float64):
         """``W(lams[r])`` for every row of ``lams`` (shape (k, n)), as an array (k, d_out, d_in).
 
-        The rows share each read of the constraint vectors (``_k.combine``) and one GEMM
-        ``[C_0 ... C_k-1]^T E``; rows go in groups of at most ``_COMBINE_BYTES`` of C."""
+        The rows share each read of the constraint vectors (``_k.combine``, float64) and one
+        GEMM ``[C_0 ... C_k-1]^T E`` in ``dtype`` (float32 only where W chooses a search
+        step, never for a certificate); rows go in groups of at most ``_COMBINE_BYTES`` of C."""
         data = self.data
         lams = np.ascontiguousarray(lams, dtype=np.float64)
         k, p, d_out = lams.shape[0], data.p, data.d_out
-        out = np.empty((k, d_out, data.d_in))
+        out = np.empty((k, d_out, data.d_in), dtype=dtype)
+        E = data.sweep_inputs if dtype == np.float64 else data.sweep_inputs.astype(dtype)
         group = max(1, min(k, _COMBINE_BYTES // (8 * p * d_out)))
         for r0 in range(0, k, group):
             r1 = min(k, r0 + group)
             C = np.empty((p, r1 - r0, d_out))
             _k.combine(self.vecs, lams[r0:r1], self.ptr, C)
-            out[r0:r1] = (C.reshape(p, (r1 - r0) * d_out).T @ data.sweep_inputs).reshape(r1 - r0, d_out, -1)
+            C = C.reshape(p, (r1 - r0) * d_out).astype(dtype, copy=False)
+            out[r0:r1] = (C.T @ E).reshape(r1 - r0, d_out, -1)
         return out
 
 
@@ -518,7 +521,10 @@ class DualAscentRun:
             return ws.memory()
         free = ws.lam > 0
         dirs = [np.where(free, ws.lam - previous, 0.0)] + [np.where(free, h, 0.0) for h in self.history]
-        W, *Ws = ws.memories(np.stack([ws.lam] + dirs))   # one read of the working set
+        W = ws.memory()
+        # the directions only choose the step: their W in float32 (one read of the working
+        # set, one float32 GEMM); H and g are summed in float64
+        Ws = [Wx.astype(np.float64) for Wx in ws.memories(np.stack(dirs), dtype=self.sweep_dtype)]
         H = np.array([[np.vdot(a, b) for b in Ws] for a in Ws])
         g = np.array([float(x.sum()) - float(np.vdot(W, Wx)) for x, Wx in zip(dirs, Ws)])
         beta = np.linalg.lstsq(H, g, rcond=1e-10)[0] if np.all(np.isfinite(H)) else np.zeros(len(dirs))

@@ -297,7 +297,8 @@ def load_record(name):
     path = RECORDS / f"{name}.json"
     if path.exists():
         record = json.loads(path.read_text())
-        record["source"] = f"recorded {record['date']} (`benchmarks/goals/{name}.json`)"
+        cpu = f", {record['cpu']}" if record.get("cpu") else ""
+        record["source"] = f"recorded {record['date']}{cpu} (`benchmarks/goals/{name}.json`)"
         return record
     if name == "reproduce":
         report = ROOT / "docs" / "full" / "report.md"
@@ -311,9 +312,17 @@ def load_record(name):
 
 def save_record(name, record):
     RECORDS.mkdir(exist_ok=True)
-    record = dict(record, date=datetime.date.today().isoformat(), commit=_commit())
+    record = dict(record, date=datetime.date.today().isoformat(), commit=_commit(), cpu=_cpu())
     (RECORDS / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
     return record
+
+
+def _cpu():
+    """The CPU as numba (LLVM) names it, e.g. ``znver4``: records of long runs from different
+    machines are not comparable one to one."""
+    import llvmlite.binding
+
+    return llvmlite.binding.get_host_cpu_name()
 
 
 def _commit():

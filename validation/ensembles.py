@@ -621,8 +621,19 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
     (in_root, in_spectrum, in_factor), (out_root, out_spectrum, out_factor) = (
         _root(input_covariance, d_in, "input_covariance"), _root(output_covariance, d_out, "output_covariance"))
     _check_instance_memory(d, d_in, d_out, p)
+    return _built_instance(seed, p, (d, d_in, d_out), problem, ensemble, (K, answer_map), (w, normalised),
+                           ((in_root, in_spectrum, in_factor), (out_root, out_spectrum, out_factor)), generator)
+
+
+def _built_instance(seed, p, dims, problem, ensemble, answers, weights, covariances, generator):
+    """The :class:`Instance` of :func:`make_instance` from checked arguments (``dims = (d,
+    d_in, d_out)``, ``answers = (K, answer_map)``, ``weights = (w, normalised)``,
+    ``covariances``: (root, spectrum, factor) of the inputs and of the outputs); its
+    arrays are read-only."""
+    (d, d_in, d_out), (K, answer_map), (w, normalised) = dims, answers, weights
+    (in_root, in_spectrum, in_factor), (out_root, out_spectrum, out_factor) = covariances
     inputs, target_vectors, vectors, dp_key = _draw_instance(seed, p, (d_in, d_out), problem, ensemble,
-                                                             (K, answer_map), (in_root, out_root), generator)
+                                                             answers, (in_root, out_root), generator)
     for arr in (inputs, target_vectors, vectors, answer_map):
         if arr is not None:
             arr.setflags(write=False)

@@ -196,6 +196,18 @@ class MaxMarginData(ConstraintProblem):
         super().__init__(instance)
         self.sweep_inputs = self.inputs   # inputs of the sweeps and of W(lam)
         self.vector_basis = None          # Q: constraint vectors projected onto span(Q)
+        self._inputs_copy = (None, None)  # (sweep_inputs it was made from, its float32 copy)
+
+    def sweep_inputs_as(self, dtype):
+        """``sweep_inputs`` in ``dtype``: itself for float64, else a copy made once per array
+        (a subspace solve that sets new ``sweep_inputs`` gets a new copy)."""
+        if np.dtype(dtype) == np.float64:
+            return self.sweep_inputs
+        source, copy = self._inputs_copy
+        if source is not self.sweep_inputs or copy.dtype != dtype:
+            copy = self.sweep_inputs.astype(dtype)
+            self._inputs_copy = (self.sweep_inputs, copy)
+        return copy
 
     def project(self, vecs):
         """Constraint vectors as the sweeps use them (projected onto ``span(Q)`` when set)."""
@@ -301,24 +313,28 @@ class DualWorkingSet:
         """W(lam) = C^T E rebuilt from the dual variables (default: ``self.lam``) in float64."""
         return self.memories((self.lam if lam is None else lam)[None, :])[0]
 
-    def memories(self, lams, dtype=np.float64):
+    def memories(self, lams, dtype=np.float64, exact=0):
         """``W(lams[r])`` for every row of ``lams`` (shape (k, n)), as an array (k, d_out, d_in).
 
-        The rows share each read of the constraint vectors (``_k.combine``, float64) and one
-        GEMM ``[C_0 ... C_k-1]^T E`` in ``dtype`` (float32 only where W chooses a search
-        step, never for a certificate); rows go in groups of at most ``_COMBINE_BYTES`` of C."""
+        The rows share each read of the constraint vectors (``_k.combine``, float64) and
+        the GEMM ``[C_0 ... C_k-1]^T E``; rows go in groups of at most ``_COMBINE_BYTES`` of
+        C.  The GEMM runs in ``dtype`` (float32 only where W chooses a search step), except
+        for the first ``exact`` rows, which always get a float64 GEMM (a certificate's
+        ``W(lam)``); with ``exact > 0`` the result is float64."""
         data = self.data
         lams = np.ascontiguousarray(lams, dtype=np.float64)
         k, p, d_out = lams.shape[0], data.p, data.d_out
-        out = np.empty((k, d_out, data.d_in), dtype=dtype)
-        E = data.sweep_inputs if dtype == np.float64 else data.sweep_inputs.astype(dtype)
+        out = np.empty((k, d_out, data.d_in), dtype=np.float64 if exact else dtype)
         group = max(1, min(k, _COMBINE_BYTES // (8 * p * d_out)))
         for r0 in range(0, k, group):
             r1 = min(k, r0 + group)
             C = np.empty((p, r1 - r0, d_out))
             _k.combine(self.vecs, lams[r0:r1], self.ptr, C)
-            C = C.reshape(p, (r1 - r0) * d_out).astype(dtype, copy=False)
-            out[r0:r1] = (C.T @ E).reshape(r1 - r0, d_out, -1)
+            split = min(max(exact - r0, 0), r1 - r0)   # rows of this group with a float64 GEMM
+            for a, b, kind in ((0, split, np.float64), (split, r1 - r0, dtype)):
+                if b > a:
+                    block = C[:, a:b].reshape(p, (b - a) * d_out).astype(kind, copy=False)
+                    out[r0 + a:r0 + b] = (block.T @ data.sweep_inputs_as(kind)).reshape(b - a, d_out, -1)
         return out
 
 
@@ -521,10 +537,9 @@ class DualAscentRun:
             return ws.memory()
         free = ws.lam > 0
         dirs = [np.where(free, ws.lam - previous, 0.0)] + [np.where(free, h, 0.0) for h in self.history]
-        W = ws.memory()
-        # the directions only choose the step: their W in float32 (one read of the working
-        # set, one float32 GEMM); H and g are summed in float64
-        Ws = [Wx.astype(np.float64) for Wx in ws.memories(np.stack(dirs), dtype=self.sweep_dtype)]
+        # one read of the working set: W(lam) by a float64 GEMM, the directions (they only
+        # choose the step) by one in the sweeps' type; H and g are summed in float64
+        W, *Ws = ws.memories(np.stack([ws.lam] + dirs), dtype=self.sweep_dtype, exact=1)
         H = np.array([[np.vdot(a, b) for b in Ws] for a in Ws])
         g = np.array([float(x.sum()) - float(np.vdot(W, Wx)) for x, Wx in zip(dirs, Ws)])
         beta = np.linalg.lstsq(H, g, rcond=1e-10)[0] if np.all(np.isfinite(H)) else np.zeros(len(dirs))

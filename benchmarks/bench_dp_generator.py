@@ -46,6 +46,7 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
+from _machine import cpu_target  # noqa: E402  (script directory)
 from validation import _rng  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -102,18 +103,9 @@ def timings(dims, candidates, repeats) -> dict:
             ns = {g: _ns_per_coordinate(stage != "generator", g, d, candidates, repeats) for g in (1, 2)}
             rows.append({"d": d, "stage": stage, "generator_1": ns[1], "generator_2": ns[2],
                          "speedup": ns[1] / ns[2]})
-            print(f"{_target()}: d = {d}, {stage}: {ns[1]:.3g} / {ns[2]:.3g} ns per coordinate, "
+            print(f"{cpu_target()}: d = {d}, {stage}: {ns[1]:.3g} / {ns[2]:.3g} ns per coordinate, "
                   f"{ns[1] / ns[2]:.3g}x", file=sys.stderr, flush=True)
-    return {"target": _target(), "rows": rows}
-
-
-def _target() -> str:
-    name = numba.config.CPU_NAME or llvmlite.binding.get_host_cpu_name()
-    features = numba.config.CPU_FEATURES
-    if features is None:
-        features = llvmlite.binding.get_host_cpu_features().flatten()
-    isa = "AVX-512" if "+avx512f" in features else "AVX2" if "+avx2" in features else "no AVX2"
-    return f"{name} ({isa})"
+    return {"target": cpu_target(), "rows": rows}
 
 
 def law_check(draws) -> dict:

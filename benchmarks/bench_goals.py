@@ -61,6 +61,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from _machine import cpu_target  # script directory
 from bench_max_margin import fmt, gemm_seconds  # the same cells and GEMM timer (script directory)
 
 from validation._rng import default_generator
@@ -312,17 +313,9 @@ def load_record(name):
 
 def save_record(name, record):
     RECORDS.mkdir(exist_ok=True)
-    record = dict(record, date=datetime.date.today().isoformat(), commit=_commit(), cpu=_cpu())
+    record = dict(record, date=datetime.date.today().isoformat(), commit=_commit(), cpu=cpu_target())
     (RECORDS / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
     return record
-
-
-def _cpu():
-    """The CPU as numba (LLVM) names it, e.g. ``znver4``: records of long runs from different
-    machines are not comparable one to one."""
-    import llvmlite.binding
-
-    return llvmlite.binding.get_host_cpu_name()
 
 
 def _commit():

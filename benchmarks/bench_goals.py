@@ -27,7 +27,7 @@ One invocation measures, on the machine it runs on:
   (``validation reproduce --workers 2``).  Each writes its result to
   ``benchmarks/goals/<name>.json``; a later run that does not repeat it shows that
   record, marked with its date, instead.  The full reproduction's own report
-  (``docs/full/report.md``) names its wall time, which is read when no record exists.
+  (``experiments/reproduction/full/report.md``) names its wall time, which is read when no record exists.
 
 Decisions, refinements and baselines run in ``--workers`` processes (default 2), each
 pinned to its own CPU with one numba and one BLAS thread, the costliest cases first.
@@ -68,6 +68,7 @@ from validation._rng import default_generator
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+FULL_RUN = ROOT / "experiments" / "reproduction" / "full"
 RECORDS = HERE / "goals"
 FRACTIONS = (0.95, 1.05)
 LONG = ("sweep_dp128", "sweep_op512", "op1024", "reproduce")
@@ -302,12 +303,12 @@ def load_record(name):
         record["source"] = f"recorded {record['date']}{cpu} (`benchmarks/goals/{name}.json`)"
         return record
     if name == "reproduce":
-        report = ROOT / "docs" / "full" / "report.md"
+        report = FULL_RUN / "report.md"
         if report.exists():
             m = re.search(r"Wall time of this invocation: (\d+) s", report.read_text())
             if m:
                 return {"seconds": float(m.group(1)), "source": "the report of the committed full run "
-                        "(`docs/full/report.md`)"}
+                        "(`experiments/reproduction/full/report.md`)"}
     return None
 
 
@@ -353,18 +354,19 @@ def _generator_goal():
 
 
 def _reproduction_dp256_goal():
-    """The fit status of DP d = 256 in the committed full reproduction (``docs/full/capacity.csv``)."""
+    """The fit status of DP d = 256 in the committed full reproduction (``FULL_RUN / "capacity.csv"``)."""
     text = "DP at d = 256 in the full reproduction: a fitted interval (status `ok`)"
-    path = ROOT / "docs" / "full" / "capacity.csv"
+    path = FULL_RUN / "capacity.csv"
     rows = list(csv.DictReader(path.open())) if path.exists() else []
     row = next((r for r in rows if r["problem"] == "dp" and r["solver"] == "optimal" and r["d"] == "256"), None)
     if row is None:
-        return {"goal": text, "measured": "not measured (no DP d = 256 row in `docs/full/capacity.csv`)",
+        return {"goal": text,
+                "measured": "not measured (no DP d = 256 row in `experiments/reproduction/full/capacity.csv`)",
                 "verdict": "not measured", "source": "-"}
-    provenance = json.loads((ROOT / "docs" / "full" / "provenance.json").read_text())
+    provenance = json.loads((FULL_RUN / "provenance.json").read_text())
     return {"goal": text, "measured": f"status `{row['status']}` ({row['trials']} trials)",
             "verdict": _verdict(row["status"] == "ok"),
-            "source": f"the committed full run of {provenance['date']} (`docs/full/capacity.csv`)"}
+            "source": f"the committed full run of {provenance['date']} (`experiments/reproduction/full/capacity.csv`)"}
 
 
 def goals(rows, dp256, long_records, args):

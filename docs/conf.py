@@ -2,13 +2,15 @@
 
 Build with ``sphinx-build -W --keep-going -b html docs docs/_build/html``.
 
-Two kinds of pages are written here at build time so that they cannot drift from the code
-and the notes:
+Three kinds of pages are written here at build time so that they cannot drift from the
+code, the notes and the experiments (none of them is committed):
 
 * ``api/generated/<package>.rst``: one autosummary list per package, made from the
   package's ``__all__`` (functions, result types, other classes);
 * ``theory/<note>.md``: one page per ``notes/*.md``, which includes the note with
-  myst-parser (the notes are never copied).
+  myst-parser (the notes are never copied);
+* ``results/<topic>.md``: one page per experiment topic, which includes
+  ``experiments/<topic>/README.md`` (the topic's results page, with its figures).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -51,35 +54,7 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc"],
 }
 html_title = "linear-memory-capacity"
-# Committed outputs of the scripts under docs/: included by the results pages, never
-# documents of their own.
-exclude_patterns = [
-    "reproducibility_measured.md",
-    "accuracy_hebbian.md",
-    "accuracy_optimal.md",
-    "top_k.md",
-    "top_k_exact.md",
-    "rectangular_theory.md",
-    "margins.md",
-    "ce_capacity.md",
-    "many_to_one_d8.md",
-    "many_to_one_d16.md",
-    "many_to_one_d32.md",
-    "sphere_optimal.md",
-    "rank_spectra.md",
-    "rank_saturation.md",
-    "rank_capacity.md",
-    "rectangular.md",
-    "covariance_hebbian.md",
-    "full_collapse.md",
-    "zipf.md",
-    "accuracy_search.md",
-    "_build",
-    "quick",
-    "op_vs_dp_d64",
-    "op_vs_dp_d64_stored.md",
-    "*.txt",
-]
+exclude_patterns = ["_build"]
 
 # myst-parser: the notes and reports are GitHub markdown; equations are $...$, $$...$$
 # (dollarmath) or amsmath environments, rendered by MathJax.
@@ -159,6 +134,22 @@ def _theory_page(note: Path) -> str:
     )
 
 
+def _results_page(topic: Path) -> str:
+    """The results page of ``topic``: its README with the paths of figures and included files
+    made relative to ``docs/results`` (the README's own paths are relative to its folder)."""
+    def moved(path: str) -> str:
+        if "://" in path or path.startswith(("/", "#")):
+            return path
+        return os.path.relpath(topic / path, DOCS / "results")
+
+    text = (topic / "README.md").read_text(encoding="utf-8")
+    text = re.sub(r"(!\[[^\]]*\]\()([^)\s]+)(\))", lambda m: m.group(1) + moved(m.group(2)) + m.group(3), text)
+    text = re.sub(r"^(```\{include\} )(\S+)$", lambda m: m.group(1) + moved(m.group(2)), text, flags=re.M)
+    return (f"<!-- This file is written by docs/conf.py from experiments/{topic.name}/README.md; do not edit. -->\n\n"
+            + text.rstrip("\n") + "\n\n"
+            f"*Source: `experiments/{topic.name}/` in the repository (scripts, data, figures and this page).*\n")
+
+
 def _write_if_changed(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text(encoding="utf-8") != text:
@@ -171,10 +162,14 @@ def _write_generated_pages() -> None:
     notes = sorted((ROOT / "notes").glob("*.md"))
     for note in notes:
         _write_if_changed(DOCS / "theory" / note.name, _theory_page(note))
-    names = {note.name for note in notes}
-    for page in (DOCS / "theory").glob("*.md"):  # the page of a note that was removed
-        if page.name not in names and "written by docs/conf.py" in page.read_text(encoding="utf-8"):
-            page.unlink()
+    topics = sorted(p.parent for p in (ROOT / "experiments").glob("*/README.md"))
+    for topic in topics:
+        _write_if_changed(DOCS / "results" / f"{topic.name}.md", _results_page(topic))
+    for folder, names in ((DOCS / "theory", {note.name for note in notes}),
+                          (DOCS / "results", {f"{topic.name}.md" for topic in topics})):
+        for page in folder.glob("*.md"):  # the page of a note or topic that was removed
+            if page.name not in names and "written by docs/conf.py" in page.read_text(encoding="utf-8"):
+                page.unlink()
 
 
 _write_generated_pages()

@@ -113,13 +113,14 @@ def test_baseline_agreement_ignores_the_uncertified_mark_only(bench_goals):
 
 
 def test_the_reproduction_time_is_read_from_the_committed_report(bench_goals, tmp_path, monkeypatch):
-    report = tmp_path / "docs" / "full" / "report.md"
+    report = tmp_path / "full" / "report.md"
     report.parent.mkdir(parents=True)
     report.write_text("# Theory\n\nWall time of this invocation: 3250 s (54.2 min), executor: x.\n")
     monkeypatch.setattr(bench_goals, "ROOT", tmp_path)
+    monkeypatch.setattr(bench_goals, "FULL_RUN", tmp_path / "full")
     monkeypatch.setattr(bench_goals, "RECORDS", tmp_path / "records")
     record = bench_goals.load_record("reproduce")
-    assert record["seconds"] == 3250.0 and "docs/full/report.md" in record["source"]
+    assert record["seconds"] == 3250.0 and "experiments/reproduction/full/report.md" in record["source"]
     assert bench_goals.load_record("sweep_op512") is None
 
 

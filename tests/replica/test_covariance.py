@@ -78,7 +78,7 @@ def _sampled_accuracy(d, p, lam_in, lam_out, instances, seed, fresh):
 @pytest.mark.parametrize("exponents", [(1.0, 1.0), (1.0, 0.0), (0.0, 1.0)])
 def test_dp_accuracy_against_sampled_memories(exponents):
     # d = 32, p = 12, 2000 sampled instances (seed 11) against the formula (its own 100000 draws):
-    # within 4 combined standard errors.  docs/rectangular_theory.md (2000 instances, seed 7): within
+    # within 4 combined standard errors.  experiments/rectangular/README.md (2000 instances, seed 7): within
     # 1 s.e. for the five spectra there; the effective-rank model of the OP is 0.06-0.12 off.
     d, p = 32, 12
     lam_in, lam_out = power_law_spectrum(d, exponents[0]), power_law_spectrum(d, exponents[1])

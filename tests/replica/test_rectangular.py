@@ -197,7 +197,7 @@ def _sampled_failure(d_in, d_out, p, instances, seed, fresh):
 def test_rectangular_hebbian_failure_against_sampling(d_in, d_out):
     # 3000 instances at p = 12, seed 5.  Fresh candidates: the formula is exact given the
     # environment (measured: within 1 s.e.); allowed 4 s.e.  Stored outputs: the model of
-    # notes/hebbian_finite_size.md (docs/rectangular_theory.md: 0.2725 against 0.2649 +- 0.0022 at
+    # notes/hebbian_finite_size.md (experiments/rectangular/README.md: 0.2725 against 0.2649 +- 0.0022 at
     # 8 x 32, 3000 instances, seed 2);
     # allowed 4 s.e. + 4 % relative.
     p = 12

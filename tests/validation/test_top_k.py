@@ -3,7 +3,7 @@
 References: a direct numpy count of the competitors that score at least the target
 (ties against the target), and the float64 check of the returned W on the whole
 instance.  The instances of the solver tests were chosen from measurements at d = 16
-(DP, ``docs/top_k.md``: top-2 p_c ~ 70, top-5 p_c ~ 87, plain p_c ~ 62).
+(DP, ``experiments/top_k/README.md``: top-2 p_c ~ 70, top-5 p_c ~ 87, plain p_c ~ 62).
 """
 
 import json

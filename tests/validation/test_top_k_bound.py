@@ -141,15 +141,16 @@ def test_docstring_example():
 
 
 def _exact_script():
-    """docs/top_k_exact.py as a module (it is a script, not part of the package)."""
+    """experiments/top_k/top_k_exact.py as a module (it is a script, not part of the package)."""
     import importlib.util
     import pathlib
 
-    path = pathlib.Path(__file__).resolve().parents[2] / "docs" / "top_k_exact.py"
-    spec = importlib.util.spec_from_file_location("docs_top_k_exact", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    if str(root) not in sys.path:  # the experiments live beside the package
+        sys.path.insert(0, str(root))
+    return importlib.import_module("experiments.top_k.top_k_exact")
 
 
 def test_exact_script_cases_and_append(tmp_path):

@@ -1,0 +1,146 @@
+"""The experiments: one folder per topic, each with its scripts, data, figures and page.
+
+Every folder ``experiments/<topic>/`` holds
+
+* ``README.md``, the topic's results page: the question, the theory, the figures, the
+  tables and the verdict.  Its numbers sit in generated blocks
+  (:mod:`experiments.pages`) that the scripts write from the committed data;
+* ``experiment.toml``, what the folder holds: the page title and, per script, its name,
+  its expected wall time on 2 cores, the arguments that measure (``run``) and those
+  that render the page from the committed data (``render``), and the files it writes;
+* the scripts, their data files (with the command, seed, code commit, machine and wall
+  time that made them) and their figures.
+
+``python -m experiments list`` lists them, ``python -m experiments check`` renders every
+page from its committed data and fails (with a diff) where a committed page differs, and
+``python -m experiments run NAME`` measures one experiment again.  The documentation
+build includes each ``README.md`` as one results page.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["Experiment", "Topic", "ROOT", "HERE", "topics", "experiments", "find"]
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+QUESTIONS = {
+    "capacity": "How many facts can be stored?",
+    "mechanism": "How does the optimum store them?",
+    "variants": "Variants of the memory and of the facts",
+    "accuracy": "Above capacity: how many facts are recalled?",
+    "reproducibility": "Reproducibility",
+}
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One script of a topic folder and what it writes.
+
+    Attributes
+    ----------
+    name : str
+        The name ``python -m experiments run NAME`` takes (the script's file name).
+    topic : str
+        The folder under ``experiments/``.
+    wall_time : str
+        Expected wall time of a measurement on 2 cores, as the committed data records it.
+    run : tuple of str
+        Arguments of the script that measure and then render.
+    render : tuple of str or None
+        Arguments that render the page from the committed data without measuring; None
+        when the script has no such mode (its page is written by the measurement only).
+    outputs : tuple of str
+        Text files the rendering writes, relative to the topic folder (checked).
+    figures : tuple of str
+        Figures the rendering writes (restored after a check, not compared byte for byte:
+        PNG bytes depend on the matplotlib version).
+    data : tuple of str
+        The committed data the page is rendered from.
+    """
+
+    name: str
+    topic: str
+    wall_time: str
+    run: tuple[str, ...] = ()
+    render: tuple[str, ...] | None = None
+    outputs: tuple[str, ...] = ("README.md",)
+    figures: tuple[str, ...] = ()
+    data: tuple[str, ...] = ()
+    notes: str = ""
+
+    @property
+    def module(self) -> str:
+        """The module the script runs as (``python -m experiments.<topic>.<name>``)."""
+        return f"experiments.{self.topic}.{self.name}"
+
+    def folder(self, root: Path = ROOT) -> Path:
+        return Path(root) / "experiments" / self.topic
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A topic folder: its results page and its experiments."""
+
+    name: str
+    title: str
+    question: str
+    order: int
+    experiments: tuple[Experiment, ...] = field(default=())
+
+
+def _topic(path: Path) -> Topic:
+    meta = tomllib.loads(path.read_text())
+    where = path.relative_to(path.parents[2]) if len(path.parents) > 2 else path
+    try:
+        title, question = meta["title"], meta["question"]
+    except KeyError as exc:
+        raise ValueError(f"{where}: missing key {exc.args[0]!r}") from None
+    if question not in QUESTIONS:
+        raise ValueError(f"{where}: question {question!r} is not one of {sorted(QUESTIONS)}")
+    runs = []
+    for entry in meta.get("experiment", []):
+        entry = dict(entry)
+        for key in ("run", "outputs", "figures", "data"):
+            if key in entry:
+                entry[key] = tuple(entry[key])
+        if "render" in entry:
+            entry["render"] = tuple(entry["render"])
+        runs.append(Experiment(topic=path.parent.name, **entry))
+    return Topic(path.parent.name, title, question, int(meta.get("order", 99)), tuple(runs))
+
+
+def topics(root: Path = ROOT) -> list[Topic]:
+    """Every topic folder under ``root/experiments``, in the order of the results pages."""
+    found = [_topic(p) for p in sorted((Path(root) / "experiments").glob("*/experiment.toml"))]
+    order = list(QUESTIONS)
+    return sorted(found, key=lambda t: (order.index(t.question), t.order, t.name))
+
+
+def experiments(root: Path = ROOT) -> list[Experiment]:
+    """Every experiment of every topic."""
+    return [e for t in topics(root) for e in t.experiments]
+
+
+def find(name: str, root: Path = ROOT) -> Experiment:
+    """The experiment called ``name``.
+
+    Raises
+    ------
+    ValueError
+        When no experiment has that name (the message lists the names).
+    """
+    every = experiments(root)
+    for e in every:
+        if e.name == name:
+            return e
+    raise ValueError(f"no experiment {name!r}; the experiments are: {', '.join(e.name for e in every)}")

@@ -1,0 +1,147 @@
+"""``python -m experiments list | check [NAME ...] | run NAME``: list, check and rerun the experiments.
+
+* ``list``: every experiment with its topic, expected wall time on 2 cores and whether
+  its page can be rendered from the committed data;
+* ``check``: render every page from its committed data (in place, then put back) and
+  fail with a diff where the committed page differs; exit 1 then, 0 when all agree;
+* ``run NAME``: measure again and rewrite the data, figures and page (``--render``: only
+  render from the committed data); arguments after ``--`` go to the script, for example
+  ``python -m experiments run many_to_one -- 16``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from . import QUESTIONS, ROOT, Experiment, experiments, find, topics
+
+
+def _environment(root: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(root), *filter(None, [env.get("PYTHONPATH")])])
+    env.setdefault("MPLBACKEND", "Agg")
+    return env
+
+
+def _script(experiment: Experiment, args, root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", experiment.module, *args], cwd=root, env=_environment(root),
+                          capture_output=True, text=True)
+
+
+def check(experiment: Experiment, root: Path = ROOT) -> tuple[bool, str]:
+    """Render ``experiment`` from its committed data and compare the text it writes with the committed files.
+
+    The files it writes are put back as they were whatever happens, so a check never
+    changes the tree.
+
+    Returns
+    -------
+    (bool, str)
+        Whether every output equals the committed one, and a unified diff (or the
+        script's error output) where not.
+    """
+    if experiment.render is None:
+        raise ValueError(f"experiment {experiment.name!r} has no render mode")
+    folder = experiment.folder(root)
+    touched = [folder / p for p in (*experiment.outputs, *experiment.figures)]
+    saved = {p: (p.read_bytes() if p.exists() else None) for p in touched}
+    try:
+        done = _script(experiment, experiment.render, root)
+        if done.returncode != 0:
+            return False, f"{experiment.module} {' '.join(experiment.render)} failed:\n{done.stderr[-4000:]}"
+        diffs = []
+        for rel in experiment.outputs:
+            path = folder / rel
+            old = (saved[path] or b"").decode()
+            new = path.read_text() if path.exists() else ""
+            if old != new:
+                name = os.path.relpath(path, root)
+                diffs.append("".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                                          f"{name} (committed)", f"{name} (rendered)")))
+        return not diffs, "\n".join(diffs)
+    finally:
+        for path, content in saved.items():
+            if content is None:
+                path.unlink(missing_ok=True)
+            elif not path.exists() or path.read_bytes() != content:
+                path.write_bytes(content)
+
+
+def _list(root: Path) -> int:
+    rows = [("topic", "experiment", "wall time (2 cores)", "render from data", "data")]
+    for topic in topics(root):
+        for e in topic.experiments:
+            rows.append((topic.name, e.name, e.wall_time, "yes" if e.render is not None else "no (measured page)",
+                         ", ".join(e.data) or "-"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for i, row in enumerate(rows):
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+    print(f"\n{len(rows) - 1} experiments in {len(topics(root))} topics; questions: "
+          + "; ".join(QUESTIONS.values()))
+    return 0
+
+
+def _check(names, root: Path) -> int:
+    chosen = [find(n, root) for n in names] if names else experiments(root)
+    failed, unchecked = [], []
+    for e in chosen:
+        if e.render is None:
+            unchecked.append(e.name)
+            print(f"- {e.topic}/{e.name}: not checked (no render mode: its page is written by the measurement)")
+            continue
+        ok, diff = check(e, root)
+        print(f"{'ok' if ok else 'DIFFERS'} {e.topic}/{e.name}")
+        if not ok:
+            failed.append(e.name)
+            print(diff)
+    print(f"\n{len(chosen) - len(failed) - len(unchecked)} agree with their committed data, {len(failed)} differ, "
+          f"{len(unchecked)} have no render mode")
+    if failed:
+        print("differ: " + ", ".join(failed) + " (python -m experiments run NAME --render rewrites them)",
+              file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _run(name: str, render_only: bool, extra, root: Path) -> int:
+    e = find(name, root)
+    args = e.render if render_only else e.run
+    if args is None:
+        print(f"experiments: {name} has no render mode; run it without --render to measure", file=sys.stderr)
+        return 2
+    if not render_only:
+        print(f"{e.topic}/{e.name}: measuring (expected wall time on 2 cores: {e.wall_time})", flush=True)
+    return subprocess.run([sys.executable, "-m", e.module, *args, *extra], cwd=root, env=_environment(root)).returncode
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub.add_parser("list", help="list the experiments with their wall time")
+    chk = sub.add_parser("check", help="render every page from its data and compare with the committed page")
+    chk.add_argument("names", nargs="*", metavar="NAME", help="only these experiments")
+    run = sub.add_parser("run", help="measure one experiment again (or only render it)")
+    run.add_argument("name", metavar="NAME")
+    run.add_argument("--render", action="store_true", help="only render the page from the committed data")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    try:
+        if args.command == "list":
+            return _list(ROOT)
+        if args.command == "check":
+            return _check(args.names, ROOT)
+        return _run(args.name, args.render, extra, ROOT)
+    except ValueError as exc:
+        print(f"experiments: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,96 @@
+"""Measured top-k capacity of the optimal memory beside ``replica.capacity(d, top_k=k)``.
+
+Writes ``experiments/top_k/README.md``: for k in ``TOP_K`` and d in ``DIMENSIONS`` (problem ``dp``,
+and ``op`` at the dimensions in ``OP_DIMENSIONS``) the measured p_c
+(``validation.capacity.estimate_capacity`` with ``solver_options={"top_k": k}``,
+``TRIALS`` instances per grid point, ``ROUNDS`` refinement rounds, seed ``SEED``, run
+serially in this process) with its 95 % profile-likelihood interval, the theory and the
+relative difference, and how many verdicts were certified.  For k = 1 both verdicts
+are certified; for k >= 2 ``stored`` is certified (float64 top-k recall of every input)
+and the search's ``not_found`` is not, so the measured p_c is a lower bound.
+See ``notes/top_k.md``.
+
+Usage::
+
+    python -m experiments.top_k.top_k            # writes experiments/top_k/README.md
+"""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+from validation.capacity import estimate_capacity
+from validation.solvers import set_threads
+from experiments.pages import demote_headings, write_block
+
+DIMENSIONS = (16, 32)
+OP_DIMENSIONS = (16,)
+TOP_K = (1, 2, 5)
+TRIALS = 20
+ROUNDS = 2
+SEED = 0
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def measure():
+    """Estimates for every (problem, d, k) and the seconds of each."""
+    rows = []
+    cases = [("dp", d) for d in DIMENSIONS] + [("op", d) for d in OP_DIMENSIONS]
+    for problem, d in cases:
+        for k in TOP_K:
+            options = {"top_k": k} if k > 1 else None
+            est = estimate_capacity(d, problem, "optimal", seed=SEED, trials=TRIALS, rounds=ROUNDS,
+                                    solver_options=options, progress=False)
+            rows.append((problem, k, est))
+            print(f"{problem} d={d} k={k}: p_c {est.p_c:.1f} [{est.p_c_low:.1f}, {est.p_c_high:.1f}] theory "
+                  f"{est.theory['p_c']:.1f} ({est.seconds:.0f} s)", flush=True)
+    return rows
+
+
+def _verdicts(est) -> str:
+    stored = sum(c.stored for c in est.curve)
+    not_stored = sum(c.not_stored for c in est.curve)
+    return f"{stored} / {not_stored} / {est.not_found} / {est.undecided}"
+
+
+_INTRO = """# Top-k capacity: simulation beside `replica.capacity(d, top_k=k)`
+
+Produced by `python -m experiments.top_k.top_k` in {seconds:.0f} s (one process, one thread), seed {seed}, {trials}
+instances per grid point, {rounds} refinement rounds (`validation.capacity.estimate_capacity(d, problem,
+'optimal', solver_options={{'top_k': k}})`).  p_c is where half the instances are stored (every target in
+the top k, verified in float64); 95 % profile-likelihood interval.  Verdicts: stored (certified) / not
+stored (certified, k = 1 only) / not found (the top-k search found no W: a lower-bound verdict, counted as
+not stored) / undecided.  With not-found verdicts the measured p_c is a **lower bound** on the top-k
+threshold.  See `notes/top_k.md`.
+
+| problem | d | k | measured p_c [95 % CI] | theory p_c | rel. diff | verdicts s / ns / nf / u | measured p_c is |
+"""
+
+
+def markdown(rows, seconds) -> str:
+    lines = [_INTRO.format(seconds=seconds, seed=SEED, trials=TRIALS, rounds=ROUNDS).rstrip("\n"),
+             "|---|---|---|---|---|---|---|---|"]
+    for problem, k, est in rows:
+        th = est.theory["p_c"]
+        kind = "a lower bound" if est.not_found else "certified"
+        lines.append(f"| {problem.upper()} | {est.d} | {k} | {est.p_c:.1f} [{est.p_c_low:.1f}, {est.p_c_high:.1f}] | "
+                     f"{th:.1f} | {100 * (est.p_c - th) / th:+.1f} % | {_verdicts(est)} | {kind} |")
+    lines += ["", "Status and message of each estimate:", ""]
+    for problem, k, est in rows:
+        lines.append(f"- {problem.upper()} d={est.d} k={k}: {est.status}; {est.message} ({est.seconds:.0f} s)")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    set_threads(1)
+    start = time.perf_counter()
+    rows = measure()
+    text = markdown(rows, time.perf_counter() - start)
+    write_block(HERE / "README.md", "top_k", demote_headings(text), "top_k")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -19,6 +19,7 @@ Usage::
 
 from __future__ import annotations
 
+import argparse
 import csv
 import math
 import pathlib
@@ -34,6 +35,7 @@ from validation.sweep import task_seed
 
 from replica import covariance_hebbian_accuracy
 from experiments.pages import demote_headings, write_block
+from experiments.provenance import read_record, write_record
 
 SEED = 0
 DIMENSIONS = (32, 64)
@@ -43,6 +45,7 @@ LOADS = (0.5, 1.0, 2.0)
 TRIALS = 100
 HERE = pathlib.Path(__file__).resolve().parent
 PAGE, DATA = HERE / "README.md", HERE / "covariance_hebbian.csv"
+PROVENANCE = HERE / "covariance_hebbian.provenance.json"
 FIELDS = ("d", "p", "problem", "input_exponent", "output_exponent", "trials", "mean_accuracy", "se",
           "theory_accuracy")
 
@@ -74,6 +77,14 @@ def measure():
     return rows
 
 
+def read_rows() -> list[dict]:
+    """The committed rows of the data file, with their types."""
+    with open(DATA, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    ints, floats = ("d", "p", "trials"), ("input_exponent", "output_exponent", "mean_accuracy", "se", "theory_accuracy")
+    return [{k: (int(v) if k in ints else float(v) if k in floats else v) for k, v in r.items()} for r in rows]
+
+
 def markdown(rows, seconds) -> str:
     lines = [
         "# Hebbian recall accuracy under correlated embeddings", "",
@@ -95,15 +106,26 @@ def markdown(rows, seconds) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    set_threads(1)
-    start = time.perf_counter()
-    rows = measure()
-    with open(DATA, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS)
-        writer.writeheader()
-        writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in rows)
-    text = markdown(rows, time.perf_counter() - start)
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--render", action="store_true", help="write the page from the committed data, without measuring")
+    args = parser.parse_args(argv)
+    if args.render:
+        rows = read_rows()
+        seconds = read_record(PROVENANCE)["wall_time_s"]
+    else:
+        set_threads(1)
+        start = time.perf_counter()
+        rows = measure()
+        with open(DATA, "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=FIELDS)
+            writer.writeheader()
+            writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in rows)
+        seconds = time.perf_counter() - start
+        write_record(PROVENANCE, command="python -m experiments.covariance.covariance_hebbian", seed=SEED,
+                     seconds=seconds)
+        rows = read_rows()  # the page shows what the data file holds
+    text = markdown(rows, seconds)
     write_block(PAGE, "covariance_hebbian", demote_headings(text), "covariance_hebbian")
     sys.stdout.write(text)
 

@@ -21,6 +21,7 @@ Usage::
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import pathlib
@@ -32,8 +33,10 @@ from replica.covariance import covariance_hebbian_accuracy, power_law_spectrum
 from replica.hebbian_model import memory_failure_probability
 from replica.rectangular import rectangular_capacity, rectangular_hebbian_capacity, tail_second_moment_rectangular
 from experiments.pages import demote_headings, write_block
+from experiments.provenance import read_record, write_record
 
 HERE = pathlib.Path(__file__).resolve().parent
+PROVENANCE = HERE / "rectangular_theory.provenance.json"
 KAPPAS = (0.1, 0.25, 0.5, 0.75)
 RATIOS = (1.0, 0.5, 0.25, 0.1, 0.01)
 SHAPES = ((32, 32), (16, 64), (64, 16), (8, 128), (128, 8), (4, 256), (256, 4))
@@ -175,11 +178,18 @@ def render(data, seconds):
     return "\n".join(lines) + "\n"
 
 
-def main():
-    start = time.time()
-    data = compute()
-    seconds = time.time() - start
-    (HERE / "rectangular_theory.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--render", action="store_true", help="write the page from the committed data, without measuring")
+    args = parser.parse_args(argv)
+    if not args.render:
+        start = time.time()
+        data = compute()
+        (HERE / "rectangular_theory.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        write_record(PROVENANCE, command="python -m experiments.rectangular.rectangular_theory", seed=SEED,
+                     seconds=time.time() - start)
+    data = json.loads((HERE / "rectangular_theory.json").read_text())
+    seconds = read_record(PROVENANCE)["wall_time_s"]
     write_block(HERE / "README.md", "rectangular_theory", demote_headings(render(data, seconds)), "rectangular_theory")
 
 

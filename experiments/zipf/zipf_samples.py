@@ -30,6 +30,7 @@ Usage::
 
 from __future__ import annotations
 
+import argparse
 import csv
 import math
 import pathlib
@@ -45,6 +46,7 @@ from validation.solvers.decision import DecisionRun
 from validation.solvers.memories import hebbian_memory
 from validation.solvers.options import OptimalOptions
 from experiments.pages import demote_headings, write_block
+from experiments.provenance import read_record, write_record
 
 DIMENSIONS = (32, 64)
 OPTIMAL_DIMENSIONS = (32,)
@@ -61,6 +63,7 @@ MAX_ROUNDS = 60
 THEORY_SIZE = 50_000
 SEED = DEFAULT_SEED
 HERE = pathlib.Path(__file__).resolve().parent
+DATA, PROVENANCE = HERE / "zipf_samples.csv", HERE / "zipf_samples.provenance.json"
 FIELDS = ("d", "a", "T", "memory", "instances", "E_mean", "E_stderr", "unseen_mean", "seen_mean",
           "recalled_seen_fraction", "E_theory", "unseen_theory", "seen_theory", "model_status")
 
@@ -178,12 +181,24 @@ seen measured | seen theory | recalled / seen | theory status |
 """
 
 
-def write(rows, seconds):
-    with open(HERE / "zipf_samples.csv", "w", newline="") as fh:
+def write_data(rows):
+    with open(DATA, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=FIELDS, lineterminator="\n")
         writer.writeheader()
         for row in rows:
             writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+
+
+def read_rows() -> list[dict]:
+    """The committed rows of the data file, with their types."""
+    ints = ("d", "T", "instances")
+    text = ("memory", "model_status")
+    with open(DATA, newline="") as fh:
+        return [{k: (int(v) if k in ints else v if k in text else float(v)) for k, v in r.items()}
+                for r in csv.DictReader(fh)]
+
+
+def write(rows, seconds):
     text = _INTRO.format(seconds=seconds, seed=SEED, N=N, instances=INSTANCES,
                          opt_d=", ".join(map(str, OPTIMAL_DIMENSIONS)), opt_instances=OPTIMAL_INSTANCES,
                          load=OPTIMAL_LOAD, size=THEORY_SIZE, max_seen=OPTIMAL_MAX_SEEN,
@@ -196,10 +211,16 @@ def write(rows, seconds):
     write_block(HERE / "README.md", "zipf_samples", demote_headings(text), "zipf_samples")
 
 
-def main():
-    start = time.perf_counter()
-    rows = measure()
-    write(rows, time.perf_counter() - start)
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--render", action="store_true", help="write the page from the committed data, without measuring")
+    args = parser.parse_args(argv)
+    if not args.render:
+        start = time.perf_counter()
+        write_data(measure())
+        write_record(PROVENANCE, command="python -m experiments.zipf.zipf_samples", seed=SEED,
+                     seconds=time.perf_counter() - start)
+    write(read_rows(), read_record(PROVENANCE)["wall_time_s"])
 
 
 if __name__ == "__main__":

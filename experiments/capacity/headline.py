@@ -334,17 +334,6 @@ def accuracy_excess_line(cases) -> str:
             "best memory in the box recalls.")
 
 
-def accuracy_summary() -> list[str]:
-    """The README's short form of :func:`accuracy_table`: the theory against the certified bound."""
-    cases = _accuracy_cases()
-    counts = sorted({len(at) for at in cases.values()})
-    dims = sorted({d for d, _, _ in cases})
-    return [accuracy_excess_line(cases) + f" {' or '.join(map(str, counts))} instances per case at d = "
-            f"{', '.join(map(str, dims))}; the table with the search, the bound and a verdict per case, DP and OP, "
-            "is in `notes/recall_accuracy.md` (section 6), every instance on "
-            "[experiments/accuracy/README.md](experiments/accuracy/README.md)."]
-
-
 def accuracy_table() -> list[str]:
     """The bracket [best search, certified bound] of the recalled count above capacity beside the theory
     (``experiments/accuracy/accuracy_search.csv``)."""
@@ -405,43 +394,14 @@ def top_k_table() -> list[str]:
     return out
 
 
-def top_k_summary() -> list[str]:
-    """The README's short form of :func:`top_k_table`: where the theory lies, per k."""
-    records = _top_k_records()
-    parts = []
-    for k in sorted({r["k"] for r in records}):
-        mine = [r for r in records if r["k"] == k]
-        dims = ", ".join(str(d) for d in sorted({r["d"] for r in mine}))
-        above = [r for r in mine if r["verdict"].startswith("above")]
-        below = [r for r in mine if r["verdict"].startswith("below")]
-        inside = len(mine) - len(above) - len(below)
-        text = f"k = {k} (d = {dims}, DP and OP): inside in {inside} of {len(mine)} cases"
-        for word, group in (("above", above), ("below", below)):
-            if group:
-                text += f", {word} in " + ", ".join(f"{r['problem'].upper()} d = {r['d']} "
-                                                    f"({100 * r['theory_vs_exact']:+.1f} %)" for r in group)
-        parts.append(text)
-    undecided = sum(r["undecided"] for r in records)
-    total = sum(r["instances"] for r in records)
-    return ["Top-k recall decided exactly at small d (a W from the search with random restarts or a MILP, or the "
-            "MILP's proof for a box), theory p_c against the exact p_c: " + "; ".join(parts)
-            + f". {undecided} of {total} instances ran out of MILP time ("
-            + ", ".join(f"{sum(r['undecided'] for r in records if r['k'] == k)} at k = {k}"
-                        for k in sorted({r["k"] for r in records}))
-            + "); where some did, the verdict is against the range of p_c left open by them. The table is in "
-            "`notes/top_k.md` "
-            "(section 5), every load on [experiments/top_k/README.md](experiments/top_k/README.md)."]
-
-
 def generated() -> dict[Path, str]:
     """Every page this script writes, with its generated blocks filled from the committed data."""
     rows, meta = read_run(FULL_RUN)
     sweeps = sweep_records()
     zipf, accuracy, top_k = zipf_table(), accuracy_table(), top_k_table()
     readme = README.read_text()
-    for name, body in (("headline", headline_table(rows, meta, "experiments/capacity/README.md", sweeps)),
-                       ("zipf", zipf), ("accuracy", accuracy_summary()), ("top_k", top_k_summary())):
-        readme = replace_block(readme, name, body, EXPERIMENT, where="README.md")
+    readme = replace_block(readme, "headline", headline_table(rows, meta, "experiments/capacity/README.md", sweeps),
+                           EXPERIMENT, where="README.md")
 
     def note(path, name, lines, page):
         # the notes name the experiment page as code, not as a link relative to the README

@@ -1,0 +1,340 @@
+"""The scoreboard: every prediction of ``replica`` against the certified measurements of the experiments.
+
+Reads the committed data of the experiments (never a page), computes the theory of every
+measured point with today's ``replica``, and writes
+
+* ``replica/common/validity_table.json``: the validity table that every theory result
+  reads its ``validity`` record from (``replica.common.validity``);
+* the scoreboard block of ``experiments/scoreboard/README.md``: one row per measured
+  point, with the theory, the certified measurement and its interval, the sample size,
+  the error, the tolerance, the verdict and the experiment;
+* the summary block of the project ``README.md``.
+
+Only certified measurements count: decisions of the ``optimal`` solver at full rank
+(both verdicts certified), the Hebbian rule's own recall, max-margin intervals whose
+certified gap closed, and the MILP brackets of the best recall count.  A measurement that
+is only a lower bound (rank-m searches) can show a theory off (theory below it) but never
+checks one.
+
+Usage::
+
+    python -m experiments.scoreboard.scoreboard     # about a minute (the theory of every point)
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import replica
+from validation.capacity.fit import separation_bracket
+
+from experiments.capacity.headline import FULL_RUN, read_run
+from experiments.pages import replace_block, write_block
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+EXPERIMENTS = ROOT / "experiments"
+TABLE = ROOT / "replica" / "common" / "validity_table.json"
+PAGE = HERE / "README.md"
+README = ROOT / "README.md"
+EXPERIMENT = "scoreboard"
+
+# prediction -> (error kind, tolerance, words). The tolerance is the prediction's stated one:
+# within it (or inside the measurement's interval) a certified measurement agrees.
+TOLERANCES = {
+    "capacity": ("relative", 0.02, "p_c of the optimal memory, full rank (`replica.capacity`)"),
+    "capacity_top_k": ("relative", 0.05, "p_c with top-k recall (`replica.capacity(d, top_k=k)`)"),
+    "capacity_rank": ("relative", 0.02, "p_c at rank kappa d (`replica.capacity(d, kappa)`)"),
+    "hebbian_capacity": ("relative", 0.08, "p_c of the Hebbian rule (`replica.hebbian_capacity`)"),
+    "rectangular_capacity": ("relative", 0.08, "p_c of a d_out x d_in memory (`replica.rectangular_capacity`)"),
+    "max_margin": ("relative", 0.05, "the largest margin at load p (`replica.max_margin`)"),
+    "optimal_accuracy": ("absolute", 0.03, "fraction of facts the best memory recalls above capacity "
+                                           "(`replica.optimal_accuracy`)"),
+}
+CAPACITY_MATCH = {"kappa": 1.0, "margin": 0.0, "top_k": 1, "outputs": None, "ensemble": "gaussian"}
+
+
+def relative_point(theory, measured, low, high, tolerance, kind="interval"):
+    """Error and verdict of a theory against a measurement with an interval (or a bracket).
+
+    Inside the interval (or the bracket) the theory agrees; outside it the relative error
+    to the measured value (to the nearer end of a bracket, whose midpoint is not a
+    measurement) decides against the tolerance.
+    """
+    if kind == "bracket":
+        nearest = min(max(theory, low), high)
+        error = theory / nearest - 1.0
+    else:
+        error = theory / measured - 1.0
+    inside = low is not None and high is not None and low <= theory <= high
+    return error, "checked" if inside or abs(error) <= tolerance else "off"
+
+
+def lower_bound_point(theory, measured, low, tolerance):
+    """A measurement that is only a lower bound: the theory is off only below it, else unchecked."""
+    error = theory / measured - 1.0
+    return error, "off" if theory < low and error < -tolerance else "unchecked"
+
+
+def bracket_point(theory, lower, upper, tolerance):
+    """An absolute prediction against a certified bracket [lower, upper] of the best value."""
+    error = theory - min(max(theory, lower), upper)
+    if abs(error) > tolerance:
+        return error, "off"
+    return error, "checked" if upper - lower <= tolerance else "unchecked"
+
+
+def _regime(prediction, label, experiment, match, ranged, points, tolerance):
+    points = sorted(points, key=lambda p: tuple(p[n] for n in ranged))
+    return {"prediction": prediction, "label": label, "experiment": experiment, "match": match,
+            "range": {n: [min(p[n] for p in points), max(p[n] for p in points)] for n in ranged},
+            "tolerance": tolerance, "points": points}
+
+
+def _interval_text(p_c, low, high, kind):
+    if kind == "bracket":
+        return f"between {low:.1f} and {high:.1f} (bracket)"
+    return f"{p_c:.1f} [{low:.1f}, {high:.1f}] (95 % PL)"
+
+
+def capacity_regimes():
+    """The optimal memory at full rank and at rank kappa d, and the Hebbian rule, from the full reproduction."""
+    rows, _ = read_run(FULL_RUN)
+    by_key = {}
+    for r in rows:
+        if r["status"] not in ("ok", "separated") or r["ensemble"] != "gaussian":
+            continue
+        d, kappa, problem = int(r["d"]), float(r["kappa"]), r["problem"]
+        p_c, low, high = float(r["p_c"]), float(r["p_c_low"]), float(r["p_c_high"])
+        kind = "interval"
+        if r["status"] == "separated":
+            bracket = separation_bracket(r["curve"])
+            if bracket is None:
+                continue
+            (low, high), kind = bracket, "bracket"
+        point = {"d": d, "measured": p_c, "low": low, "high": high, "trials": int(r["trials"]),
+                 "measured_text": _interval_text(p_c, low, high, kind)}
+        if r["solver"] == "optimal" and kappa == 1.0:
+            tolerance = TOLERANCES["capacity"][1]
+            theory = replica.capacity(d, problem=problem).p_c
+            point["error"], point["verdict"] = relative_point(theory, p_c, low, high, tolerance, kind)
+            key = ("capacity", problem, kappa)
+        elif r["solver"] == "optimal":
+            tolerance = TOLERANCES["capacity_rank"][1]
+            theory = replica.capacity(d, kappa, problem=problem).p_c
+            point["error"], point["verdict"] = lower_bound_point(theory, p_c, low, tolerance)
+            point["measured_text"] += " (lower bound: rank-m search)"
+            key = ("capacity_rank", problem, kappa)
+        elif r["solver"] == "hebbian" and kappa == 1.0:
+            tolerance = TOLERANCES["hebbian_capacity"][1]
+            theory = replica.hebbian_capacity(d).p_c
+            point["error"], point["verdict"] = relative_point(theory, p_c, low, high, tolerance, kind)
+            key = ("hebbian_capacity", problem, kappa)
+        else:
+            continue
+        point["theory"] = theory
+        by_key.setdefault(key, []).append(point)
+    out = []
+    for (name, problem, kappa), points in sorted(by_key.items()):
+        tolerance = TOLERANCES[name][1]
+        if name == "capacity":
+            out.append(_regime("capacity", f"optimal memory, {problem.upper()}, full rank, gaussian, d = "
+                               f"{min(p['d'] for p in points)} to {max(p['d'] for p in points)}",
+                               "experiments/reproduction", dict(CAPACITY_MATCH, problem=problem), ["d"], points,
+                               tolerance))
+        elif name == "capacity_rank":
+            out.append(_regime("capacity", f"optimal memory, {problem.upper()}, rank {kappa:g} d, gaussian "
+                               "(measured: lower bounds)", "experiments/reproduction",
+                               dict(CAPACITY_MATCH, problem=problem, kappa=kappa), ["d"], points, tolerance))
+        else:
+            out.append(_regime("hebbian_capacity", f"Hebbian rule, {problem.upper()} (its stored outputs compete), "
+                               "full rank, gaussian", "experiments/reproduction",
+                               {"kappa": 1.0, "ensemble": "gaussian"}, ["d"], points, tolerance))
+    return out
+
+
+_INTERVAL = re.compile(r"([\d.]+) \[([\d.]+), ([\d.]+)\]")
+
+
+def top_k_regimes():
+    """Top-k recall decided exactly at small d (search W or MILP proof), from the top-k experiment."""
+    records = json.loads((EXPERIMENTS / "top_k" / "top_k_exact.json").read_text())
+    tolerance = TOLERANCES["capacity_top_k"][1]
+    groups = {}
+    for r in records:
+        m = _INTERVAL.search(r["exact"])
+        if m is None:
+            continue
+        p_c, low, high = map(float, m.groups())
+        if r["undecided"]:  # the range of p_c left open by the instances the MILP did not decide
+            low, high = min(low, r["undecided_range"][0]), max(high, r["undecided_range"][1])
+        theory = replica.capacity(r["d"], top_k=r["k"], problem=r["problem"]).p_c
+        error, verdict = relative_point(theory, p_c, low, high, tolerance)
+        text = f"{p_c:.2f} [{low:.2f}, {high:.2f}] (95 % PL" + (", undecided either way)" if r["undecided"] else ")")
+        groups.setdefault((r["problem"], r["k"]), []).append(
+            {"d": r["d"], "theory": theory, "measured": p_c, "low": low, "high": high, "trials": r["instances"],
+             "measured_text": text, "error": error, "verdict": verdict})
+    return [_regime("capacity", f"top-{k} recall, {problem.upper()}, gaussian, d = 2 to 4 (exact decisions)",
+                    "experiments/top_k", dict(CAPACITY_MATCH, top_k=k, problem=problem), ["d"], points, tolerance)
+            for (problem, k), points in sorted(groups.items())]
+
+
+def rectangular_regimes():
+    """d_out x d_in memories at full rank, from the rectangular experiment."""
+    rows = json.loads((EXPERIMENTS / "rectangular" / "rectangular.json").read_text())["rows"]
+    tolerance = TOLERANCES["rectangular_capacity"][1]
+    groups = {}
+    for r in rows:
+        if r["fit_status"] != "ok":
+            continue
+        theory = replica.rectangular_capacity(r["d_in"], r["d_out"], problem=r["problem"]).p_c
+        error, verdict = relative_point(theory, r["p_c"], r["p_c_low"], r["p_c_high"], tolerance)
+        trials = sum(pt["stored"] + pt["not_stored"] for pt in r["points"])
+        groups.setdefault((r["problem"], r["d_out"] / r["d_in"]), []).append(
+            {"d_in": r["d_in"], "theory": theory, "measured": r["p_c"], "low": r["p_c_low"], "high": r["p_c_high"],
+             "trials": trials, "measured_text": _interval_text(r["p_c"], r["p_c_low"], r["p_c_high"], "interval"),
+             "error": error, "verdict": verdict})
+    return [_regime("rectangular_capacity", f"{problem.upper()}, d_out / d_in = {ratio:g}, full rank, gaussian",
+                    "experiments/rectangular", {"problem": problem, "ratio": ratio, "kappa": 1.0}, ["d_in"], points,
+                    tolerance)
+            for (problem, ratio), points in sorted(groups.items())]
+
+
+def _read_csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def margin_regimes():
+    """Certified max margins (intervals closed to 0.5 %) against the theory rendered by the margins experiment."""
+    folder = EXPERIMENTS / "margins"
+    theory = {(int(r["d"]), r["ensemble"], int(r["p"])): float(r["theory"])
+              for r in _read_csv(folder / "margins_theory.csv")}
+    tolerance = TOLERANCES["max_margin"][1]
+    groups = {}
+    for r in _read_csv(folder / "margins_measured.csv"):
+        d, ensemble, p = int(r["d"]), r["ensemble"], int(r["p"])
+        if int(r["stored"]) == 0:
+            continue
+        margin, bound = float(r["margin"]), float(r["bound"])
+        th = theory[(d, ensemble, p)]
+        error, verdict = relative_point(th, margin, margin, bound, tolerance)
+        groups.setdefault(ensemble, []).append(
+            {"d": d, "load": float(r["x"]), "theory": th, "measured": margin, "low": margin, "high": bound,
+             "trials": int(r["stored"]), "error": error, "verdict": verdict,
+             "measured_text": f"{margin:.3f} to {bound:.3f} (mean verified margin to mean certified bound)"})
+    return [_regime("max_margin", f"DP, {ensemble} embeddings, full rank, d = 16 to 64, p = 0.2 to 0.9 p_c",
+                    "experiments/margins", {"ensemble": ensemble, "kappa": 1.0, "top_k": 1}, ["d", "load"], points,
+                    tolerance)
+            for ensemble, points in sorted(groups.items())]
+
+
+def accuracy_regimes():
+    """The best recall count above capacity: the give-up search (lower) and the MILP bound (upper), DP."""
+    rows = [r for r in _read_csv(EXPERIMENTS / "accuracy" / "accuracy_search.csv") if r["problem"] == "dp"]
+    tolerance = TOLERANCES["optimal_accuracy"][1]
+    cases = {}
+    for r in rows:
+        cases.setdefault((int(r["d"]), float(r["ratio"]), int(r["p"])), []).append(r)
+    points = []
+    for (d, ratio, p), at in sorted(cases.items()):
+        best_search = [max(int(r[k]) for k in ("greedy", "add_back", "swaps", "restarts_2", "restarts_4",
+                                               "restarts_8")) for r in at]
+        lower = sum(best_search) / len(at) / p
+        upper = sum(int(r["bound_upper"]) for r in at) / len(at) / p
+        theory = replica.optimal_accuracy(d, p).accuracy
+        error, verdict = bracket_point(theory, lower, upper, tolerance)
+        closed = sum(int(r["bound_upper"]) == b for r, b in zip(at, best_search))
+        points.append({"d": d, "load": ratio, "theory": theory, "measured": None, "low": lower, "high": upper,
+                       "trials": len(at), "error": error, "verdict": verdict,
+                       "measured_text": f"{lower:.3f} to {upper:.3f} (search to MILP bound, means; {closed}/{len(at)} "
+                                        "closed)"})
+    return [_regime("optimal_accuracy", "DP, full rank, gaussian, d = 6 to 10, p = 1.25 to 2 p_c",
+                    "experiments/accuracy", {"kappa": 1.0}, ["d", "load"], points, tolerance)]
+
+
+def build() -> dict:
+    """The validity table from the committed data of every experiment."""
+    regimes = (capacity_regimes() + top_k_regimes() + rectangular_regimes() + margin_regimes()
+               + accuracy_regimes())
+    predictions = {}
+    for regime in regimes:
+        name = regime.pop("prediction")
+        kind = "absolute" if name == "optimal_accuracy" else "relative"
+        predictions.setdefault(name, {"error_kind": kind, "regimes": []})["regimes"].append(regime)
+    return {"generated_by": "python -m experiments run scoreboard",
+            "tolerances": {k: {"error_kind": v[0], "tolerance": v[1], "what": v[2]} for k, v in TOLERANCES.items()},
+            "predictions": predictions}
+
+
+def _cell(value, kind):
+    if value is None:
+        return "-"
+    return f"{100 * value:+.1f} %" if kind == "relative" else f"{value:+.3f}"
+
+
+def _at(point, regime):
+    return ", ".join(f"{n} = {point[n]:g}" for n in regime["range"])
+
+
+def scoreboard_table(table) -> list[str]:
+    out = ["| prediction | regime | at | theory | certified measurement | trials | error | tolerance | verdict | "
+           "experiment |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, entry in table["predictions"].items():
+        kind = entry["error_kind"]
+        for regime in entry["regimes"]:
+            tol = f"{100 * regime['tolerance']:g} %" if kind == "relative" else f"{regime['tolerance']:g}"
+            for pt in regime["points"]:
+                verdict = f"**{pt['verdict']}**" if pt["verdict"] == "off" else pt["verdict"]
+                out.append(f"| `{name}` | {regime['label']} | {_at(pt, regime)} | {pt['theory']:.4g} | "
+                           f"{pt['measured_text']} | {pt['trials']} | {_cell(pt['error'], kind)} | {tol} | "
+                           f"{verdict} | [{regime['experiment']}](../../{regime['experiment']}/README.md) |")
+    return out
+
+
+def summary_rows(table) -> list[str]:
+    out = ["| prediction | regimes | points checked | points off | points unchecked | largest error where off |",
+           "|---|---|---|---|---|---|"]
+    for name, entry in table["predictions"].items():
+        points = [pt for r in entry["regimes"] for pt in r["points"]]
+        count = {v: sum(pt["verdict"] == v for pt in points) for v in ("checked", "off", "unchecked")}
+        off = [pt["error"] for pt in points if pt["verdict"] == "off"]
+        worst = _cell(max(off, key=abs), entry["error_kind"]) if off else "-"
+        out.append(f"| `{name}` | {len(entry['regimes'])} | {count['checked']} | {count['off']} | "
+                   f"{count['unchecked']} | {worst} |")
+    return out
+
+
+def page_block(table) -> list[str]:
+    tolerances = "; ".join(f"`{k}` {100 * v['tolerance']:g} %" if v["error_kind"] == "relative"
+                           else f"`{k}` {v['tolerance']:g} (absolute)" for k, v in table["tolerances"].items())
+    return (["Generated by `python -m experiments run scoreboard` from the committed data of the experiments; the "
+             "same numbers are the validity table `replica/common/validity_table.json` that every theory result "
+             "reads its `validity` record from.  Stated tolerances: " + tolerances + ".  Error: theory / measured "
+             "- 1 (relative) or theory - measured (absolute); against a bracket, the distance to its nearer end.  "
+             "A theory inside the measurement's interval agrees whatever its distance to the point estimate.", ""]
+            + summary_rows(table) + ["", "Every measured point:", ""] + scoreboard_table(table))
+
+
+def readme_block(table) -> list[str]:
+    return (["Every prediction against the certified measurements of the experiments (count of measured points per "
+             "verdict; `checked`: within the stated tolerance, `off`: outside it, `unchecked`: the measurement is "
+             "only a lower bound or a bracket wider than the tolerance). Every theory result carries the same "
+             "verdict as its `validity`; every point is on "
+             "[experiments/scoreboard/README.md](experiments/scoreboard/README.md).", ""] + summary_rows(table))
+
+
+def main() -> None:
+    table = build()
+    TABLE.write_text(json.dumps(table, indent=1, sort_keys=False, allow_nan=False) + "\n")
+    write_block(PAGE, "scoreboard", page_block(table), EXPERIMENT)
+    README.write_text(replace_block(README.read_text(), "scoreboard", readme_block(table), EXPERIMENT,
+                                    where="README.md"))
+    print(f"wrote {TABLE.relative_to(ROOT)}, {PAGE.relative_to(ROOT)}, README.md")
+
+
+if __name__ == "__main__":
+    main()

@@ -174,7 +174,11 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, outputs=None, problem="dp", e
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class MarginCapacityResult(Result):
-    """Largest stability margin at a given load (see :func:`max_margin`).
+    """Largest stability margin at a given load (see :func:`max_margin`): the theory's margin capacity.
+
+    Named ``MaxMarginResult`` before 0.2.0 (``replica.MaxMarginResult`` still works, with a
+    ``DeprecationWarning``, for one release); not to be confused with
+    ``validation.MaxMarginResult``, the result of a measured max-margin solve.
 
     ``status``: ``"converged"`` (residual ``<= tol`` and relative stderr of ``E[C]``
     ``<= rel_tol``), ``"not_converged"`` or ``"max_iter"``; ``message`` gives the

@@ -5,7 +5,7 @@ Usage (see benchmarks/README.md)::
     OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/bench_scale.py \
         --d 512 --problem op --fraction 1.0 --time-limit 900
 
-p is ``fraction * replica.finite_size.capacity(d).p_c`` (theory).  The warm-up solve on
+p is ``fraction * replica.optimal.finite_size.capacity(d).p_c`` (theory).  The warm-up solve on
 a tiny instance (numba compilation) is not timed.  The peak resident set is that of
 the whole process (``resource.getrusage``), which runs nothing else.
 """
@@ -30,7 +30,7 @@ def main(argv=None):
     ap.add_argument("--max-active", type=int, default=None)
     opts = ap.parse_args(argv)
 
-    from replica.finite_size import capacity
+    from replica.optimal.finite_size import capacity
     from validation import make_instance
     from validation.solvers.optimal import solve_optimal
 

@@ -210,7 +210,7 @@ def main(argv=None):
         opts.d = opts.d[0]
         return _child(opts)
 
-    from replica.finite_size import capacity
+    from replica.optimal.finite_size import capacity
 
     print(f"# bench_solvers  {time.strftime('%Y-%m-%d %H:%M:%S')}  cpus={os.cpu_count()}  "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}  "

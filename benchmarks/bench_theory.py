@@ -2,14 +2,14 @@
 
 Times, in one run:
 
-* ``replica.finite_size.expected_cost(p)`` to 1e-3 relative standard error, for p up to
+* ``replica.optimal.finite_size.expected_cost(p)`` to 1e-3 relative standard error, for p up to
   1e7, against a plain Monte-Carlo baseline measured in the same run: full vectors of
   p - 1 normal competitors plus a normal target, exact water filling
   (``water_filling_cost``), sample mean.  The baseline's time to reach the same
   relative standard error is extrapolated from a short measured run
   (time x (measured rel. stderr / 1e-3)^2); the relative difference of the two
   estimates is printed in units of their combined standard error.
-* ``replica.finite_size.capacity(d)`` for d up to 1e5 (goal: < 2 s at d = 1e5).
+* ``replica.optimal.finite_size.capacity(d)`` for d up to 1e5 (goal: < 2 s at d = 1e5).
 
 Usage::
 
@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from replica.finite_size import capacity, expected_cost, water_filling_cost
+from replica.optimal.finite_size import capacity, expected_cost, water_filling_cost
 
 
 def _timed(func, repeats):

@@ -22,42 +22,44 @@ Derivations are in the project's ``notes/`` folder.
 
 from __future__ import annotations
 
-from . import extremes as _extremes
-from . import quarter_circle as _quarter_circle
-from .extremes import *  # noqa: F403 - the names in extremes.__all__
-from .quarter_circle import *  # noqa: F403 - the names in quarter_circle.__all__
+from .asymptotic import extremes as _extremes
+from .asymptotic import quarter_circle as _quarter_circle
+from .asymptotic.extremes import *  # noqa: F403 - the names in extremes.__all__
+from .asymptotic.quarter_circle import *  # noqa: F403 - the names in quarter_circle.__all__
 
 # Heavier modules (numba kernels, quadrature tables) load on first use.
 _LAZY = {
     # recall accuracy: the fraction of facts recalled (notes/recall_accuracy.md)
-    "hebbian_accuracy": "replica.accuracy",
-    "optimal_accuracy": "replica.accuracy",
-    "OptimalAccuracyResult": "replica.accuracy",
-    "accuracy_capacity": "replica.accuracy",
-    "AccuracyCapacityResult": "replica.accuracy",
+    "hebbian_accuracy": "replica.variants",
+    "optimal_accuracy": "replica.variants",
+    "OptimalAccuracyResult": "replica.variants",
+    "accuracy_capacity": "replica.variants",
+    "AccuracyCapacityResult": "replica.variants",
     # recall error of facts with Zipf frequencies (notes/zipf.md)
-    "zipf_error": "replica.zipf", "ZipfError": "replica.zipf", "zipf_frequencies": "replica.zipf",
+    "zipf_error": "replica.variants", "ZipfError": "replica.variants", "zipf_frequencies": "replica.variants",
+    "ZipfFacts": "replica.variants",
     # finite-size capacity of the decoupled problem (notes/finite_size_capacity.md)
-    "water_filling_cost": "replica.finite_size",
-    "expected_cost": "replica.finite_size",
-    "ExpectedCostResult": "replica.finite_size",
-    "capacity": "replica.finite_size",
-    "CapacityResult": "replica.finite_size",
-    "max_margin": "replica.finite_size",
-    "MaxMarginResult": "replica.finite_size",
+    "water_filling_cost": "replica.optimal",
+    "expected_cost": "replica.optimal",
+    "ExpectedCostResult": "replica.optimal",
+    "capacity": "replica.optimal",
+    "CapacityResult": "replica.optimal",
+    "max_margin": "replica.optimal",
+    "MarginCapacityResult": "replica.optimal",
+    "Tolerances": "replica.optimal",
     # K distinct outputs: many facts share an answer (notes/many_to_one.md)
-    "capacity_many_to_one": "replica.outputs",
-    "effective_weights": "replica.outputs",
-    "two_field_cost": "replica.outputs",
+    "capacity_many_to_one": "replica.optimal",
+    "effective_weights": "replica.optimal",
+    "two_field_cost": "replica.optimal",
     # exact score law of unit-norm embeddings (notes/sphere_ensemble.md)
-    "ProjectionLaw": "replica.sphere",
+    "ProjectionLaw": "replica.optimal",
     # predicted score laws of the optimal memory (notes/finite_size_capacity.md)
-    "optimal_score_laws": "replica.scores",
-    "OptimalScoreLaws": "replica.scores",
-    "sample_optimal_scores": "replica.scores",
-    "OptimalScoreSample": "replica.scores",
-    "summarize_scores": "replica.scores",
-    "ScoreSummary": "replica.scores",
+    "optimal_score_laws": "replica.optimal",
+    "OptimalScoreLaws": "replica.optimal",
+    "sample_optimal_scores": "replica.optimal",
+    "OptimalScoreSample": "replica.optimal",
+    "summarize_scores": "replica.optimal",
+    "ScoreSummary": "replica.optimal",
     # Hebbian memory at finite size (notes/hebbian_finite_size.md)
     "hebbian_success_probability": "replica.hebbian",
     "hebbian_input_failure_probability": "replica.hebbian",
@@ -68,21 +70,21 @@ _LAZY = {
     "hebbian_score_laws": "replica.hebbian",
     "HebbianScoreLaws": "replica.hebbian",
     # d_out x d_in memories (notes/rectangular.md)
-    "rectangular_capacity": "replica.rectangular",
-    "RectangularCapacityResult": "replica.rectangular",
-    "tail_second_moment_rectangular": "replica.rectangular",
-    "rectangular_hebbian_capacity": "replica.rectangular",
-    "RectangularHebbianCapacityResult": "replica.rectangular",
+    "rectangular_capacity": "replica.variants",
+    "RectangularCapacityResult": "replica.variants",
+    "tail_second_moment_rectangular": "replica.variants",
+    "rectangular_hebbian_capacity": "replica.variants",
+    "RectangularHebbianCapacityResult": "replica.variants",
     # correlated embeddings (notes/covariance.md)
-    "power_law_spectrum": "replica.covariance",
-    "effective_rank": "replica.covariance",
-    "covariance_hebbian_accuracy": "replica.covariance",
-    "CovarianceHebbianAccuracy": "replica.covariance",
+    "power_law_spectrum": "replica.variants",
+    "effective_rank": "replica.variants",
+    "covariance_hebbian_accuracy": "replica.variants",
+    "CovarianceHebbianAccuracy": "replica.variants",
     # spectra (notes/spectra.md)
-    "spectrum": "replica.spectra",
-    "normalized_singular_values": "replica.spectra",
-    "hebbian_spectrum": "replica.spectra",
-    "HebbianSpectrum": "replica.spectra",
+    "spectrum": "replica.asymptotic",
+    "normalized_singular_values": "replica.asymptotic",
+    "hebbian_spectrum": "replica.asymptotic",
+    "HebbianSpectrum": "replica.asymptotic",
     # replica-symmetric saddle point (notes/replica_saddle.md)
     "free_entropy": "replica.saddle",
     "free_entropy_derivative": "replica.saddle",
@@ -94,7 +96,18 @@ _LAZY = {
 }
 
 
+# Old names kept for one release (DeprecationWarning on access): old name -> new name.
+_DEPRECATED = {"MaxMarginResult": "MarginCapacityResult"}
+
+
 def __getattr__(name):
+    if name in _DEPRECATED:
+        import warnings
+
+        new = _DEPRECATED[name]
+        warnings.warn(f"replica.{name} is deprecated and will be removed in the next release; use replica.{new}",
+                      DeprecationWarning, stacklevel=2)
+        return __getattr__(new)
     if name in _LAZY:
         import importlib
 
@@ -105,7 +118,7 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_DEPRECATED))
 
 
 try:
@@ -115,4 +128,4 @@ try:
 except Exception:  # pragma: no cover - running from a source tree without installation
     __version__ = "0.1.0"
 
-__all__ = sorted(_LAZY) + sorted(_extremes.__all__ + _quarter_circle.__all__)
+__all__ = sorted(set(_LAZY) | set(_DEPRECATED)) + sorted(_extremes.__all__ + _quarter_circle.__all__)

@@ -29,7 +29,7 @@ KERNEL_MODULES = frozenset({
     "validation._optimal_kernels",
     "validation._maxmargin_kernels",
     "validation._rng",
-    "replica._saddle_kernels",
+    "replica.saddle._kernels",
 })
 
 
@@ -167,7 +167,7 @@ MODULES = package_modules()
 
 def test_the_graph_sees_the_package():
     # a parser that found no module or no import would pass every rule below
-    assert "validation.solvers.optimal" in MODULES and "replica.saddle" in MODULES
+    assert "validation.solvers.optimal" in MODULES and "replica.saddle.point" in MODULES
     graph = import_graph(MODULES)
     assert "replica.common.checks" in graph["validation.solvers"]
 
@@ -202,7 +202,10 @@ def test_the_circle_finder_can_fail(tmp_path, code, expect):
 # and from layers below it only. The most specific prefix decides a module's layer.
 LAYERS = {
     "replica.common": 0,
-    "replica": 1, "replica.rectangular": 1, "replica.covariance": 1,
+    # the theory's subpackages are sub-layers of layer 1: the asymptotic laws, then the
+    # optimal and Hebbian memories, then the saddle point and the variants built on them
+    "replica": 1, "replica.asymptotic": 1.0, "replica.optimal": 1.1, "replica.hebbian": 1.1,
+    "replica.saddle": 1.2, "replica.variants": 1.2,
     "validation": 2, "validation._rng": 2, "validation.ensembles": 2, "validation.recall": 2,
     "validation.measure": 2, "validation.intervals": 2, "validation.store": 2,
     "validation.solvers.solution": 3, "validation.solvers.threads": 3, "validation.solvers.options": 3,
@@ -258,5 +261,8 @@ def test_imports_go_down_the_layers():
 
 def test_the_layer_check_can_fail():
     # a theory module importing the solver front end is an upward import
-    assert upward_imports({"replica.finite_size": {"validation.solvers"}}) == [
-        "replica.finite_size (layer 1) imports validation.solvers (layer 4)"]
+    assert upward_imports({"replica.optimal.finite_size": {"validation.solvers"}}) == [
+        "replica.optimal.finite_size (layer 1.1) imports validation.solvers (layer 4)"]
+    # and so is an optimal-memory module importing a variant built on it
+    assert upward_imports({"replica.optimal.cost": {"replica.variants.zipf"}}) == [
+        "replica.optimal.cost (layer 1.1) imports replica.variants.zipf (layer 1.2)"]

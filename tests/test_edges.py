@@ -45,7 +45,7 @@ def test_smallest_load_cost_closed_form():
     # 2 E[C_2] = E[(m + sqrt(2) Z)_+^2] = (m^2 + 2) Phi(m/sqrt2) + sqrt2 m phi(m/sqrt2)
     from scipy import stats
 
-    from replica.capacity_equation import _smallest_load_cost
+    from replica.optimal.capacity_equation import _smallest_load_cost
 
     m = 3.0
     a = m / math.sqrt(2.0)
@@ -55,18 +55,18 @@ def test_smallest_load_cost_closed_form():
 
 @pytest.mark.parametrize("p", [1000.0, 1e4, 1e8])
 def test_max_margin_far_above_capacity(p):
-    result = replica.max_margin(32, p, rel_tol=1e-2)
+    result = replica.max_margin(32, p, tolerances=replica.Tolerances(rel_tol=1e-2))
     assert result.converged and not result.storable and result.margin < 0
     assert json.dumps(result.to_dict(), allow_nan=False)
 
 
 def test_max_margin_beyond_underflow_rejected():
     with pytest.raises(ValueError, match="too far above the capacity"):
-        replica.max_margin(32, 1e250, rel_tol=1e-2)
+        replica.max_margin(32, 1e250, tolerances=replica.Tolerances(rel_tol=1e-2))
 
 
 def test_control_mean_by_parts_agrees_with_quadrature_in_w():
-    from replica import cost
+    from replica.optimal import cost
 
     value, _ = cost._control_mean_by_parts(100.0, 1, 0.0)
     assert value == pytest.approx(cost.control_mean(100.0, 1, 0.0), rel=1e-10)

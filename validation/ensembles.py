@@ -47,7 +47,7 @@ from replica.common.checks import check_choice, check_int, check_memory
 from replica.common.ensembles import ENSEMBLES
 from replica.common.results import json_safe
 from replica.common.seeds import resolve_seed
-from replica.covariance import power_law_spectrum
+from replica.variants.covariance import power_law_spectrum
 
 from . import _rng
 

@@ -19,8 +19,8 @@ import numpy as np
 from replica.common.checks import check_int
 from replica.common.results import Result
 from replica.common.seeds import as_generator, resolve_seed
-from replica.scores import summarize_scores
-from replica.spectra import normalized_singular_values
+from replica.optimal.scores import summarize_scores
+from replica.asymptotic.spectra import normalized_singular_values
 
 from .ensembles import check_square_instance
 from .recall import competitor_scale, top_competitors

@@ -47,7 +47,7 @@ import numpy as np
 from replica.common.checks import check_choice, check_int, check_real
 from replica.common.results import Result
 from replica.common.seeds import resolve_seed
-from replica.zipf import zipf_frequencies
+from replica.variants import zipf_frequencies
 
 from .ensembles import ENSEMBLES, PROBLEMS, make_instance
 from .solvers import assess, solve
@@ -176,10 +176,10 @@ def theory_zipf_error(d, N, a, solver, ensemble="gaussian"):
     if solver not in ZIPF_THEORY:
         return math.nan, math.nan, "none (no theory of the cross-entropy memory)"
     if solver == "optimal":
-        res = replica.zipf_error(d, N, a, memory="optimal")
+        res = replica.zipf_error(d, replica.ZipfFacts(N, a), memory="optimal")
         return float(res.error), float(res.stderr), "replica.zipf_error(memory='optimal') (replica-symmetric)"
     weights = "frequency" if solver == "hebbian_frequency" else None
-    res = replica.zipf_error(d, N, a, memory="hebbian", weights=weights, ensemble=ensemble)
+    res = replica.zipf_error(d, replica.ZipfFacts(N, a, weights=weights), memory="hebbian", ensemble=ensemble)
     src = "replica.zipf_error(memory='hebbian'" + (", weights='frequency')" if weights else ")")
     return float(res.error), 0.0, src
 

@@ -1,6 +1,6 @@
 """``replica capacity``: finite-size capacity p_c(d) and alpha(d) of the optimal memory.
 
-Theory: ``notes/finite_size_capacity.md`` (``replica.finite_size.capacity``); ``--outputs``
+Theory: ``notes/finite_size_capacity.md`` (``replica.optimal.finite_size.capacity``); ``--outputs``
 and ``--problem``: ``notes/many_to_one.md``; ``--ensemble sphere``: ``notes/sphere_ensemble.md``
 (and ``notes/hebbian_finite_size.md`` for ``--hebbian``).
 """
@@ -49,8 +49,8 @@ def register(subparsers) -> None:
 
 
 def _hebbian_row(d, kappa, ensemble):
-    from ..hebbian import hebbian_capacity
-    from ..quarter_circle import alpha_c_hebbian
+    from ..hebbian.finite_size import hebbian_capacity
+    from ..asymptotic.quarter_circle import alpha_c_hebbian
 
     result = hebbian_capacity(d, ensemble=ensemble, kappa=kappa)
     return {"hebbian_p_c": float(result.p_c), "hebbian_alpha": float(result.alpha),
@@ -59,7 +59,7 @@ def _hebbian_row(d, kappa, ensemble):
 
 
 def run(args) -> int:
-    from ..finite_size import capacity
+    from ..optimal.finite_size import capacity
 
     rows = []
     model = args.outputs is not None or args.ensemble != "gaussian" or args.problem != "dp"

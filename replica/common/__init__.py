@@ -10,6 +10,8 @@ These modules are the documented internal interface between the two packages
 * :mod:`replica.common.ensembles` -- the names of the embedding ensembles.
 * :mod:`replica.common.roots` -- the bracketed root finder of every capacity search.
 * :mod:`replica.common.loads` -- the load ``p ln p / d^2`` and its inversions.
+* :mod:`replica.common.deprecation` -- old call styles of public functions, accepted for
+  one release with a ``DeprecationWarning``.
 * :mod:`replica.common.cliutil` -- the command-line plumbing (one-line errors, exit 2,
   ``--format table|csv|json`` rendering).
 

@@ -2,7 +2,7 @@
 
 ``"gaussian"``: i.i.d. N(0, 1/d) embedding coordinates (N(0, 1) fields);
 ``"sphere"``: unit-norm embeddings (the exact projection law of
-``replica.sphere.ProjectionLaw``, ``notes/sphere_ensemble.md``).  The theory
+``replica.optimal.sphere.ProjectionLaw``, ``notes/sphere_ensemble.md``).  The theory
 (``replica.capacity(ensemble=...)``, ``replica.hebbian_capacity``,
 ``replica.accuracy_capacity``) and the simulations accept the same names.
 """

@@ -1,9 +1,9 @@
-"""Tests of replica.accuracy (notes/recall_accuracy.md).
+"""Tests of replica.variants.accuracy (notes/recall_accuracy.md).
 
 The Hebbian accuracy is checked against actual Hebbian memories built with plain numpy
-(independent of the quadrature of replica.hebbian); the optimal accuracy against a
+(independent of the quadrature of replica.hebbian.finite_size); the optimal accuracy against a
 greedy brute force on the same sample of water-filling costs and against the
-all-stored capacity of replica.finite_size.
+all-stored capacity of replica.optimal.finite_size.
 """
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ import math
 import numpy as np
 import pytest
 
-from replica.accuracy import (
+from replica.variants.accuracy import (
     AccuracyCapacityResult,
     OptimalAccuracyResult,
     accuracy_capacity,
     hebbian_accuracy,
     optimal_accuracy,
 )
-from replica.finite_size import capacity
-from replica.hebbian import hebbian_input_failure_probability
-from replica.quarter_circle import tail_second_moment
-from replica.scores import sample_optimal_scores
+from replica.optimal.finite_size import capacity
+from replica.hebbian.finite_size import hebbian_input_failure_probability
+from replica.asymptotic.quarter_circle import tail_second_moment
+from replica.optimal.scores import sample_optimal_scores
 
 ALPHAS = (0.125, 0.25, 0.5, 0.75, 1.0)
 

@@ -1,4 +1,4 @@
-"""Correlated embeddings (``replica.covariance``, ``notes/covariance.md``)."""
+"""Correlated embeddings (``replica.variants.covariance``, ``notes/covariance.md``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import replica
-from replica.covariance import covariance_hebbian_accuracy, effective_rank, power_law_spectrum
-from replica.hebbian_model import memory_failure_probability
+from replica.variants.covariance import covariance_hebbian_accuracy, effective_rank, power_law_spectrum
+from replica.hebbian.model import memory_failure_probability
 
 
 def test_power_law_spectrum():
@@ -44,7 +44,7 @@ def test_flat_spectrum_on_a_subspace_is_the_smaller_memory():
 
 def test_isotropic_dp_sample_against_quadrature():
     # two independent computations of the same exact formula: Monte Carlo over the environment
-    # and the quadrature of replica.hebbian_model; 4 standard errors plus the quadrature's 2e-3
+    # and the quadrature of replica.hebbian.model; 4 standard errors plus the quadrature's 2e-3
     # relative error of the failure probability (notes/hebbian_finite_size.md, section 8)
     res = covariance_hebbian_accuracy(24, 20, size=200_000)
     exact = 1.0 - memory_failure_probability(24, 24, 20, "gaussian", "fresh")

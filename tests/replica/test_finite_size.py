@@ -1,4 +1,4 @@
-"""Tests of the finite-size (q -> 1, water-filling) capacity theory: replica.finite_size.
+"""Tests of the finite-size (q -> 1, water-filling) capacity theory: replica.optimal.finite_size.
 
 Reference values: closed forms derived in notes/finite_size_capacity.md, brute-force
 minimisation (scipy minimize_scalar / SLSQP), one-dimensional quadrature, and plain
@@ -18,15 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import integrate, optimize, special
 
-from replica.extremes import order_statistics_from_uniforms
-from replica.cost import CostEstimator, _conditional_expected_cost
-from replica.finite_size import (
-    capacity,
-    expected_cost,
-    max_margin,
-    water_filling_cost,
-)
-from replica.order_statistics import kept_order_statistics
+from replica.asymptotic.extremes import order_statistics_from_uniforms
+from replica.optimal.cost import CostEstimator, _conditional_expected_cost
+from replica.optimal import Tolerances, capacity, expected_cost, max_margin, water_filling_cost
+from replica.optimal.order_statistics import kept_order_statistics
 
 
 # ----------------------------------------------------------------------------------------
@@ -346,15 +341,15 @@ def test_max_margin_vanishes_at_the_capacity_of_its_ensemble(ensemble):
 
 
 def test_max_margin_decreases_with_the_load_and_lies_below_the_fixed_scale_value():
-    values = [max_margin(16, p, rel_tol=1e-2).margin for p in (12.0, 25.0, 40.0)]
+    values = [max_margin(16, p, tolerances=Tolerances(rel_tol=1e-2)).margin for p in (12.0, 25.0, 40.0)]
     assert values[0] > values[1] > values[2] > 0
-    fixed = max_margin(16, 25.0, rel_tol=1e-2, scale_fluctuations=False).margin
+    fixed = max_margin(16, 25.0, tolerances=Tolerances(rel_tol=1e-2), scale_fluctuations=False).margin
     assert values[1] < fixed
 
 
 def test_block_scales_reproduce_the_closed_form_moments():
-    from replica.finite_size import block_scales, shape_variance
-    from replica.spectra import spectrum
+    from replica.optimal.finite_size import block_scales, shape_variance
+    from replica.asymptotic.spectra import spectrum
 
     # r = |e|^2 for e ~ N(0, I/d): mean 1, variance 2/d (chi-square); s^2: mean 1 and
     # 2 (E lambda^2 - 1)/(d + 2) with E lambda^2 = 2 for the quarter circle (closed form)
@@ -404,7 +399,7 @@ def test_results_follow_the_result_contract():
     assert strict.status in ("converged", "not_converged")
     margin = max_margin(32, 150.0)
     assert margin.status == "converged" and margin.storable
-    margin_short = max_margin(32, 150.0, max_iter=1)
+    margin_short = max_margin(32, 150.0, tolerances=Tolerances(max_iter=1))
     assert margin_short.status == "max_iter"
     fields = {f.name: getattr(cap, f.name) for f in dataclasses.fields(cap)}
     failed = type(cap)(**{**fields, "status": "not_converged", "converged": False, "p_c": math.nan,

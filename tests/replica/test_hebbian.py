@@ -1,7 +1,7 @@
-"""Tests of the finite-size Hebbian theory (replica.hebbian) against direct sampling.
+"""Tests of the finite-size Hebbian theory (replica.hebbian.finite_size) against direct sampling.
 
 Reference values come from sampling W_H = U E^T directly with numpy (the private
-helpers below), independent of the quadrature in replica.hebbian.
+helpers below), independent of the quadrature in replica.hebbian.finite_size.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from replica.hebbian import (
+from replica.hebbian.finite_size import (
     HebbianCapacityResult,
     hebbian_capacity,
     hebbian_input_failure_probability,

@@ -1,4 +1,4 @@
-"""Tests of the capacity with K distinct outputs: replica.outputs and replica.capacity(outputs=K).
+"""Tests of the capacity with K distinct outputs: replica.optimal.outputs and replica.capacity(outputs=K).
 
 Reference values: Cover's function-counting theorem (K = 2, original problem), the closed
 form E[C_2] = 1/2 and its margin version checked by quadrature, plain Monte Carlo of
@@ -17,8 +17,8 @@ import pytest
 from scipy import integrate, stats
 
 import replica
-from replica.finite_size import capacity, water_filling_cost
-from replica.outputs import capacity_many_to_one, effective_weights, two_field_cost
+from replica.optimal.finite_size import capacity, water_filling_cost
+from replica.optimal.outputs import capacity_many_to_one, effective_weights, two_field_cost
 
 
 # ----------------------------------------------------------------------------------------

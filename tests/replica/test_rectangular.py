@@ -1,4 +1,4 @@
-"""Rectangular memories (``replica.rectangular``, ``notes/rectangular.md``)."""
+"""Rectangular memories (``replica.variants.rectangular``, ``notes/rectangular.md``)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import replica
-from replica.finite_size import CapacityResult, expected_cost
-from replica.hebbian_model import memory_failure_probability
-from replica.quarter_circle import tail_second_moment
-from replica.rectangular import (
+from replica.optimal.finite_size import CapacityResult, expected_cost
+from replica.hebbian.model import memory_failure_probability
+from replica.asymptotic.quarter_circle import tail_second_moment
+from replica.variants.rectangular import (
     rectangular_capacity,
     rectangular_hebbian_capacity,
     tail_second_moment_rectangular,

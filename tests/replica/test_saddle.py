@@ -10,8 +10,8 @@ References used below, each independent of the code path it checks:
   1-D quadrature and ``brentq``;
 * blocks with every competitor sampled explicitly (``exact_competitors = p - 1``)
   against the default treatment of the competitors below the 64 largest;
-* the water-filling cost ``replica.finite_size.water_filling_cost`` (the q -> 1 limit)
-  and ``replica.finite_size.capacity`` (an independent estimator of ``E[C_p]``).
+* the water-filling cost ``replica.optimal.finite_size.water_filling_cost`` (the q -> 1 limit)
+  and ``replica.optimal.finite_size.capacity`` (an independent estimator of ``E[C_p]``).
 
 Derivations: ``notes/replica_saddle.md``.
 """
@@ -25,9 +25,9 @@ import numpy as np
 import pytest
 from scipy import integrate, optimize, special
 
-from replica import _saddle_kernels as kernels
-from replica import saddle_sample
-from replica.saddle import (
+from replica.saddle import _kernels as kernels
+from replica.saddle import sample as saddle_sample
+from replica.saddle.point import (
     ReplicaSample,
     SaddlePoint,
     free_entropy,
@@ -264,7 +264,7 @@ def test_q_star_reaches_one_where_p_times_cost_is_d_squared():
 
 
 def test_sample_capacity_agrees_with_finite_size_capacity(sample):
-    from replica.finite_size import capacity
+    from replica.optimal.finite_size import capacity
 
     for d in (8, 16):
         ours = sample_capacity(d, sample=sample)

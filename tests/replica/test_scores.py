@@ -1,4 +1,4 @@
-"""Tests of the predicted score laws of the optimal memory: replica.scores.
+"""Tests of the predicted score laws of the optimal memory: replica.optimal.scores.
 
 References: water filling on full normal vectors (plain Monte Carlo, all p - 1
 competitors), expected_cost, and the exact constraint geometry (atom at the margin).
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from replica.finite_size import expected_cost
-from replica.water_filling import water_filling_sorted
-from replica.scores import ScoreSummary, optimal_score_laws, sample_optimal_scores, summarize_scores
+from replica.optimal.finite_size import expected_cost
+from replica.optimal.water_filling import water_filling_sorted
+from replica.optimal.scores import ScoreSummary, optimal_score_laws, sample_optimal_scores, summarize_scores
 
 
 def _full_vector_sample(p, margin, top_k, size, seed):

@@ -1,4 +1,4 @@
-"""Tests of the predicted singular-value laws (replica.spectra).
+"""Tests of the predicted singular-value laws (replica.asymptotic.spectra).
 
 Reference values: closed forms (Fuss-Catalan numbers, the quarter circle), scipy
 quadrature of the density (independent of the cumulative table used by cdf/ppf),
@@ -14,7 +14,7 @@ import pytest
 from scipy import integrate, stats
 
 from replica import QuarterCircle, TruncatedQuarterCircle, tail_second_moment
-from replica.spectra import hebbian_spectrum, normalized_singular_values, spectrum
+from replica.asymptotic.spectra import hebbian_spectrum, normalized_singular_values, spectrum
 
 
 def _sampled_hebbian_singular_values(d, p, instances, rng):

@@ -1,4 +1,4 @@
-"""Tests of the sphere-ensemble theory: replica.sphere.ProjectionLaw and replica.capacity(ensemble="sphere").
+"""Tests of the sphere-ensemble theory: replica.optimal.sphere.ProjectionLaw and replica.capacity(ensemble="sphere").
 
 Reference values: quadrature of the density (1 - z^2/d)^((d-3)/2), the closed-form moments
 of a uniform unit vector, sampling of normalised Gaussian vectors with numpy, plain Monte
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from replica.cost import CostEstimator, control_mean
-from replica.finite_size import capacity, expected_cost, water_filling_cost
-from replica.sphere import ProjectionLaw
+from replica.optimal.cost import CostEstimator, control_mean
+from replica.optimal.finite_size import capacity, expected_cost, water_filling_cost
+from replica.optimal.sphere import ProjectionLaw
 
 
 # ----------------------------------------------------------------------------------------
@@ -117,7 +117,7 @@ def test_expected_cost_matches_plain_monte_carlo_of_unit_vectors():
 
 
 def test_control_mean_by_parts_for_the_sphere():
-    from replica.cost import _control_mean_by_parts
+    from replica.optimal.cost import _control_mean_by_parts
 
     law = ProjectionLaw(32)
     by_parts, _ = _control_mean_by_parts(100.0, 1, 0.3, law)

@@ -1,4 +1,4 @@
-"""Recall error for Zipf frequencies (replica/zipf.py, notes/zipf.md).
+"""Recall error for Zipf frequencies (replica/variants/zipf.py, notes/zipf.md).
 
 Provenance of the reference values: the exact 0-1 knapsack by enumeration of all subsets
 (tiny instances with costs sampled from the law of C_N); the greedy knapsack run on
@@ -17,8 +17,10 @@ import numpy as np
 import pytest
 
 import replica
-from replica.scores import sample_optimal_scores
-from replica.zipf import _gaussian_recall, _zipf_facts, knapsack_kept, zipf_error, zipf_frequencies
+from replica.optimal.scores import sample_optimal_scores
+from replica.variants.zipf import ZipfFacts, knapsack_kept, zipf_error, zipf_frequencies
+from replica.variants.zipf_facts import zipf_fact_bins
+from replica.variants.zipf_memories import gaussian_recall
 
 
 def _zipf(N, a):
@@ -57,7 +59,7 @@ def test_greedy_knapsack_within_one_fact_of_enumeration(seed):
 def test_uniform_frequencies_reduce_to_optimal_accuracy(d, N):
     # a = 0: every fact has frequency 1/N, the knapsack is the give-up theory of
     # optimal_accuracy (same sample: same seed and size), its standard error included
-    z = zipf_error(d, N, 0.0, size=20_000, seed=5)
+    z = zipf_error(d, ZipfFacts(N, 0.0), size=20_000, seed=5)
     o = replica.optimal_accuracy(d, N, size=20_000, seed=5)
     assert z.recalled_mass == pytest.approx(o.accuracy, abs=1e-12)
     assert z.kept == pytest.approx(N * o.accuracy, rel=1e-12)
@@ -69,7 +71,7 @@ def test_expected_knapsack_matches_sampled_instances():
     # equation in expectation); the mean of the greedy error over sampled instances
     # (each with its own N costs) agrees with it
     d, N, a, instances = 8, 40, 1.2, 4000
-    theory = zipf_error(d, N, a, size=100_000, seed=3)
+    theory = zipf_error(d, ZipfFacts(N, a), size=100_000, seed=3)
     assert theory.status == "ok" and theory.load_ratio > 1.5
     costs = sample_optimal_scores(p=N, size=N * instances, seed=11).cost.reshape(instances, N)
     f = _zipf(N, a)
@@ -87,9 +89,9 @@ def test_expected_knapsack_matches_sampled_instances():
 
 
 def test_error_decreases_in_d():
-    opt = [zipf_error(d, 10_000, 1.5, size=20_000).error for d in (16, 32, 64, 128)]
+    opt = [zipf_error(d, ZipfFacts(10_000, 1.5), size=20_000).error for d in (16, 32, 64, 128)]
     assert all(x > y > 0 for x, y in zip(opt, opt[1:]))
-    heb = [zipf_error(d, 10_000, 1.5, memory="hebbian", weights="frequency").error for d in (32, 64, 128)]
+    heb = [zipf_error(d, ZipfFacts(10_000, 1.5, weights="frequency"), memory="hebbian").error for d in (32, 64, 128)]
     assert all(x > y > 0 for x, y in zip(heb, heb[1:]))
 
 
@@ -98,7 +100,7 @@ def test_large_a_error_is_the_tail_beyond_the_kept_first_facts():
     # the first facts that the budget pays for, K about F d^2 / E[C_N]; the error lies
     # between the tails beyond K (minus the facts kept at zero cost) and beyond K - 1
     d, N, a = 6, 1000, 20.0
-    r = zipf_error(d, N, a, size=50_000)
+    r = zipf_error(d, ZipfFacts(N, a), size=50_000)
     mean_cost = float(sample_optimal_scores(p=N, size=50_000).cost.mean())
     K = math.floor(d * d / mean_cost) + 1  # the marginal fact
     f = _zipf(N, a)
@@ -108,13 +110,13 @@ def test_large_a_error_is_the_tail_beyond_the_kept_first_facts():
 
 
 def test_below_capacity_everything_is_kept():
-    r = zipf_error(64, 100, 1.5)
+    r = zipf_error(64, ZipfFacts(100, 1.5))
     assert r.status == "all_kept" and r.error == 0.0 and r.kept == 100 and r.load_ratio < 1
     assert "replica-symmetric" in r.message
 
 
 def test_lower_rank_loses_more():
-    assert zipf_error(32, 2000, 1.5, kappa=0.5).error > zipf_error(32, 2000, 1.5).error
+    assert zipf_error(32, ZipfFacts(2000, 1.5), kappa=0.5).error > zipf_error(32, ZipfFacts(2000, 1.5)).error
 
 
 # ------------------------------------------------------------------------------------
@@ -125,7 +127,7 @@ def test_equal_weights_reduce_to_hebbian_accuracy(ensemble):
     d, N = 64, 300
     accuracy = replica.hebbian_accuracy(d, N, ensemble)
     for weights, a in ((None, 1.5), (np.full(N, 3.0), 1.5), ("frequency", 0.0)):
-        r = zipf_error(d, N, a, memory="hebbian", weights=weights, ensemble=ensemble)
+        r = zipf_error(d, ZipfFacts(N, a, weights=weights), memory="hebbian", ensemble=ensemble)
         assert r.model == "hebbian-finite-size"
         assert r.error == pytest.approx(1.0 - accuracy, rel=1e-12)
         assert r.kept == pytest.approx(N * accuracy, rel=1e-12)
@@ -136,7 +138,7 @@ def test_gaussian_model_at_equal_weights_near_the_finite_size_model(d, N):
     # the weighted (Gaussian) model with all weights equal against hebbian_accuracy:
     # measured differences 0.02 to 0.06 (notes/zipf.md, section 3)
     for ensemble in ("gaussian", "sphere"):
-        p = _gaussian_recall(np.array([1.0 / N]), np.array([float(N)]), np.array([1.0 / N**2]), 1.0 / N, d,
+        p = gaussian_recall(np.array([1.0 / N]), np.array([float(N)]), np.array([1.0 / N**2]), 1.0 / N, d,
                              ensemble)[0]
         assert abs(p - replica.hebbian_accuracy(d, N, ensemble)) < 0.07
 
@@ -154,15 +156,15 @@ def test_frequency_weighted_hebbian_against_sampled_memories():
         scores = U.T @ ((U * f) @ (E.T @ E))
         recalled += scores.argmax(axis=0) == np.arange(N)
     sampled = float(np.dot(f, 1.0 - recalled / instances))
-    r = zipf_error(d, N, a, memory="hebbian", weights="frequency")
+    r = zipf_error(d, ZipfFacts(N, a, weights="frequency"), memory="hebbian")
     assert r.model == "hebbian-gaussian" and abs(r.error - sampled) < 0.05, (r.error, sampled)
 
 
 def test_weights_array_equals_frequency_weights_and_is_normalised():
     N, a = 1000, 1.5
     raw = np.arange(1.0, N + 1.0) ** (-a)
-    by_array = zipf_error(64, N, a, memory="hebbian", weights=raw)
-    by_name = zipf_error(64, N, a, memory="hebbian", weights="frequency")
+    by_array = zipf_error(64, ZipfFacts(N, a, weights=raw), memory="hebbian")
+    by_name = zipf_error(64, ZipfFacts(N, a, weights="frequency"), memory="hebbian")
     assert by_array.error == pytest.approx(by_name.error, abs=2e-3)
     assert "normalised" in by_array.message and "normalised" not in by_name.message
 
@@ -188,7 +190,7 @@ def test_zipf_frequencies_bad_input_names_the_argument(N, a, name):
 
 
 def test_zipf_bins_keep_the_mass():
-    facts = _zipf_facts(10**6, 1.5)
+    facts = zipf_fact_bins(10**6, 1.5)
     assert facts.count.sum() == 10**6 and facts.mass.sum() == pytest.approx(1.0, abs=1e-14)
     assert facts.normaliser == pytest.approx(float(np.sum(np.arange(1.0, 10**6 + 1.0) ** -1.5)), rel=1e-13)
 
@@ -211,21 +213,39 @@ def test_zipf_bins_keep_the_mass():
     (dict(d=16, N=100, a=1.5, memory="hebbian", kappa=0.5), "kappa"),
 ])
 def test_bad_input_names_the_argument(kwargs, name):
+    kwargs = dict(kwargs)
+    facts = ZipfFacts(**{k: kwargs.pop(k) for k in ("N", "a", "weights") if k in kwargs})
     with pytest.raises(ValueError, match=rf"^{name}\b"):
-        zipf_error(**kwargs)
+        zipf_error(kwargs.pop("d"), facts, **kwargs)
+
+
+def test_the_call_before_zipf_facts_warns_and_gives_the_same_result():
+    new = zipf_error(32, ZipfFacts(500, 1.5, weights="frequency", samples=50), memory="hebbian")
+    for call in (lambda: zipf_error(32, 500, 1.5, memory="hebbian", weights="frequency", samples=50),
+                 lambda: zipf_error(32, 500, 1.5, "hebbian", 1.0, "frequency", samples=50),
+                 lambda: zipf_error(d=32, N=500, a=1.5, memory="hebbian", weights="frequency", samples=50)):
+        with pytest.warns(DeprecationWarning, match="ZipfFacts"):
+            old = call()
+        assert old == new
+
+
+def test_facts_must_be_zipf_facts():
+    with pytest.raises(TypeError, match="ZipfFacts"):
+        zipf_error(32, (500, 1.5))
 
 
 @pytest.mark.parametrize("memory, weights", [("optimal", None), ("hebbian", "frequency")])
 def test_infinite_N_is_degenerate(memory, weights):
     for N in (None, math.inf):
-        r = zipf_error(32, N, 1.5, memory=memory, weights=weights)
+        r = zipf_error(32, ZipfFacts(N, 1.5, weights=weights), memory=memory)
         assert r.status == "degenerate" and r.error == 1.0 and r.kept == 0.0 and math.isinf(r.N)
 
 
 def test_to_dict_is_strict_json():
-    results = [zipf_error(32, 2000, 1.5, size=5000), zipf_error(64, 100, 1.5), zipf_error(32, None, 2.0),
-               zipf_error(32, 500, 1.5, memory="hebbian"),
-               zipf_error(32, 500, 1.5, memory="hebbian", weights="frequency")]
+    results = [zipf_error(32, ZipfFacts(2000, 1.5), size=5000), zipf_error(64, ZipfFacts(100, 1.5)),
+               zipf_error(32, ZipfFacts(None, 2.0)),
+               zipf_error(32, ZipfFacts(500, 1.5), memory="hebbian"),
+               zipf_error(32, ZipfFacts(500, 1.5, weights="frequency"), memory="hebbian")]
     assert [r.status for r in results] == ["ok", "all_kept", "degenerate", "ok", "ok"]
     for r in results:
         data = json.loads(json.dumps(r.to_dict(), allow_nan=False))

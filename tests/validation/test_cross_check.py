@@ -4,7 +4,7 @@ Both solvers are independent: ``optimal`` is L-BFGS on the squared hinge with a
 recall certificate (stored) and a Gordan-type margin bound (not stored), see
 ``notes/optimal_solver.md``; ``lp`` is HiGHS on the margin LP (``notes/simulation.md``).
 The instances are seeded and span both sides of the finite-size threshold
-``replica.finite_size.capacity(d).p_c`` (fractions 0.85 .. 1.15).
+``replica.optimal.finite_size.capacity(d).p_c`` (fractions 0.85 .. 1.15).
 
 Default run: 64 instances at d = 6 and 8 (OP and DP).  ``slow``: 48 more at d = 10,
 12 and 16.
@@ -12,7 +12,7 @@ Default run: 64 instances at d = 6 and 8 (OP and DP).  ``slow``: 48 more at d = 
 
 import pytest
 
-from replica.finite_size import capacity
+from replica.optimal.finite_size import capacity
 from validation import make_instance, solve
 from validation.solvers import assess
 

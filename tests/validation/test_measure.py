@@ -139,7 +139,7 @@ def test_spectrum_of_a_k_answer_memory_against_its_singular_values(problem):
     # The Hebbian memory of a K-answer instance (OP: rank K): the values against numpy's
     # singular values in units of ||W||_F / sqrt(d), and with kappa < 1 the round(kappa d)
     # largest of them times sqrt(F(kappa))
-    from replica.quarter_circle import tail_second_moment
+    from replica.asymptotic.quarter_circle import tail_second_moment
     from validation import solve
 
     inst = _answer_instance(problem, 30, 3, True)

@@ -41,7 +41,8 @@ def test_hebbian_errors_match_numpy_recomputation():
         assert pt.error == pytest.approx(np.mean(ref), abs=1e-12)
         assert pt.stderr == pytest.approx(np.std(ref, ddof=1) / math.sqrt(trials), abs=1e-12)
         assert pt.bound == "exact" and pt.trials == trials
-    assert res.point("hebbian").theory == pytest.approx(replica.zipf_error(d, N, a, memory="hebbian").error)
+    theory = replica.zipf_error(d, replica.ZipfFacts(N, a), memory="hebbian")
+    assert res.point("hebbian").theory == pytest.approx(theory.error)
     json.dumps(res.to_dict(), allow_nan=False)
     assert len(res.rows()) == 2 and res.rows()[0]["d"] == d
 
@@ -70,7 +71,7 @@ def test_zipf_frequencies():
     f = zipf_frequencies(5, 1.0)
     assert f == pytest.approx(np.array([1, 1 / 2, 1 / 3, 1 / 4, 1 / 5]) / (137 / 60), rel=1e-15)
     assert np.all(zipf_frequencies(4, 0.0) == 0.25)
-    assert zipf_frequencies is replica.zipf_frequencies  # one definition (replica/zipf.py)
+    assert zipf_frequencies is replica.zipf_frequencies  # one definition (replica/variants/zipf.py)
 
 
 @pytest.mark.parametrize("kwargs, name", [

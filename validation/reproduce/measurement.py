@@ -29,7 +29,7 @@ def measurement_trial(task: Task) -> dict:
 
     Scores are in competitor standard deviations, ``S / (||W||_F / d)``
     (:func:`validation.measure.score_distribution`: targets read through the instance's
-    target map); singular values in the units of ``replica.spectra.spectrum(kappa)``
+    target map); singular values in the units of ``replica.asymptotic.spectra.spectrum(kappa)``
     (:func:`validation.measure.spectrum`: the ``round(kappa d)`` largest, times
     ``sqrt(F(kappa)) sqrt(d) / ||W||_F``; ``notes/spectra.md``).  At most
     ``max_competitors`` (option, default 3000) competitor scores are kept, uniformly

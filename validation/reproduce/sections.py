@@ -164,7 +164,7 @@ def figure_alpha_kappa(out, config, theory, points):
 
 def spectra_panels(config, specs, measurements):
     """Histogram panels and moment rows of the singular values of every measured configuration."""
-    from replica.spectra import hebbian_spectrum, spectrum
+    from replica.asymptotic.spectra import hebbian_spectrum, spectrum
 
     dm = config.spectra_dim
     panels, rows = [], []
@@ -209,10 +209,10 @@ def figure_spectra(out, panels, rows):
 def _predicted_scores(solver, d, p, ensemble):
     """(predicted water level, predicted target mean) in competitor-std units (NaN where no theory)."""
     if is_hebbian(solver):
-        from replica.hebbian import hebbian_score_moments
+        from replica.hebbian.finite_size import hebbian_score_moments
 
         return math.nan, float(hebbian_score_moments(d, p, ensemble).standardized_target_mean)
-    from replica.scores import optimal_score_laws
+    from replica.optimal.scores import optimal_score_laws
 
     laws = optimal_score_laws(p, size=20000)
     return laws.water_level.mean, laws.target.mean

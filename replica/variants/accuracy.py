@@ -24,15 +24,16 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from .common.checks import check_at_least, check_choice, check_int, check_real, check_scalar_kappa, scalar_or_array
-from .common.ensembles import check_ensemble
-from .common.loads import p_from_load
-from .common.results import Result
-from .common.roots import brent, walk_bracket
-from .common.seeds import resolve_seed
-from .hebbian import hebbian_input_failure_probability
-from .quarter_circle import tail_second_moment
-from .scores import sample_optimal_scores
+from ..common.deprecation import accepts_old_calls, fold_keywords
+from ..common.checks import check_at_least, check_choice, check_int, check_real, check_scalar_kappa, scalar_or_array
+from ..common.ensembles import check_ensemble
+from ..common.loads import p_from_load
+from ..common.results import Result
+from ..common.roots import brent, walk_bracket
+from ..common.seeds import resolve_seed
+from ..hebbian.finite_size import hebbian_input_failure_probability
+from ..asymptotic.quarter_circle import tail_second_moment
+from ..optimal.scores import sample_optimal_scores
 
 __all__ = [
     "MEMORIES",
@@ -185,12 +186,12 @@ def optimal_accuracy(d, p, kappa=1.0, *, size=_DEFAULT_SIZE, tol=1e-9, seed=None
 
     Replica-symmetric ``q -> 1`` picture (``notes/recall_accuracy.md``): each input is a
     block of fields that is either satisfied at its water-filling cost ``C_p``
-    (:func:`replica.finite_size.water_filling_cost`) or given up at no cost; the budget
+    (:func:`replica.optimal.finite_size.water_filling_cost`) or given up at no cost; the budget
     is ``F(kappa) d^2``, and the most blocks are kept by giving up the costliest.  The
     fraction recalled ``a`` solves ``p E[C_p 1{C_p <= theta}] = F(kappa) d^2`` with
     ``a = P(C_p <= theta)``; below capacity (``p E[C_p] <= F d^2``) ``a = 1``.
     ``E`` is a Monte-Carlo mean over ``size`` exact samples of ``C_p``
-    (:func:`replica.scores.sample_optimal_scores`, common random numbers across ``p``),
+    (:func:`replica.optimal.scores.sample_optimal_scores`, common random numbers across ``p``),
     and the standard error comes from the influence function
     ``1{C <= theta} (1 - C / theta)``.  Counting errors is not convex, so replica
     symmetry may not be exact here; the result's message says so.  Against certified
@@ -343,16 +344,34 @@ def _check_capacity_arguments(d, accuracy, memory, ensemble, kappa):
 
 
 def _check_options(options):
-    """The sample size from ``options`` (only the key ``"size"`` is known)."""
+    """The sample size and the unchecked seed from ``options`` (keys ``"size"`` and ``"seed"``)."""
     options = dict(options or {})
-    unknown = sorted(set(options) - {"size"})
+    unknown = sorted(set(options) - {"size", "seed"})
     if unknown:
-        raise ValueError(f"options has unknown keys {unknown}; the only key is 'size'")
-    return check_int(options.get("size", _DEFAULT_SIZE), "options['size']", low=100)
+        raise ValueError(f"options has unknown keys {unknown}; the keys are 'size' and 'seed'")
+    return check_int(options.get("size", _DEFAULT_SIZE), "options['size']", low=100), options.get("seed")
 
 
+def _old_seed_keyword(args, kwargs):
+    """``accuracy_capacity(..., seed=)``, the call style before the seed moved into ``options``."""
+
+    def build(current, old):
+        options = dict(current or {})
+        if "seed" in options:
+            raise TypeError("accuracy_capacity() got seed twice: as a keyword and in options")
+        options["seed"] = old["seed"]
+        return options
+
+    new = fold_keywords(kwargs, ("seed",), "options", build)
+    if new is None:
+        return None
+    return args, new, ("accuracy_capacity(seed=) is deprecated and will be removed in the next release; "
+                       "pass options={'seed': ...}")
+
+
+@accepts_old_calls(_old_seed_keyword)
 def accuracy_capacity(d, accuracy=0.99, memory="optimal", ensemble="gaussian", kappa=1.0, *,
-                      tol=1e-6, max_iter=100, seed=None, options=None):
+                      tol=1e-6, max_iter=100, options=None):
     """Largest ``p`` whose predicted recall accuracy is at least ``accuracy``.
 
     The accuracy is :func:`optimal_accuracy` (``memory="optimal"``) or
@@ -380,11 +399,11 @@ def accuracy_capacity(d, accuracy=0.99, memory="optimal", ensemble="gaussian", k
         Accepted ``|accuracy(p_c) - accuracy|``, in ``(0, 1e-2]``.
     max_iter : int, optional
         Iterations of Brent's method, ``>= 1``.
-    seed : None, int, SeedSequence or Generator, optional
-        Seed of the optimal-memory sample (``None``: ``DEFAULT_SEED``).
     options : mapping, optional
-        Memory-specific settings: ``{"size": n}``, the Monte-Carlo samples of ``C_p``
-        of the optimal memory (``>= 100``, default 100000).
+        The Monte-Carlo sample of ``C_p`` of the optimal memory: ``"size"``, its number
+        of samples (``>= 100``, default 100000), and ``"seed"`` (None, int, SeedSequence
+        or Generator; ``None``: ``DEFAULT_SEED``).  The keyword ``seed=`` is still
+        accepted, with a ``DeprecationWarning``, for one release.
 
     Returns
     -------
@@ -399,7 +418,7 @@ def accuracy_capacity(d, accuracy=0.99, memory="optimal", ensemble="gaussian", k
         of range.
     """
     d, accuracy, kappa = _check_capacity_arguments(d, accuracy, memory, ensemble, kappa)
-    size = _check_options(options)
+    size, seed = _check_options(options)
     tol = check_real(tol, "tol", low=0.0, high=1e-2, low_open=True)
     max_iter = check_int(max_iter, "max_iter", low=1)
     seed = resolve_seed(seed) if memory == "optimal" else None

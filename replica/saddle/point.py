@@ -10,7 +10,7 @@ across candidates), the replica-symmetric free entropy per weight is
 with ``t`` in R^p i.i.d. N(0, 1) and ``q`` the overlap of two solutions.  The saddle
 point ``d phi / d q = 0`` gives ``q*(p, d)``; ``phi(q*)`` is the log-volume of the
 solutions per weight; ``q* -> 1`` at the capacity ``p_c E[C_{p_c}] = d^2`` (water
-filling, :mod:`replica.finite_size`).  Derivation, numerics and checks:
+filling, :mod:`replica.optimal.finite_size`).  Derivation, numerics and checks:
 ``notes/replica_saddle.md``.
 
 Numerics
@@ -22,7 +22,7 @@ residual is meaningful):
 
 * the target ``t_1`` on stratified (symmetric) normal quantiles;
 * the ``K`` largest competitors exactly in law from ``K`` Latin-hypercube uniforms
-  (:func:`replica.extremes.order_statistics_from_uniforms`, smooth in ``p``);
+  (:func:`replica.asymptotic.extremes.order_statistics_from_uniforms`, smooth in ``p``);
 * the other ``n - K`` competitors, i.i.d. N(0, 1) conditioned below the ``K``-th,
   through the conditional expectation of their summed ``log Phi`` (a 1-D integral in
   ``t`` per quadrature node ``x``; its neglected fluctuation is estimated by
@@ -40,11 +40,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from .common.checks import as_float_array, check_int, check_real
-from .common.results import Result
-from .common.roots import brent, walk_bracket
-from .common.seeds import DEFAULT_SEED
-from .saddle_sample import DEFAULT_EXACT_COMPETITORS, DEFAULT_SAMPLES, ReplicaSample, check_p, resolve_sample
+from ..common.checks import as_float_array, check_int, check_real
+from ..common.results import Result
+from ..common.roots import brent, walk_bracket
+from ..common.seeds import DEFAULT_SEED
+from .sample import DEFAULT_EXACT_COMPETITORS, DEFAULT_SAMPLES, ReplicaSample, check_p, resolve_sample
 
 __all__ = [
     "DEFAULT_SEED",
@@ -62,7 +62,7 @@ __all__ = [
 # ``DEFAULT_SEED`` (from replica.common.seeds) seeds the common random numbers when
 # ``seed=None``: the theory functions are then pure functions of their parameters (the
 # Monte-Carlo error is reported).  ``DEFAULT_SAMPLES``, ``DEFAULT_EXACT_COMPETITORS``
-# and ``ReplicaSample`` live in replica.saddle_sample.
+# and ``ReplicaSample`` live in replica.saddle.sample.
 
 
 def _entropic(q):
@@ -381,7 +381,7 @@ def sample_capacity(d, margin=0.0, *, tol=1e-12, max_iter=100, seed=None, sample
     This is the zero of the coefficient ``R(1) = 1 - (p/d^2) E[C_p]`` of ``1/(2(1-q))``
     in ``phi`` (``notes/replica_saddle.md``, section 5), evaluated with the SAME blocks
     as :func:`saddle_point`, so that the two can be compared without Monte-Carlo noise
-    between them.  (:func:`replica.finite_size.capacity` solves the same equation with
+    between them.  (:func:`replica.optimal.finite_size.capacity` solves the same equation with
     a far more precise estimator of ``E[C_p]``; use that for the capacity itself.)
     For ``p - 1 <= exact_competitors`` the blocks exist only for integer ``p`` and
     ``p E[C_p]`` is interpolated linearly between integers.

@@ -13,8 +13,8 @@ import math
 import numpy as np
 from scipy import special
 
-from .common.checks import check_memory
-from .extremes import order_statistics_from_uniforms
+from ..common.checks import check_memory
+from ..asymptotic.extremes import order_statistics_from_uniforms
 
 __all__ = ["ROW_BLOCK", "WORKING_ARRAYS", "UniformStream", "kept_order_statistics", "default_order_count"]
 
@@ -66,7 +66,7 @@ def kept_order_statistics(n: float, top_k: int, uniforms: np.ndarray) -> np.ndar
     Column 0 gives the ``top_k``-th largest through its exact law (upper-tail probability
     ``T ~ Beta(top_k, n - top_k + 1)``); the next ones follow Renyi's representation
     ``1 - T_(top_k + l) = (1 - T_(top_k)) prod_{i <= l} V_i^{1/(n - top_k - i + 1)}``.
-    For ``top_k = 1`` this is exactly ``replica.extremes.order_statistics_from_uniforms``.
+    For ``top_k = 1`` this is exactly ``replica.asymptotic.extremes.order_statistics_from_uniforms``.
     ``n`` may be real; the map is smooth and increasing in ``n``.
     """
     size, cols = uniforms.shape

@@ -2,7 +2,7 @@
 
 Target and competitor scores of ``W_H = sum_mu u_mu e_mu^T`` in units of the
 competitor standard deviation (``notes/hebbian_finite_size.md``); re-exported by
-:mod:`replica.hebbian`.
+:mod:`replica.hebbian.finite_size`.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .common.checks import check_int, check_memory
-from .common.results import Result
-from .common.seeds import as_generator
-from .extremes import expected_max
-from .hebbian_model import check_d_p, failure_probability, projection_law, sphere_crosstalk_scale
+from ..common.checks import check_int, check_memory
+from ..common.results import Result
+from ..common.seeds import as_generator
+from ..asymptotic.extremes import expected_max
+from .model import check_d_p, failure_probability, projection_law, sphere_crosstalk_scale
 
 __all__ = ["hebbian_score_moments", "HebbianScoreMoments", "hebbian_score_laws", "HebbianScoreLaws"]
 

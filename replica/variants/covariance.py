@@ -26,11 +26,11 @@ import numpy as np
 
 from scipy import special
 
-from .common.checks import check_choice, check_int, check_real
-from .common.ensembles import check_ensemble
-from .common.results import Result
-from .common.seeds import resolve_seed
-from .hebbian_model import memory_failure_probability
+from ..common.checks import check_choice, check_int, check_real
+from ..common.ensembles import check_ensemble
+from ..common.results import Result
+from ..common.seeds import resolve_seed
+from ..hebbian.model import memory_failure_probability
 
 __all__ = [
     "power_law_spectrum",
@@ -186,7 +186,7 @@ def covariance_hebbian_accuracy(d, p, *, input_spectrum=None, output_spectrum=No
       e_mu``, the crosstalk ``chi^2_{p-1}``, ``u_mu`` and the crosstalk vector) is a
       Monte-Carlo mean over ``size`` exact draws (seeded; ``stderr`` reported).
     * ``problem="op"`` (the other stored outputs compete): the finite-size Hebbian model
-      of a ``r_out x r_in`` memory (:func:`replica.hebbian_model.memory_failure_probability`)
+      of a ``r_out x r_in`` memory (:func:`replica.hebbian.model.memory_failure_probability`)
       at the effective ranks ``r = (tr Sigma)^2 / tr Sigma^2``, which gives the exact mean
       and variance of every ingredient of the scores; exact for isotropic spectra (then it
       is :func:`replica.hebbian_accuracy`, bit for bit) and for flat spectra on a

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common.checks import as_float_array, check_int, check_real
+from ..common.checks import as_float_array, check_int, check_real
 
 __all__ = ["water_filling_cost", "water_filling_sorted"]
 

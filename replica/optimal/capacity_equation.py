@@ -1,8 +1,8 @@
 """The capacity equation with one answer per fact: the root of ``p E[C_p] = F(kappa) d^2``.
 
 The root is found in ``log p`` on one fixed Monte-Carlo sample (common random numbers,
-:class:`replica.cost.CostEstimator`), so that the equation is smooth.  This module also
-holds what every capacity of :func:`replica.finite_size.capacity` shares: the result
+:class:`replica.optimal.cost.CostEstimator`), so that the equation is smooth.  This module also
+holds what every capacity of :func:`replica.optimal.finite_size.capacity` shares: the result
 type, the accuracy settings and the argument checks.  Derivation:
 ``notes/finite_size_capacity.md``.
 """
@@ -13,17 +13,18 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .common.checks import check_choice, check_int, check_kappa, check_real
-from .common.results import Result
-from .common.roots import BelowLimit, RootSearch, bracketed_root, brent
-from .common.seeds import DEFAULT_SEED, resolve_seed
+from ..common.checks import check_choice, check_int, check_kappa, check_real
+from ..common.results import Result
+from ..common.roots import BelowLimit, RootSearch, bracketed_root, brent
+from ..common.seeds import DEFAULT_SEED, resolve_seed
 from .cost import NORMAL_LAW, SAMPLE_ROUNDS, CostEstimator, control_mean, expected_cost_from, field_law, rows_for
-from .quarter_circle import tail_second_moment
+from ..asymptotic.quarter_circle import tail_second_moment
 
 __all__ = [
     "PROBLEMS",
     "MAX_TOP_K",
     "CapacityResult",
+    "Tolerances",
     "AccuracySettings",
     "accuracy_settings",
     "CapacityArguments",
@@ -67,7 +68,7 @@ def root_status(search: RootSearch, tol, rel_stderr, rel_tol, regular=True):
 
 @dataclass(frozen=True)
 class CapacityResult(Result):
-    """Finite-size capacity from ``p_c E[C_{p_c}] = F(kappa) d^2`` (see :func:`replica.finite_size.capacity`).
+    """Finite-size capacity from ``p_c E[C_{p_c}] = F(kappa) d^2`` (see :func:`replica.optimal.finite_size.capacity`).
 
     ``status``: ``"converged"`` (residual ``<= tol``, relative stderr of ``E[C]``
     ``<= rel_tol`` and an increasing equation at the root), ``"not_converged"`` (one of
@@ -180,7 +181,7 @@ def _log_load_slope(estimator, root: SampledRoot, h=1e-3) -> float:
 
 
 MAX_TOP_K = 10**5
-"""Largest ``top_k`` accepted by :func:`replica.finite_size.capacity` (see its docstring)."""
+"""Largest ``top_k`` accepted by :func:`replica.optimal.finite_size.capacity` (see its docstring)."""
 
 
 def _smallest_load_cost(top_k: int, margin: float, law=NORMAL_LAW) -> float:
@@ -188,7 +189,7 @@ def _smallest_load_cost(top_k: int, margin: float, law=NORMAL_LAW) -> float:
 
     With one kept competitor ``c`` (the smallest of ``top_k``) the cost is
     ``(c + margin - t_1)_+^2 / 2``, whose mean over ``t_1`` is ``g(c + margin) / 2``
-    (``replica.cost.NormalLaw.lift_cost``); the mean over ``c`` is :func:`control_mean`.
+    (``replica.optimal.cost.NormalLaw.lift_cost``); the mean over ``c`` is :func:`control_mean`.
     """
     p_min = _smallest_load(top_k)
     return p_min * 0.5 * control_mean(p_min - 1.0, top_k, margin, law)
@@ -214,8 +215,27 @@ def _check_capacity_range(d, tail, margin, top_k, law=NORMAL_LAW, weights=None):
                      f"got {margin!r}")
 
 
+@dataclass(frozen=True)
+class Tolerances:
+    """Accuracy of a root search on the expected cost: the keyword ``tolerances`` of :func:`replica.max_margin`.
+
+    Attributes
+    ----------
+    rel_tol : float
+        Relative standard error of ``E[C]`` at the root, in ``[1e-6, 0.5]``.
+    tol : float
+        Accepted residual of the equation at the root, in ``(0, 1e-2]``.
+    max_iter : int
+        Secant steps and Brent iterations allowed per root search.
+    """
+
+    rel_tol: float = 1e-3
+    tol: float = 1e-9
+    max_iter: int = 100
+
+
 class AccuracySettings(NamedTuple):
-    """The accuracy settings of :func:`replica.finite_size.capacity` (its keyword-only ``**accuracy``), checked."""
+    """The accuracy settings of :func:`replica.optimal.capacity` (its keyword-only arguments)."""
 
     rel_tol: float = 1e-3
     tol: float = 1e-9
@@ -224,7 +244,7 @@ class AccuracySettings(NamedTuple):
 
 
 def accuracy_settings(**accuracy) -> AccuracySettings:
-    """Check the ``**accuracy`` of :func:`replica.finite_size.capacity`; an unknown name raises TypeError."""
+    """Check the accuracy settings ``rel_tol``, ``tol``, ``max_iter``, ``seed``; an unknown name raises TypeError."""
     unknown = sorted(set(accuracy) - set(AccuracySettings._fields))
     if unknown:
         raise TypeError(f"capacity() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}")
@@ -234,7 +254,7 @@ def accuracy_settings(**accuracy) -> AccuracySettings:
 
 
 class CapacityArguments(NamedTuple):
-    """The checked arguments of :func:`replica.finite_size.capacity` (``law``: the field law of the ensemble)."""
+    """The checked arguments of :func:`replica.optimal.capacity` (``law``: the field law of the ensemble)."""
 
     problem: str
     d: int
@@ -244,24 +264,28 @@ class CapacityArguments(NamedTuple):
     settings: AccuracySettings
 
 
-def capacity_arguments(d, kappa, margin, problem, ensemble, **accuracy) -> CapacityArguments:
-    """Check the arguments of :func:`replica.finite_size.capacity`, in its order; ``ValueError`` / ``TypeError``."""
+def capacity_arguments(d, kappa, margin, problem, ensemble, accuracy: AccuracySettings) -> CapacityArguments:
+    """Check the arguments of :func:`replica.optimal.capacity`, in its order; ``ValueError``.
+
+    ``accuracy`` holds the unchecked ``rel_tol``, ``tol``, ``max_iter`` and ``seed``.
+    """
     problem = check_choice(problem, "problem", PROBLEMS)
     d, kappa = check_d_kappa(d, kappa)
     law = field_law(d, ensemble)
     margin = check_real(margin, "margin", low=0.0)
-    settings = accuracy_settings(**accuracy)
+    settings = accuracy_settings(**accuracy._asdict())
     return CapacityArguments(problem, d, kappa, law, margin, settings)
 
 
-def distinct_outputs_capacity(d, kappa, margin, top_k, law, settings: AccuracySettings,
-                              problem="dp", *, weights=None, tail=None) -> CapacityResult:
-    """:func:`replica.finite_size.capacity` with one answer per fact: the root of ``p E[C_p] = F(kappa) d^2``.
+def distinct_outputs_capacity(args: CapacityArguments, top_k, *, weights=None, tail=None) -> CapacityResult:
+    """:func:`replica.optimal.capacity` with one answer per fact: the root of ``p E[C_p] = F(kappa) d^2``.
 
-    ``weights`` replaces the degrees of freedom ``d^2`` and ``tail`` the spectral factor
-    ``F(kappa)`` (the ``d_out x d_in`` memory of ``replica.rectangular``:
-    ``N = d_in d_out``, ``F`` of the Marchenko-Pastur law); ``alpha = p_c ln p_c / N``.
+    ``args`` are the checked arguments (:func:`capacity_arguments`).  ``weights`` replaces
+    the degrees of freedom ``d^2`` and ``tail`` the spectral factor ``F(kappa)`` (the
+    ``d_out x d_in`` memory of ``replica.variants.rectangular``: ``N = d_in d_out``, ``F`` of
+    the Marchenko-Pastur law); ``alpha = p_c ln p_c / N``.
     """
+    d, kappa, margin, law, settings, problem = args.d, args.kappa, args.margin, args.law, args.settings, args.problem
     tail = float(tail_second_moment(kappa)) if tail is None else float(tail)
     n_weights = d * d if weights is None else int(weights)
     top_k = _check_capacity_range(d, tail, margin, top_k, law, weights)

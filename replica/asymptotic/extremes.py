@@ -11,8 +11,8 @@ import warnings
 import numpy as np
 from scipy import special, stats
 
-from .common.checks import check_at_least, check_int, check_memory, check_real, scalar_or_array
-from .common.seeds import as_generator
+from ..common.checks import check_at_least, check_int, check_memory, check_real, scalar_or_array
+from ..common.seeds import as_generator
 
 __all__ = [
     "expected_max",

@@ -10,7 +10,7 @@ candidates per input) keeps all ``d^2``.  The capacity solves
     p_c E[C_K] = F N_eff,      N_eff = d min(K - 1, d) (OP),  d^2 (DP),
 
 as long as ``K < p_c`` (otherwise the block is the ``p`` distinct answers of
-``replica.finite_size.capacity``).  For ``K = 2`` and margin 0, ``E[C_2] = 1/2`` and the
+``replica.optimal.finite_size.capacity``).  For ``K = 2`` and margin 0, ``E[C_2] = 1/2`` and the
 OP gives ``p_c = 2 d``: Cover's theorem.  Derivation, exact cases and heuristics:
 ``notes/many_to_one.md``.
 
@@ -40,11 +40,11 @@ from .capacity_equation import (
     capacity_arguments,
     distinct_outputs_capacity,
 )
-from .common.checks import check_choice, check_int, check_real
+from ..common.checks import check_choice, check_int, check_real
 from .cost import NORMAL_LAW, CostEstimator, control_mean, expected_cost_from
-from .quarter_circle import tail_second_moment
+from ..asymptotic.quarter_circle import tail_second_moment
 
-__all__ = ["capacity_many_to_one", "effective_weights", "two_field_cost", "many_to_one_capacity"]
+__all__ = ["capacity_many_to_one", "effective_weights", "two_field_cost", "shared_outputs_capacity"]
 
 
 def effective_weights(d, outputs, problem="op") -> int:
@@ -112,7 +112,7 @@ def capacity_many_to_one(d, outputs, problem="op", kappa=1.0, *, rel_tol=1e-3, s
     """Capacity with ``K`` distinct outputs at margin 0: ``p_c E[C_K] = F N_eff``.
 
     The same as ``replica.capacity(d, kappa, outputs=outputs, problem=problem,
-    rel_tol=rel_tol, seed=seed)``; see :func:`replica.finite_size.capacity` for margin,
+    rel_tol=rel_tol, seed=seed)``; see :func:`replica.optimal.finite_size.capacity` for margin,
     ``top_k`` and the sphere ensemble, and ``notes/many_to_one.md`` for the derivation.
 
     Parameters
@@ -146,8 +146,8 @@ def capacity_many_to_one(d, outputs, problem="op", kappa=1.0, *, rel_tol=1e-3, s
         If ``outputs < 2``, ``problem`` not in ``{"op", "dp"}``, ``kappa`` outside its
         range, or the capacity would be below ``p = K``.
     """
-    args = capacity_arguments(d, kappa, 0.0, problem, "gaussian", rel_tol=rel_tol, seed=seed)
-    return many_to_one_capacity(args, 1, outputs)
+    args = capacity_arguments(d, kappa, 0.0, problem, "gaussian", AccuracySettings(rel_tol=rel_tol, seed=seed))
+    return shared_outputs_capacity(args, 1, outputs)
 
 
 def _rank_factor(d, kappa, outputs, problem) -> float:
@@ -175,8 +175,8 @@ def _block_cost(outputs, margin, top_k, law, settings: AccuracySettings):
     return est.mean, est.stderr, est.samples, est.order_statistics, est.converged
 
 
-def many_to_one_capacity(args: CapacityArguments, top_k, outputs) -> CapacityResult:
-    """:func:`replica.finite_size.capacity` with ``outputs = K`` (checked here) on checked ``args``."""
+def shared_outputs_capacity(args: CapacityArguments, top_k, outputs) -> CapacityResult:
+    """:func:`replica.optimal.finite_size.capacity` with ``outputs = K`` (checked here) on checked ``args``."""
     d, kappa, margin, problem, law, settings = args.d, args.kappa, args.margin, args.problem, args.law, args.settings
     outputs = check_int(outputs, "outputs", low=2)
     top_k = check_int(top_k, "top_k", low=1, high=MAX_TOP_K)
@@ -188,7 +188,7 @@ def many_to_one_capacity(args: CapacityArguments, top_k, outputs) -> CapacityRes
     mean, stderr, samples, order, converged = _block_cost(outputs, margin, top_k, law, settings)
     if outputs * mean >= target:
         if n_eff == d * d:  # K >= p_c: every fact has its own answer at capacity
-            full = distinct_outputs_capacity(d, kappa, margin, top_k, law, settings, problem)
+            full = distinct_outputs_capacity(args, top_k)
             return dataclasses.replace(full, outputs=outputs)
         raise ValueError(f"d={d}, outputs={outputs}: capacity below p = {outputs} (K E[C_K] = {outputs * mean:.4g} "
                          f">= F N_eff = {target:.4g}); increase d or lower outputs")

@@ -9,10 +9,10 @@ pushed down to ``L``.  The capacity is the load at which
 ``p E[C_p] = F(kappa) d^2``.
 
 Everything here is derived in ``notes/finite_size_capacity.md``.  This module is the
-front end; the pieces live in :mod:`replica.water_filling` (exact ``C_p``),
-:mod:`replica.order_statistics` (common random numbers), :mod:`replica.cost`
-(``E[C_p]``), :mod:`replica.capacity_equation` (one answer per fact) and
-:mod:`replica.outputs` (``K`` distinct answers).
+front end; the pieces live in :mod:`replica.optimal.water_filling` (exact ``C_p``),
+:mod:`replica.optimal.order_statistics` (common random numbers), :mod:`replica.optimal.cost`
+(``E[C_p]``), :mod:`replica.optimal.capacity_equation` (one answer per fact) and
+:mod:`replica.optimal.outputs` (``K`` distinct answers).
 
 Public functions
 ----------------
@@ -23,9 +23,9 @@ expected_cost
     top order statistics of the competitors (closed-form integral over the target).
 capacity
     The finite-size capacity ``p_c(d)`` and ``alpha(d) = p_c ln p_c / d^2``; with
-    ``outputs=K`` and ``problem`` for ``K`` distinct answers (``replica.outputs``,
+    ``outputs=K`` and ``problem`` for ``K`` distinct answers (``replica.optimal.outputs``,
     ``notes/many_to_one.md``) and ``ensemble="sphere"`` for unit-norm embeddings
-    (``replica.sphere``, ``notes/sphere_ensemble.md``).
+    (``replica.optimal.sphere``, ``notes/sphere_ensemble.md``).
 max_margin
     The largest margin reachable at a given load (the inverse of ``capacity``).
 """
@@ -42,18 +42,21 @@ from scipy import special
 from .capacity_equation import (
     MAX_TOP_K,
     PROBLEMS,
+    AccuracySettings,
     CapacityResult,
     SampledRoot,
+    Tolerances,
     capacity_arguments,
     check_accuracy,
     check_d_kappa,
     distinct_outputs_capacity,
     root_status,
 )
-from .common.ensembles import ENSEMBLES, check_ensemble
-from .common.results import Result
-from .common.roots import BelowLimit, bracketed_root
-from .common.seeds import DEFAULT_SEED, resolve_seed
+from ..common.deprecation import accepts_old_calls, fold_keywords
+from ..common.ensembles import ENSEMBLES, check_ensemble
+from ..common.results import Result
+from ..common.roots import BelowLimit, bracketed_root
+from ..common.seeds import DEFAULT_SEED, resolve_seed
 from .cost import (
     SAMPLE_ROUNDS,
     CostEstimator,
@@ -64,9 +67,9 @@ from .cost import (
     field_law,
     rows_for,
 )
-from .outputs import many_to_one_capacity
-from .quarter_circle import tail_second_moment
-from .spectra import spectrum
+from .outputs import shared_outputs_capacity
+from ..asymptotic.quarter_circle import tail_second_moment
+from ..asymptotic.spectra import spectrum
 from .water_filling import water_filling_cost
 
 __all__ = [
@@ -77,7 +80,8 @@ __all__ = [
     "capacity",
     "CapacityResult",
     "max_margin",
-    "MaxMarginResult",
+    "MarginCapacityResult",
+    "Tolerances",
     "ENSEMBLES",
     "PROBLEMS",
     "MAX_TOP_K",
@@ -88,12 +92,13 @@ __all__ = [
 # error is reported as ``stderr``).
 
 
-def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, outputs=None, problem="dp", ensemble="gaussian", **accuracy):
+def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, outputs=None, problem="dp", ensemble="gaussian", rel_tol=1e-3,
+             tol=1e-9, max_iter=100, seed=None):
     """Finite-size capacity of the optimal (rank ``kappa d``) memory: ``p_c E[C_{p_c}] = F(kappa) d^2``.
 
     ``E[C_p]`` is the expected water-filling cost (:func:`expected_cost`) and
     ``F(kappa)`` the tail second moment of the quarter-circle law
-    (``replica.quarter_circle.tail_second_moment``; ``F(1) = 1``).  The root is found by
+    (``replica.asymptotic.quarter_circle.tail_second_moment``; ``F(1) = 1``).  The root is found by
     secant steps and ``brentq`` on ``log p`` with common random numbers (one fixed
     Monte-Carlo sample, so the equation is smooth) and accepted only if
     ``|log(p E[C_p]/(F d^2))| <= tol``.  ``alpha = p_c ln p_c / d^2``.
@@ -105,9 +110,9 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, outputs=None, problem="dp", e
 
     With ``outputs=K`` (many facts share an answer) the block has ``min(K, p)`` fields
     and the equation becomes ``p_c E[C_K] = F d min(K - 1, d)`` for the original problem
-    and ``p_c E[C_K] = F d^2`` for the decoupled one (``replica.outputs``,
+    and ``p_c E[C_K] = F d^2`` for the decoupled one (``replica.optimal.outputs``,
     ``notes/many_to_one.md``).  ``ensemble="sphere"`` replaces the N(0, 1) fields by the
-    exact law of a unit-vector projection (``replica.sphere.ProjectionLaw``,
+    exact law of a unit-vector projection (``replica.optimal.sphere.ProjectionLaw``,
     ``notes/sphere_ensemble.md``).
 
     Parameters
@@ -126,24 +131,21 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, outputs=None, problem="dp", e
     outputs : int, optional
         Number ``K >= 2`` of distinct answers (``None``: every fact has its own answer,
         the block has ``p`` fields).  ``top_k <= K - 1``.  See
-        :func:`replica.outputs.capacity_many_to_one`.
+        :func:`replica.optimal.outputs.capacity_many_to_one`.
     problem : {"dp", "op"}, optional
         Decoupled (own candidates per input) or original (shared outputs) problem; the
         two coincide in this theory when ``outputs`` is ``None`` or ``K > d``.
     ensemble : {"gaussian", "sphere"}, optional
         Embedding ensemble: N(0, 1) fields, or the exact projection law of unit vectors.
-    **accuracy
-        Keyword-only accuracy settings (checked by name; another name is a TypeError):
-
-        ``rel_tol`` (default 1e-3): relative standard error of ``E[C]`` at the root, in
-        ``[1e-6, 0.5]``; the sample it needs must fit in memory
-        (:func:`replica.common.checks.check_memory`).
-        ``tol`` (default 1e-9): accepted residual ``|log(p E[C_p] / (F d^2))|`` at the
-        root, in ``(0, 1e-2]``.
-        ``max_iter`` (default 100): secant steps and Brent iterations allowed per root
-        search.
-        ``seed`` (None, int, SeedSequence or Generator): seed of the common random
-        numbers (``None``: ``DEFAULT_SEED``).
+    rel_tol : float, optional
+        Relative standard error of ``E[C]`` at the root, in ``[1e-6, 0.5]``; the sample
+        it needs must fit in memory (:func:`replica.common.checks.check_memory`).
+    tol : float, optional
+        Accepted residual ``|log(p E[C_p] / (F d^2))|`` at the root, in ``(0, 1e-2]``.
+    max_iter : int, optional
+        Secant steps and Brent iterations allowed per root search.
+    seed : None, int, SeedSequence or Generator, optional
+        Seed of the common random numbers (``None``: ``DEFAULT_SEED``).
 
     Returns
     -------
@@ -160,21 +162,23 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, outputs=None, problem="dp", e
         capacity ``p_c >= top_k + 1`` exists iff ``(top_k + 1) E[C_{top_k + 1}] <=
         F(kappa) d^2``, checked up front with the exact one-competitor cost (e.g.
         ``margin <= 15.9`` at ``d = 16``, ``kappa = 1``); the error names the largest margin.
-    TypeError
-        For an unknown keyword argument.
     """
-    args = capacity_arguments(d, kappa, margin, problem, ensemble, **accuracy)
+    args = capacity_arguments(d, kappa, margin, problem, ensemble, AccuracySettings(rel_tol, tol, max_iter, seed))
     if outputs is not None:
-        return many_to_one_capacity(args, top_k, outputs)
-    return distinct_outputs_capacity(args.d, args.kappa, args.margin, top_k, args.law, args.settings, args.problem)
+        return shared_outputs_capacity(args, top_k, outputs)
+    return distinct_outputs_capacity(args, top_k)
 
 
 # --------------------------------------------------------------------------------------
 # max_margin
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class MaxMarginResult(Result):
-    """Largest stability margin at a given load (see :func:`max_margin`).
+class MarginCapacityResult(Result):
+    """Largest stability margin at a given load (see :func:`max_margin`): the theory's margin capacity.
+
+    Named ``MaxMarginResult`` before 0.2.0 (``replica.MaxMarginResult`` still works, with a
+    ``DeprecationWarning``, for one release); not to be confused with
+    ``validation.MaxMarginResult``, the result of a measured max-margin solve.
 
     ``status``: ``"converged"`` (residual ``<= tol`` and relative stderr of ``E[C]``
     ``<= rel_tol``), ``"not_converged"`` or ``"max_iter"``; ``message`` gives the
@@ -236,7 +240,7 @@ def shape_variance(d: int, kappa: float) -> float:
     """``Var s^2 = 2 (E lambda^2 - 1) / (d + 2)`` for ``v`` uniform on the sphere and the predicted spectrum.
 
     ``lambda``: the eigenvalues of ``W^T W`` over their mean, with the singular values of
-    :func:`replica.spectra.spectrum` (quarter circle, ``E lambda^2 = 2`` at full rank;
+    :func:`replica.asymptotic.spectra.spectrum` (quarter circle, ``E lambda^2 = 2`` at full rank;
     rank ``kappa d``: ``E lambda^2 = E_tr s^4 / (kappa (E_tr s^2)^2)``).
     ``notes/max_margin.md``, section "The finite-size margin theory".
     """
@@ -311,8 +315,27 @@ def _margin_root(estimator, p, target, rel_tol, max_iter, scales=None):
     return SampledRoot(p, rows, mean, err, 0, search._replace(evaluations=evaluations))
 
 
-def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", scale_fluctuations=True, rel_tol=1e-3,
-               tol=1e-9, max_iter=100, seed=None):
+def _old_tolerance_keywords(args, kwargs):
+    """``max_margin(..., rel_tol=, tol=, max_iter=)``, the call style before :class:`Tolerances`."""
+
+    def build(current, old):
+        if current is not None:
+            raise TypeError("max_margin() got tolerances and the old keywords " + ", ".join(old))
+        return Tolerances(**old)
+
+    new = fold_keywords(kwargs, ("rel_tol", "tol", "max_iter"), "tolerances", build)
+    if new is None:
+        return None
+    return args, new, ("max_margin(rel_tol=, tol=, max_iter=) is deprecated and will be removed in the next "
+                       "release; pass tolerances=replica.Tolerances(rel_tol=, tol=, max_iter=)")
+
+
+_DEFAULT_TOLERANCES = Tolerances()
+
+
+@accepts_old_calls(_old_tolerance_keywords)
+def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", scale_fluctuations=True, seed=None,
+               tolerances=_DEFAULT_TOLERANCES):
     """Largest margin ``k`` of the max-margin memory at load ``p``, in units of ``||W||_F / d``.
 
     The measured quantity is ``d min_{mu, rho} (s_target - s_rho) / ||W||_F``.  A block
@@ -342,16 +365,20 @@ def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", scale_fluctuati
         Dimension, ``d >= 2``.
     p : float
         Number of stored pairs, ``p >= 2`` (real allowed).
-    kappa, top_k, rel_tol, tol, max_iter, seed : optional
+    kappa, top_k, seed : optional
         As in :func:`capacity` (``1 <= top_k <= p - 1``).
     ensemble : {"gaussian", "sphere"}, optional
         Embedding ensemble: N(0, 1/d) coordinates or unit-norm embeddings.
     scale_fluctuations : bool, optional
         Average over the per-block field scales (default) or not.
+    tolerances : Tolerances, optional
+        ``rel_tol``, ``tol`` and ``max_iter``, as in :func:`capacity` (the keywords
+        ``rel_tol=``, ``tol=``, ``max_iter=`` are still accepted, with a
+        ``DeprecationWarning``, for one release).
 
     Returns
     -------
-    MaxMarginResult
+    MarginCapacityResult
         ``margin`` (negative above capacity), ``stderr``, ``storable`` (margin >= 0),
         ``status``, ``converged``, ``iterations``, ``residual``, ``message``, ``ensemble``.
 
@@ -364,7 +391,7 @@ def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", scale_fluctuati
     p, top_k = check_p_top_k(p, top_k)
     d, kappa = check_d_kappa(d, kappa)
     law = field_law(d, ensemble)
-    rel_tol, tol, max_iter = check_accuracy(rel_tol, tol, max_iter)
+    rel_tol, tol, max_iter = check_accuracy(tolerances.rel_tol, tolerances.tol, tolerances.max_iter)
     seed = resolve_seed(seed)
     scales = block_scales(d, kappa, law.name) if scale_fluctuations else None
     estimator = CostEstimator(0.0, top_k, seed, law)
@@ -373,7 +400,7 @@ def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", scale_fluctuati
     slope = (scaled_block_cost(estimator, p, rows, margin + h, scales)[0]
              - scaled_block_cost(estimator, p, rows, margin - h, scales)[0]) / (2 * h)
     status, converged, message = root_status(root.search, tol, root.stderr / root.mean, rel_tol)
-    return MaxMarginResult(
+    return MarginCapacityResult(
         p=float(p), d=d, kappa=kappa, top_k=top_k, margin=margin,
         stderr=root.stderr / slope if slope > 0 else math.inf, storable=bool(margin >= 0.0),
         expected_cost=root.mean, expected_cost_stderr=root.stderr, samples=rows,

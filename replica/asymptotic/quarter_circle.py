@@ -31,7 +31,7 @@ import math
 import numpy as np
 from scipy import special, stats
 
-from .common.checks import check_int, check_kappa, check_memory, check_scalar_kappa, scalar_or_array
+from ..common.checks import check_int, check_kappa, check_memory, check_scalar_kappa, scalar_or_array
 
 __all__ = [
     "QuarterCircle",

@@ -24,8 +24,8 @@ import math
 import numpy as np
 from scipy import integrate, interpolate
 
-from .common.checks import as_float_array, check_int, check_memory, check_real, check_scalar_kappa
-from .common.seeds import as_generator
+from ..common.checks import as_float_array, check_int, check_memory, check_real, check_scalar_kappa
+from ..common.seeds import as_generator
 
 __all__ = [
     "spectrum",

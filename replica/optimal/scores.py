@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .common.checks import check_int, check_real
-from .common.results import Result
-from .common.seeds import resolve_seed
+from ..common.checks import check_int, check_real
+from ..common.results import Result
+from ..common.seeds import resolve_seed
 from .cost import check_p_top_k
 from .order_statistics import UniformStream, default_order_count, kept_order_statistics
 from .water_filling import water_filling_sorted
@@ -242,7 +242,7 @@ def optimal_score_laws(p, margin=0.0, top_k=1, *, size=100_000, seed=None, quant
     ValueError
         As :func:`sample_optimal_scores`.
     """
-    from .extremes import expected_max, extreme_value_threshold
+    from ..asymptotic.extremes import expected_max, extreme_value_threshold
 
     sample = sample_optimal_scores(p, margin, top_k, size=size, seed=seed)
     lifted = sample.lifted

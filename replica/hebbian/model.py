@@ -4,7 +4,7 @@ Quadrature over the environment of one input (``a = |e_mu|^2``, ``b = |u_mu|^2``
 the leave-one-out crosstalk) of the probability that the largest of its ``p - 1``
 competitors beats the target, for the ``gaussian`` and ``sphere`` ensembles.  The
 model and what it neglects are derived in ``notes/hebbian_finite_size.md``; the
-public functions are in :mod:`replica.hebbian`.
+public functions are in :mod:`replica.hebbian.finite_size`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import functools
 import numpy as np
 from scipy import special, stats
 
-from .common.checks import check_int, check_real
-from .common.ensembles import check_ensemble
+from ..common.checks import check_int, check_real
+from ..common.ensembles import check_ensemble
 
 __all__ = ["failure_probability", "memory_failure_probability", "PAIRINGS", "check_d_p",
            "sphere_crosstalk_scale", "projection_law"]
@@ -95,7 +95,7 @@ def _gaussian_environment(d_in, d_out, p, crosstalk_terms=None):
     own pair term (leave-one-out), which is treated exactly in
     :func:`_gaussian_competitor_sf`; ``crosstalk_terms`` overrides that count (``p - 1``
     for fresh candidates, which have no pair term).  The dimensions may be real (the
-    effective ranks of ``replica.covariance``).
+    effective ranks of ``replica.variants.covariance``).
     """
     nodes = _GAUSS_NODES
     terms = p - 2.0 if crosstalk_terms is None else crosstalk_terms

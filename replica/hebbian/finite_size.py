@@ -34,9 +34,9 @@ hebbian_capacity
     The real ``p`` at which that probability is 1/2.
 hebbian_score_moments, hebbian_score_laws
     Exact score moments and model samplers of the target and competitor laws,
-    in units of the competitor standard deviation (from :mod:`replica.hebbian_scores`).
+    in units of the competitor standard deviation (from :mod:`replica.hebbian.scores`).
 
-The model's quadrature is in :mod:`replica.hebbian_model`.
+The model's quadrature is in :mod:`replica.hebbian.model`.
 """
 
 from __future__ import annotations
@@ -46,13 +46,13 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from .common.checks import check_int, check_kappa, check_real
-from .common.ensembles import ENSEMBLES, check_ensemble
-from .common.loads import p_from_load
-from .common.results import Result
-from .common.roots import brent, walk_bracket
-from .hebbian_model import check_d_p, failure_probability, memory_failure_probability
-from .hebbian_scores import HebbianScoreLaws, HebbianScoreMoments, hebbian_score_laws, hebbian_score_moments
+from ..common.checks import check_int, check_kappa, check_real
+from ..common.ensembles import ENSEMBLES, check_ensemble
+from ..common.loads import p_from_load
+from ..common.results import Result
+from ..common.roots import brent, walk_bracket
+from .model import check_d_p, failure_probability, memory_failure_probability
+from .scores import HebbianScoreLaws, HebbianScoreMoments, hebbian_score_laws, hebbian_score_moments
 
 __all__ = [
     "ENSEMBLES",
@@ -275,7 +275,7 @@ def hebbian_capacity_search(d_in, d_out, ensemble, *, rel_tol, tol, max_iter,
                             competitors="stored") -> HebbianCapacitySearch:
     """Solve ``(1 - f(p))^p = 1/2`` for a ``d_out x d_in`` Hebbian memory (checked arguments).
 
-    ``f`` is :func:`replica.hebbian_model.memory_failure_probability` (``competitors``:
+    ``f`` is :func:`replica.hebbian.model.memory_failure_probability` (``competitors``:
     the other stored outputs, or fresh candidates); the search of :func:`hebbian_capacity`
     (secant steps on ``ln(-ln P)``, bracketed Brent fallback, ``|P - 1/2| <= tol`` checked).
     """

@@ -33,20 +33,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .capacity_equation import (
+from ..optimal.capacity_equation import (
     PROBLEMS,
     CapacityResult,
+    CapacityArguments,
     accuracy_settings,
     distinct_outputs_capacity,
     root_status,
 )
-from .common.checks import check_choice, check_int, check_kappa, check_real, check_scalar_kappa, scalar_or_array
-from .common.ensembles import check_ensemble
-from .common.results import Result
-from .common.roots import BelowLimit, bracketed_root, brent
-from .cost import SAMPLE_ROUNDS, CostEstimator, expected_cost_from, field_law, rows_for
-from .hebbian import hebbian_capacity_search
-from .quarter_circle import tail_second_moment
+from ..common.checks import check_choice, check_int, check_kappa, check_real, check_scalar_kappa, scalar_or_array
+from ..common.ensembles import check_ensemble
+from ..common.results import Result
+from ..common.roots import BelowLimit, bracketed_root, brent
+from ..optimal.cost import SAMPLE_ROUNDS, CostEstimator, expected_cost_from, field_law, rows_for
+from ..hebbian.finite_size import hebbian_capacity_search
+from ..asymptotic.quarter_circle import tail_second_moment
 
 __all__ = [
     "tail_second_moment_rectangular",
@@ -119,7 +120,7 @@ def tail_second_moment_rectangular(kappa, ratio):
     the truncation angle solves
     ``kappa = (2/pi) Int_0^phi sin^2 / (1 + lam + 2 sqrt(lam) cos)`` and
     ``F = (phi - sin(2 phi) / 2) / pi`` (``notes/rectangular.md``).  ``F(kappa; 1)`` is
-    :func:`replica.quarter_circle.tail_second_moment`; ``F -> kappa`` as ``lam -> 0``
+    :func:`replica.asymptotic.quarter_circle.tail_second_moment`; ``F -> kappa`` as ``lam -> 0``
     (all singular values equal); ``F(1; lam) = 1``.
 
     Parameters
@@ -161,7 +162,7 @@ def _rank_tail(d_in, d_out, kappa):
 class RectangularCapacityResult(CapacityResult):
     """Finite-size capacity of a ``d_out x d_in`` memory (see :func:`rectangular_capacity`).
 
-    The fields of :class:`replica.finite_size.CapacityResult`, with ``d = min(d_in, d_out)``
+    The fields of :class:`replica.optimal.finite_size.CapacityResult`, with ``d = min(d_in, d_out)``
     (the largest rank), ``alpha = p_c ln p_c / (d_in d_out)``, ``effective_weights`` the
     ``N_eff`` of the budget and ``tail_second_moment`` the Marchenko-Pastur
     ``F(kappa; ratio)``.  ``status``: ``"converged"`` (residual ``<= tol``, relative stderr
@@ -229,9 +230,9 @@ def rectangular_capacity(d_in, d_out, kappa=1.0, *, margin=0.0, top_k=1, problem
 
     Decoupled problem: ``p_c E[C_{p_c}] = F(kappa; d_out / d_in) d_in d_out``, with
     ``E[C_p]`` the water-filling cost of one target and ``p - 1`` competitors
-    (:func:`replica.finite_size.expected_cost`) and ``F`` the Marchenko-Pastur tail
+    (:func:`replica.optimal.finite_size.expected_cost`) and ``F`` the Marchenko-Pastur tail
     second moment (:func:`tail_second_moment_rectangular`).  The root search, its checks and its
-    standard error are those of :func:`replica.finite_size.capacity`, which this equals
+    standard error are those of :func:`replica.optimal.finite_size.capacity`, which this equals
     for ``d_in = d_out`` (bit for bit, same seed).  Original problem: the scores depend on
     ``W`` through ``U^T W`` (``p x d_in``, rank ``<= d_out``), so ``N_eff = d_in min(p - 1,
     d_out)``: the same root when ``p_c > d_out``, else the root of ``p E[C_p] = d_in (p - 1)``
@@ -254,13 +255,13 @@ def rectangular_capacity(d_in, d_out, kappa=1.0, *, margin=0.0, top_k=1, problem
     ensemble : {"gaussian", "sphere"}, optional
         N(0, 1) fields, or the projection law of unit vectors of ``R^d_out``.
     **accuracy
-        ``rel_tol``, ``tol``, ``max_iter``, ``seed``: as in :func:`replica.finite_size.capacity`.
+        ``rel_tol``, ``tol``, ``max_iter``, ``seed``: as in :func:`replica.optimal.finite_size.capacity`.
 
     Returns
     -------
     RectangularCapacityResult
         ``p_c``, ``stderr``, ``alpha = p_c ln p_c / (d_in d_out)``, ``status``, ``message``
-        and the fields of :class:`replica.finite_size.CapacityResult`, plus ``d_in``,
+        and the fields of :class:`replica.optimal.finite_size.CapacityResult`, plus ``d_in``,
         ``d_out`` and ``rank``.
 
     Raises
@@ -281,7 +282,8 @@ def rectangular_capacity(d_in, d_out, kappa=1.0, *, margin=0.0, top_k=1, problem
     tail = _rank_tail(d_in, d_out, kappa)
     d = min(d_in, d_out)
     weights = None if d_in == d_out else d_in * d_out
-    base = distinct_outputs_capacity(d, kappa, margin, top_k, law, settings, problem, weights=weights, tail=tail)
+    args = CapacityArguments(problem, d, kappa, law, margin, settings)
+    base = distinct_outputs_capacity(args, top_k, weights=weights, tail=tail)
     if problem == "op" and base.p_c - 1.0 < d_out:
         if kappa != 1.0:
             raise ValueError(f"kappa must be 1 for the original problem with p_c <= d_out (d_in={d_in}, "

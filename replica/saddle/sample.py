@@ -1,8 +1,8 @@
 """The fixed Monte-Carlo sample of blocks behind the replica-symmetric saddle point.
 
-:class:`ReplicaSample` holds the common random numbers of :mod:`replica.saddle`: the
+:class:`ReplicaSample` holds the common random numbers of :mod:`replica.saddle.point`: the
 target fields, the exact top competitors of any block size ``p`` and the conditional
-law of the others, with ``ln Z(t; q)`` per block from :mod:`replica._saddle_kernels`.
+law of the others, with ``ln Z(t; q)`` per block from :mod:`replica.saddle._kernels`.
 ``notes/replica_saddle.md`` (section "Numerics").
 """
 
@@ -15,11 +15,11 @@ import numpy as np
 from numpy.polynomial.legendre import leggauss
 from scipy import special
 
-from ._saddle_kernels import _bulk_fluctuation_batch, _log_partition_batch, _mills
-from .common.checks import check_int, check_memory, check_real
-from .common.seeds import resolve_seed
-from .extremes import order_statistics_from_uniforms
-from .water_filling import water_filling_cost
+from ._kernels import _bulk_fluctuation_batch, _log_partition_batch, _mills
+from ..common.checks import check_int, check_memory, check_real
+from ..common.seeds import resolve_seed
+from ..asymptotic.extremes import order_statistics_from_uniforms
+from ..optimal.water_filling import water_filling_cost
 
 __all__ = ["DEFAULT_SAMPLES", "DEFAULT_EXACT_COMPETITORS", "ReplicaSample", "check_p", "resolve_sample"]
 
@@ -55,7 +55,7 @@ class ReplicaSample:
 
     Row ``i`` holds a target field ``t_1`` (stratified: the normal quantile of
     ``(j + 1/2)/M`` for a permuted ``j``, so the targets are exactly symmetric) and
-    ``K`` Latin-hypercube uniforms that :func:`replica.extremes.order_statistics_from_uniforms`
+    ``K`` Latin-hypercube uniforms that :func:`replica.asymptotic.extremes.order_statistics_from_uniforms`
     maps to the ``K`` largest of ``n = p - 1`` competitors, for any ``p``.  The other
     ``n - K`` competitors enter through their conditional law (i.i.d. N(0, 1) below the
     ``K``-th).  The same rows serve every ``p``, ``q`` and margin, so ``phi(q)``,
@@ -169,7 +169,7 @@ class ReplicaSample:
     def water_filling(self, p, margin=0.0):
         """Per-block water-filling cost ``C_p(t)`` on this sample and whether the bulk mattered.
 
-        Uses :func:`replica.finite_size.water_filling_cost` on the target and the exact
+        Uses :func:`replica.optimal.finite_size.water_filling_cost` on the target and the exact
         top competitors.  ``bulk_active[i]`` is True when the ``K``-th competitor is pushed
         down (the level is below it), so that competitors outside the exact top ``K``
         could matter too; it is always False when every competitor is exact.

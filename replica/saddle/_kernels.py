@@ -1,10 +1,10 @@
-"""numba kernels of the replica-symmetric saddle point (:mod:`replica.saddle`).
+"""numba kernels of the replica-symmetric saddle point (:mod:`replica.saddle.point`).
 
 ``log Phi`` and the Mills ratio on the whole real line, the conditional expectation of
 the bulk of the competitors, and ``ln Z(t; q)`` of one block (mode by safeguarded
 Newton, tails cut where the log-integrand has dropped by ``_TAIL``, Gauss-Legendre on
 each side).  ``notes/replica_saddle.md`` (section "Numerics").  The names are private to
-the package; :mod:`replica.saddle` is the Python layer over them.
+the package; :mod:`replica.saddle.point` is the Python layer over them.
 """
 
 from __future__ import annotations

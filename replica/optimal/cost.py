@@ -1,6 +1,6 @@
 """Expected water-filling cost ``E[C_p]`` by Rao-Blackwellised Monte Carlo.
 
-Only the largest ``K`` kept competitors are sampled (:mod:`replica.order_statistics`);
+Only the largest ``K`` kept competitors are sampled (:mod:`replica.optimal.order_statistics`);
 the expectation over the target field is done in closed form, and the largest kept
 competitor serves as a control variate whose mean is known by quadrature
 (:func:`control_mean`).  ``notes/finite_size_capacity.md`` (section "Monte Carlo").
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, special
 
-from .common.checks import check_int, check_real
-from .common.ensembles import check_ensemble
-from .common.results import Result
-from .common.seeds import resolve_seed
+from ..common.checks import check_int, check_real
+from ..common.ensembles import check_ensemble
+from ..common.results import Result
+from ..common.seeds import resolve_seed
 from .order_statistics import UniformStream, default_order_count, kept_order_statistics
 
 __all__ = [
@@ -113,7 +113,7 @@ def _top_competitor_cost(level):
 
 
 class NormalLaw:
-    """The N(0, 1) field law in the interface of ``replica.sphere.ProjectionLaw`` (same formulas as above)."""
+    """The N(0, 1) field law in the interface of ``replica.optimal.sphere.ProjectionLaw`` (same formulas as above)."""
 
     name = "gaussian"
 

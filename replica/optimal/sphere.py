@@ -23,8 +23,8 @@ import math
 import numpy as np
 from scipy import interpolate, special
 
-from .common.checks import check_int
-from .common.seeds import as_generator
+from ..common.checks import check_int
+from ..common.seeds import as_generator
 
 __all__ = ["ProjectionLaw"]
 
@@ -157,7 +157,7 @@ class ProjectionLaw:
 
         ``upper`` has shape ``(size, K)``, decreasing along the last axis; the lower end
         of the last interval is ``-inf``.  The same layout as the Gaussian pieces of
-        ``replica.finite_size`` (differences of the small tail in the upper tail).
+        ``replica.optimal.finite_size`` (differences of the small tail in the upper tail).
         """
         small = self.sf(np.abs(upper))
         below = upper < 0.0

@@ -1,0 +1,42 @@
+"""Old names and call styles kept for one release: each warns and gives today's result."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import replica
+
+
+def test_max_margin_result_is_the_margin_capacity_result():
+    with pytest.warns(DeprecationWarning, match="MarginCapacityResult"):
+        old = replica.MaxMarginResult
+    assert old is replica.MarginCapacityResult
+    assert "MaxMarginResult" in replica.__all__ and "MarginCapacityResult" in replica.__all__
+
+
+def test_max_margin_tolerance_keywords():
+    new = replica.max_margin(16, 25.0, tolerances=replica.Tolerances(rel_tol=1e-2, max_iter=50))
+    with pytest.warns(DeprecationWarning, match="tolerances"):
+        old = replica.max_margin(16, 25.0, rel_tol=1e-2, max_iter=50)
+    assert old == new
+    with pytest.raises(TypeError, match="tolerances"):
+        replica.max_margin(16, 25.0, rel_tol=1e-2, tolerances=replica.Tolerances())
+
+
+def test_accuracy_capacity_seed_keyword():
+    new = replica.accuracy_capacity(32, 0.9, options={"size": 2000, "seed": 4})
+    with pytest.warns(DeprecationWarning, match="options"):
+        old = replica.accuracy_capacity(32, 0.9, seed=4, options={"size": 2000})
+    assert old == new
+
+
+@pytest.mark.parametrize("name", ["capacity", "max_margin", "accuracy_capacity", "zipf_error"])
+def test_public_signatures_have_at_most_eight_parameters_or_are_explicit(name):
+    # every keyword argument is in the signature (no **kwargs); the deprecated call styles
+    # are translated by a wrapper and do not show in it
+    params = inspect.signature(getattr(replica, name)).parameters.values()
+    assert not any(p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) for p in params)
+    if name != "capacity":
+        assert len(params) <= 8

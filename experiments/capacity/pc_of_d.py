@@ -84,7 +84,7 @@ def main(out):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from replica.finite_size import capacity
+    from replica import capacity
 
     measured, meta = points()
     dims = [16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024]

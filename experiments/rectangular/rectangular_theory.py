@@ -2,11 +2,11 @@
 
 Writes ``experiments/rectangular/README.md`` and its data ``experiments/rectangular/rectangular_theory.json``:
 
-1. ``replica.rectangular.tail_second_moment_rectangular(kappa, ratio)`` on a grid;
+1. ``replica.tail_second_moment_rectangular(kappa, ratio)`` on a grid;
 2. ``replica.rectangular_capacity`` (DP, OP, rank 1/2) and ``rectangular_hebbian_capacity``
    (stored outputs / fresh candidates) for several shapes, default seed;
 3. the per-input failure rate of the rectangular Hebbian model
-   (``replica.hebbian_model.memory_failure_probability``) beside sampled memories
+   (``replica.hebbian.model.memory_failure_probability``) beside sampled memories
    (``FAILURE_INSTANCES`` instances, seed ``FAILURE_SEED``);
 4. ``replica.covariance_hebbian_accuracy`` at d = 32, p = 12 for power-law spectra beside
    sampled Hebbian memories (numpy, ``INSTANCES`` instances, seed ``SEED``; mean over
@@ -29,9 +29,9 @@ import time
 
 import numpy as np
 
-from replica.covariance import covariance_hebbian_accuracy, power_law_spectrum
-from replica.hebbian_model import memory_failure_probability
-from replica.rectangular import rectangular_capacity, rectangular_hebbian_capacity, tail_second_moment_rectangular
+from replica import (covariance_hebbian_accuracy, power_law_spectrum, rectangular_capacity, rectangular_hebbian_capacity,
+                     tail_second_moment_rectangular)
+from replica.hebbian.model import memory_failure_probability
 from experiments.pages import demote_headings, write_block
 from experiments.provenance import read_record, write_record
 

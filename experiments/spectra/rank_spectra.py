@@ -16,7 +16,7 @@ and compares four rank-m memories of the same instance:
     ``solve_max_margin``, run inside (c) from the rank-m W with a 1 % gap).
 
 Per memory it records the verified normalised margin; per (problem, d) the normalised
-singular values (``replica.spectra.normalized_singular_values(s, 0.5)``) pooled over the
+singular values (``replica.asymptotic.spectra.normalized_singular_values(s, 0.5)``) pooled over the
 instances, their KS distance to ``replica.spectrum(0.5)`` (``scipy.stats.kstest``) and the
 mass below the truncation point ``s_kappa = replica.spectrum(0.5).support()[0]``.  On the
 first instances (``SECOND_STARTS``) the alternation also runs from the decision W (a) to

@@ -213,7 +213,7 @@ def markdown(data) -> str:
                      f"model trained on Zipf samples sees it), {_adam_steps(data, 'adam_frequency')} steps from "
                      "W = 0.  An upper bound on the best error, no theory.")
     lines += [
-        "* Theory: `replica.zipf_error(d, N, a)` (optimal: the replica-symmetric knapsack, "
+        "* Theory: `replica.zipf_error(d, ZipfFacts(N, a))` (optimal: the replica-symmetric knapsack, "
         "`notes/zipf.md` section 2), `memory='hebbian'` (finite-size model) and `weights='frequency'` "
         "(Gaussian model, section 3).",
         "",

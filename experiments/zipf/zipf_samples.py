@@ -38,7 +38,7 @@ import time
 
 import numpy as np
 
-from replica import zipf_error, zipf_frequencies
+from replica import ZipfFacts, zipf_error, zipf_frequencies
 from replica.common.seeds import DEFAULT_SEED
 from validation import make_instance
 from validation.recall import recall_check
@@ -107,9 +107,9 @@ def measure():
             f = zipf_frequencies(N, a)
             for T in SAMPLES:
                 theory = {
-                    "hebbian": zipf_error(d, N, a, memory="hebbian", samples=T),
-                    "hebbian-counts": zipf_error(d, N, a, memory="hebbian", weights="frequency", samples=T),
-                    "optimal": zipf_error(d, N, a, memory="optimal", samples=T, size=THEORY_SIZE),
+                    "hebbian": zipf_error(d, ZipfFacts(N, a, samples=T), memory="hebbian"),
+                    "hebbian-counts": zipf_error(d, ZipfFacts(N, a, weights="frequency", samples=T), memory="hebbian"),
+                    "optimal": zipf_error(d, ZipfFacts(N, a, samples=T), memory="optimal", size=THEORY_SIZE),
                 }
                 below = theory["optimal"].load_ratio < OPTIMAL_LOAD
                 run_optimal = d in OPTIMAL_DIMENSIONS and theory["optimal"].seen <= OPTIMAL_MAX_SEEN
@@ -172,7 +172,7 @@ a greedy search, so its E is an **upper bound** on the optimal memory's.  Solve 
 undecided.  E is the measured $\\sum_\\mu f_\\mu \\mathbf{{1}}\\lbrace \\mu$ unseen or
 not recalled$\\rbrace$: mean $\\pm$ standard error over the instances; "unseen" the measured unseen
 mass (mean), "recalled | seen" the mean fraction of the seen facts recalled.  Theory:
-`replica.zipf_error(d, N, a, memory, weights, samples=T)` (optimal: `size={size}`), its `error`,
+`replica.zipf_error(d, ZipfFacts(N, a, weights, samples=T), memory)` (optimal: `size={size}`), its `error`,
 `unseen_mass` and `seen`.  Data: `experiments/zipf/zipf_samples.csv`.  See `notes/zipf.md`, section 6.
 
 | d | a | T | memory | instances | E measured | E theory | unseen measured | unseen theory | \

@@ -34,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 QUESTIONS = {
+    "scoreboard": "How far every prediction holds",
     "capacity": "How many facts can be stored?",
     "mechanism": "How does the optimum store them?",
     "variants": "Variants of the memory and of the facts",

@@ -29,6 +29,8 @@ from .asymptotic.quarter_circle import *  # noqa: F403 - the names in quarter_ci
 
 # Heavier modules (numba kernels, quadrature tables) load on first use.
 _LAZY = {
+    # how far each prediction was checked against certified measurements (experiments/scoreboard)
+    "Validity": "replica.common.validity", "TheoryOffWarning": "replica.common.validity",
     # recall accuracy: the fraction of facts recalled (notes/recall_accuracy.md)
     "hebbian_accuracy": "replica.variants",
     "optimal_accuracy": "replica.variants",

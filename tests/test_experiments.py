@@ -235,3 +235,46 @@ def test_pages_refuse_a_missing_or_doubled_block():
     assert pages.replace_block(once, "x", ["a", "b"], "e") == (
         "head\n" + pages.begin_marker("x", "e") + "\na\nb\n" + pages.end_marker("x") + "\ntail\n")
     assert pages.demote_headings("# A\n```\n# not a heading\n```\n## B\n") == "## A\n```\n# not a heading\n```\n### B\n"
+
+
+def test_a_changed_measurement_changes_the_verdict_of_the_scoreboard(tmp_path, monkeypatch):
+    # the DP rectangular memory at d_in = 32, d_out = 16 is checked with the committed measurement; moved
+    # 20 % away from the theory in a copy of the data, the same point is off, and the table says so
+    import json
+    import warnings
+
+    import replica
+
+    scoreboard = importlib.import_module("experiments.scoreboard.scoreboard")
+    warnings.simplefilter("ignore", replica.TheoryOffWarning)
+
+    def verdict():
+        regime = next(r for r in scoreboard.rectangular_regimes()
+                      if r["match"]["problem"] == "dp" and r["match"]["ratio"] == 0.5)
+        return regime["points"][0]["verdict"], regime["points"][0]["error"]
+
+    before, error_before = verdict()
+    assert before == "checked"
+    (tmp_path / "rectangular").mkdir()
+    data = json.loads((ROOT / "experiments" / "rectangular" / "rectangular.json").read_text())
+    row = next(r for r in data["rows"] if (r["problem"], r["d_in"], r["d_out"]) == ("dp", 32, 16))
+    for key in ("p_c", "p_c_low", "p_c_high"):
+        row[key] *= 1.2
+    (tmp_path / "rectangular" / "rectangular.json").write_text(json.dumps(data))
+    monkeypatch.setattr(scoreboard, "EXPERIMENTS", tmp_path)
+    changed, error = verdict()
+    assert changed == "off"
+    assert error == pytest.approx((1 + error_before) / 1.2 - 1, rel=1e-12)  # theory / (1.2 p_c) - 1
+
+
+def test_the_shipped_validity_table_is_what_the_committed_data_give():
+    import json
+    import warnings
+
+    import replica
+
+    scoreboard = importlib.import_module("experiments.scoreboard.scoreboard")
+    warnings.simplefilter("ignore", replica.TheoryOffWarning)
+    shipped = json.loads((ROOT / "replica" / "common" / "validity_table.json").read_text())
+    assert json.loads(json.dumps(scoreboard.build())) == shipped, (
+        "replica/common/validity_table.json is stale: run python -m experiments run scoreboard --render")

@@ -11,7 +11,8 @@ import sys
 
 from ..common.cliutil import add_command, render
 
-COLUMNS = ["d", "kappa", "margin", "top_k", "p_c", "stderr", "alpha", "alpha_stderr", "alpha_c", "converged"]
+COLUMNS = ["d", "kappa", "margin", "top_k", "p_c", "stderr", "alpha", "alpha_stderr", "alpha_c", "converged",
+           "validity"]
 HEBBIAN_COLUMNS = ["hebbian_p_c", "hebbian_alpha", "hebbian_alpha_c", "hebbian_converged"]
 MODEL_COLUMNS = ["outputs", "problem", "ensemble", "effective_weights"]  # shown when a model option is given
 
@@ -69,7 +70,7 @@ def run(args) -> int:
         row = {"d": result.d, "kappa": result.kappa, "margin": result.margin, "top_k": result.top_k,
                "p_c": result.p_c, "stderr": result.stderr, "alpha": result.alpha,
                "alpha_stderr": result.alpha_stderr, "alpha_c": result.alpha_c,
-               "converged": result.converged, "seed": result.seed}
+               "converged": result.converged, "validity": result.validity.summary(), "seed": result.seed}
         if model:
             row.update({name: getattr(result, name) for name in MODEL_COLUMNS})
         if args.hebbian:

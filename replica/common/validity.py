@@ -35,17 +35,18 @@ the package does not extrapolate a check.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
-from .results import Result
+from .results import json_safe
 
-__all__ = ["Validity", "TheoryOffWarning", "VERDICTS", "validity", "validity_table", "TABLE_PATH", "warn_if_off"]
+__all__ = ["Validity", "TheoryOffWarning", "VERDICTS", "validity", "validity_table", "TABLE_PATH", "warn_if_off",
+           "with_validity", "reports_validity"]
 
 VERDICTS = ("checked", "off", "unchecked")
 TABLE_PATH = Path(__file__).resolve().parent / "validity_table.json"
@@ -56,7 +57,7 @@ class TheoryOffWarning(UserWarning):
 
 
 @dataclass(frozen=True)
-class Validity(Result):
+class Validity:
     """How far a prediction has been checked against certified measurements.
 
     Attributes
@@ -92,22 +93,16 @@ class Validity(Result):
     measured_at: dict | None = None
     message: str = ""
 
-    STATUSES: ClassVar[tuple[str, ...]] = VERDICTS
-
-    @property
-    def status(self) -> str:  # the result contract: the verdict is the status
-        return self.verdict
-
-    @property
-    def converged(self) -> bool:
-        return True
-
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"Validity.verdict must be one of {', '.join(map(repr, VERDICTS))}; got {self.verdict!r}")
 
     def __str__(self) -> str:
         return self.message
+
+    def to_dict(self) -> dict:
+        """JSON-safe dictionary of the record."""
+        return json_safe({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
 
     def summary(self) -> str:
         """The verdict with its error, for a table column (``checked (-0.2 %)``, ``off (+54 %)``)."""
@@ -119,13 +114,17 @@ class Validity(Result):
 
 
 @functools.lru_cache(maxsize=4)
-def _load(path: str) -> dict:
+def _load(path: str, modified: int) -> dict:
     return json.loads(Path(path).read_text())
 
 
 def validity_table(path: Path | None = None) -> dict:
-    """The validity table (``replica/common/validity_table.json`` unless ``path`` is given)."""
-    return _load(str(path or TABLE_PATH))
+    """The validity table (``replica/common/validity_table.json`` unless ``path`` is given).
+
+    Read once per version of the file (a rewritten table is read again).
+    """
+    path = Path(path or TABLE_PATH)
+    return _load(str(path), path.stat().st_mtime_ns)
 
 
 def _same(a, b) -> bool:
@@ -204,3 +203,34 @@ def warn_if_off(record: Validity, stacklevel: int = 3) -> Validity:
     if record.verdict == "off":
         warnings.warn(record.message, TheoryOffWarning, stacklevel=stacklevel)
     return record
+
+
+def with_validity(result, prediction: str, stacklevel: int = 4, **parameters):
+    """``result`` with its ``validity`` record for ``prediction`` at ``parameters`` (warns when ``"off"``)."""
+    record = warn_if_off(validity(prediction, **parameters), stacklevel=stacklevel)
+    return dataclasses.replace(result, validity=record)
+
+
+def reports_validity(prediction: str, parameters):
+    """Decorator of a theory function: its result carries the validity record of ``prediction``.
+
+    Parameters
+    ----------
+    prediction : str
+        The prediction's name in the validity table.
+    parameters : callable
+        ``parameters(result)``: the regime parameters of the call, read from the result's
+        own fields (so the record describes what was computed, after any defaults).
+
+    The ``"off"`` warning points at the caller of the decorated function.
+    """
+
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            result = func(*args, **kwargs)
+            return with_validity(result, prediction, stacklevel=4, **parameters(result))
+
+        return wrapper
+
+    return decorate

@@ -49,6 +49,7 @@ import numpy as np
 from ..common.checks import check_int, check_kappa, check_real
 from ..common.ensembles import ENSEMBLES, check_ensemble
 from ..common.loads import p_from_load
+from ..common.validity import Validity, reports_validity
 from ..common.results import Result
 from ..common.roots import brent, walk_bracket
 from .model import check_d_p, failure_probability, memory_failure_probability
@@ -143,6 +144,7 @@ class HebbianCapacityResult(Result):
     residual: float  # |P(all stored) - 1/2| at p_c
     status: str
     message: str
+    validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
 
 
 _SECANT_STEPS = 12  # secant steps on ln(-ln P) before the bracketed Brent search
@@ -205,6 +207,7 @@ class _SuccessGap:
         return found.root, None, None
 
 
+@reports_validity("hebbian_capacity", lambda r: {"d": r.d, "kappa": r.kappa, "ensemble": r.ensemble})
 def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, rel_tol=1e-9, tol=1e-6, max_iter=100):
     """Real ``p_c`` at which the Hebbian memory stores everything with probability 1/2.
 

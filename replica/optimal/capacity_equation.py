@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from ..common.checks import check_choice, check_int, check_kappa, check_real
 from ..common.results import Result
+from ..common.validity import Validity
 from ..common.roots import BelowLimit, RootSearch, bracketed_root, brent
 from ..common.seeds import DEFAULT_SEED, resolve_seed
 from .cost import NORMAL_LAW, SAMPLE_ROUNDS, CostEstimator, control_mean, expected_cost_from, field_law, rows_for
@@ -102,6 +103,7 @@ class CapacityResult(Result):
     problem: str = "dp"
     ensemble: str = "gaussian"
     effective_weights: int = 0  # N_eff in p E[C] = F N_eff: d^2, or d (K - 1) for the OP with K <= d
+    validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
 
 
 def _initial_guess(target: float) -> float:

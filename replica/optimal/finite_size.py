@@ -32,6 +32,8 @@ max_margin
 
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -54,6 +56,7 @@ from .capacity_equation import (
 )
 from ..common.deprecation import accepts_old_calls, fold_keywords
 from ..common.ensembles import ENSEMBLES, check_ensemble
+from ..common.validity import Validity, reports_validity
 from ..common.results import Result
 from ..common.roots import BelowLimit, bracketed_root
 from ..common.seeds import DEFAULT_SEED, resolve_seed
@@ -72,7 +75,7 @@ from ..asymptotic.quarter_circle import tail_second_moment
 from ..asymptotic.spectra import spectrum
 from .water_filling import water_filling_cost
 
-__all__ = [
+__all__ = ["reference_p_c",
     "DEFAULT_SEED",
     "water_filling_cost",
     "expected_cost",
@@ -92,6 +95,8 @@ __all__ = [
 # error is reported as ``stderr``).
 
 
+@reports_validity("capacity", lambda r: {"d": r.d, "kappa": r.kappa, "margin": r.margin, "top_k": r.top_k,
+                                           "outputs": r.outputs, "problem": r.problem, "ensemble": r.ensemble})
 def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, outputs=None, problem="dp", ensemble="gaussian", rel_tol=1e-3,
              tol=1e-9, max_iter=100, seed=None):
     """Finite-size capacity of the optimal (rank ``kappa d``) memory: ``p_c E[C_{p_c}] = F(kappa) d^2``.
@@ -169,6 +174,12 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, outputs=None, problem="dp", e
     return distinct_outputs_capacity(args, top_k)
 
 
+@functools.lru_cache(maxsize=64)
+def reference_p_c(d: int) -> float:
+    """``capacity(d).p_c``: the full-rank gaussian capacity, the unit of the loads ``p / p_c`` of the experiments."""
+    return float(capacity(d).p_c)
+
+
 # --------------------------------------------------------------------------------------
 # max_margin
 # --------------------------------------------------------------------------------------
@@ -206,6 +217,7 @@ class MarginCapacityResult(Result):
     message: str
     ensemble: str = "gaussian"
     scale_fluctuations: bool = True  # averaged over the per-block field scales
+    validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
 
 
 SCALE_NODES = 4
@@ -333,6 +345,8 @@ def _old_tolerance_keywords(args, kwargs):
 _DEFAULT_TOLERANCES = Tolerances()
 
 
+@reports_validity("max_margin", lambda r: {"d": r.d, "load": r.p / reference_p_c(r.d), "ensemble": r.ensemble,
+                                             "kappa": r.kappa, "top_k": r.top_k})
 @accepts_old_calls(_old_tolerance_keywords)
 def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", scale_fluctuations=True, seed=None,
                tolerances=_DEFAULT_TOLERANCES):

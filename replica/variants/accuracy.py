@@ -28,7 +28,9 @@ from ..common.deprecation import accepts_old_calls, fold_keywords
 from ..common.checks import check_at_least, check_choice, check_int, check_real, check_scalar_kappa, scalar_or_array
 from ..common.ensembles import check_ensemble
 from ..common.loads import p_from_load
+from ..common.validity import Validity, reports_validity
 from ..common.results import Result
+from ..optimal.finite_size import reference_p_c
 from ..common.roots import brent, walk_bracket
 from ..common.seeds import resolve_seed
 from ..hebbian.finite_size import hebbian_input_failure_probability
@@ -131,6 +133,7 @@ class OptimalAccuracyResult(Result):
     status: str
     converged: bool
     message: str
+    validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
 
 
 class _KeptBlocks:
@@ -181,6 +184,7 @@ def _optimal_prediction(d, p, kappa, size, seed):
     return _KeptBlocks(costs, p, budget)
 
 
+@reports_validity("optimal_accuracy", lambda r: {"d": r.d, "load": r.p / reference_p_c(r.d), "kappa": r.kappa})
 def optimal_accuracy(d, p, kappa=1.0, *, size=_DEFAULT_SIZE, tol=1e-9, seed=None):
     """Largest expected fraction of the ``p`` facts that any rank ``kappa d`` memory recalls.
 
@@ -276,6 +280,7 @@ class AccuracyCapacityResult(Result):
     status: str
     converged: bool
     message: str
+    validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
 
 
 _P_MAX = 1e12
@@ -369,6 +374,8 @@ def _old_seed_keyword(args, kwargs):
                        "pass options={'seed': ...}")
 
 
+@reports_validity("accuracy_capacity", lambda r: {"d": r.d, "accuracy": r.accuracy, "memory": r.memory,
+                                                     "ensemble": r.ensemble, "kappa": r.kappa})
 @accepts_old_calls(_old_seed_keyword)
 def accuracy_capacity(d, accuracy=0.99, memory="optimal", ensemble="gaussian", kappa=1.0, *,
                       tol=1e-6, max_iter=100, options=None):

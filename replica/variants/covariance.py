@@ -28,6 +28,7 @@ from scipy import special
 
 from ..common.checks import check_choice, check_int, check_real
 from ..common.ensembles import check_ensemble
+from ..common.validity import Validity, reports_validity
 from ..common.results import Result
 from ..common.seeds import resolve_seed
 from ..hebbian.model import memory_failure_probability
@@ -142,6 +143,7 @@ class CovarianceHebbianAccuracy(Result):
     status: str
     converged: bool
     message: str
+    validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
 
 
 def _fresh_failure_sample(lam_in, lam_out, p, size, seed):
@@ -171,6 +173,7 @@ def _fresh_failure_sample(lam_in, lam_out, p, size, seed):
     return out
 
 
+@reports_validity("covariance_hebbian_accuracy", lambda r: {"d": r.d, "p": r.p, "problem": r.problem})
 def covariance_hebbian_accuracy(d, p, *, input_spectrum=None, output_spectrum=None, problem="dp",
                                 ensemble="gaussian", size=_DEFAULT_SIZE, seed=None):
     """Expected fraction of the ``p`` facts that ``W = sum_mu u_mu e_mu^T`` recalls with correlated embeddings.

@@ -43,6 +43,7 @@ from ..optimal.capacity_equation import (
 )
 from ..common.checks import check_choice, check_int, check_kappa, check_real, check_scalar_kappa, scalar_or_array
 from ..common.ensembles import check_ensemble
+from ..common.validity import Validity, reports_validity
 from ..common.results import Result
 from ..common.roots import BelowLimit, bracketed_root, brent
 from ..optimal.cost import SAMPLE_ROUNDS, CostEstimator, expected_cost_from, field_law, rows_for
@@ -224,6 +225,9 @@ def _op_small_load_capacity(d_in, d_out, margin, top_k, law, settings, problem):
         problem=problem, ensemble=law.name, effective_weights=round(d_in * (p_c - 1.0)))
 
 
+@reports_validity("rectangular_capacity", lambda r: {
+    "d_in": r.d_in, "ratio": r.d_out / r.d_in, "problem": r.problem, "kappa": r.kappa, "margin": r.margin,
+    "top_k": r.top_k, "ensemble": r.ensemble})
 def rectangular_capacity(d_in, d_out, kappa=1.0, *, margin=0.0, top_k=1, problem="dp", ensemble="gaussian",
                          **accuracy):
     """Finite-size capacity of a ``d_out x d_in`` memory of rank ``m = kappa min(d_in, d_out)``.
@@ -320,8 +324,11 @@ class RectangularHebbianCapacityResult(Result):
     residual: float
     status: str
     message: str
+    validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
 
 
+@reports_validity("rectangular_hebbian_capacity", lambda r: {
+    "d_in": r.d_in, "ratio": r.d_out / r.d_in, "problem": r.problem, "ensemble": r.ensemble})
 def rectangular_hebbian_capacity(d_in, d_out, ensemble="gaussian", *, problem="op", rel_tol=1e-9, tol=1e-6,
                                  max_iter=100):
     """Real ``p_c`` at which ``W = sum_mu u_mu e_mu^T`` (``d_out x d_in``) stores everything with probability 1/2.

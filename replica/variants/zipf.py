@@ -35,6 +35,7 @@ from ..asymptotic.quarter_circle import tail_second_moment
 from ..common.checks import check_choice, check_int, check_real, check_scalar_kappa
 from ..common.deprecation import accepts_old_calls
 from ..common.ensembles import check_ensemble
+from ..common.validity import Validity, reports_validity
 from ..common.results import Result
 from ..common.seeds import resolve_seed
 from ..hebbian.finite_size import hebbian_input_failure_probability
@@ -139,6 +140,7 @@ class ZipfError(Result):
     status: str
     converged: bool
     message: str
+    validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
 
 
 # --------------------------------------------------------------------------------------
@@ -210,6 +212,8 @@ def _old_call(args, kwargs):
                                     "in the next release; pass zipf_error(d, ZipfFacts(N, a, weights=, samples=), ...)")
 
 
+@reports_validity("zipf_error", lambda r: {"d": r.d, "N": r.N, "a": r.a, "memory": r.memory, "kappa": r.kappa,
+                                             "ensemble": r.ensemble})
 @accepts_old_calls(_old_call)
 def zipf_error(d, facts, memory="optimal", kappa=1.0, *, ensemble="gaussian", seed=None, size=_DEFAULT_SIZE,
                tol=1e-9):

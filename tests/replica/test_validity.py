@@ -70,7 +70,7 @@ def test_the_record_is_json_safe_and_says_its_verdict(tmp_path):
     record = validity("capacity", table=_table(tmp_path, [_point(64, -0.002, "checked")]), d=64, problem="dp",
                       kappa=1.0)
     out = json.loads(json.dumps(record.to_dict(), allow_nan=False))
-    assert out["verdict"] == "checked" and out["status"] == "checked" and out["sample_size"] == 40
+    assert out["verdict"] == "checked" and out["sample_size"] == 40 and out["measured_at"] == {"d": 64}
     assert record.summary() == "checked (-0.2 %)"
     with pytest.raises(ValueError, match="verdict"):
         Validity("fine", "capacity")

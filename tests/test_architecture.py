@@ -26,8 +26,8 @@ PACKAGES = ("replica", "validation")
 
 # numba kernel modules: their underscore names may be imported by the modules they serve
 KERNEL_MODULES = frozenset({
-    "validation._optimal_kernels",
-    "validation._maxmargin_kernels",
+    "validation.solvers.engine._optimal_kernels",
+    "validation.solvers.engine._maxmargin_kernels",
     "validation._rng",
     "replica._saddle_kernels",
 })
@@ -205,12 +205,7 @@ LAYERS = {
     "replica": 1, "replica.rectangular": 1, "replica.covariance": 1,
     "validation": 2, "validation._rng": 2, "validation.ensembles": 2, "validation.recall": 2,
     "validation.measure": 2, "validation.intervals": 2, "validation.store": 2,
-    "validation.solvers.solution": 3, "validation.solvers.threads": 3, "validation.solvers.options": 3,
-    "validation.solvers.memories": 3, "validation.solvers.problem": 3, "validation.solvers.screening": 3,
-    "validation.solvers.lbfgs": 3, "validation.solvers.certificate": 3, "validation.solvers.start": 3,
-    "validation.solvers.decision": 3,
-    "validation.solvers.dual_ascent": 3, "validation.solvers.warmup": 3, "validation.solvers.registry": 3,
-    "validation._optimal_kernels": 3, "validation._maxmargin_kernels": 3,
+    "validation.solvers.engine": 3,
     "validation.solvers": 4,
     "validation.sweep": 5, "validation.executors": 5, "validation.capacity": 5, "validation.accuracy": 5,
     "validation.accuracy_bound": 5,

@@ -19,7 +19,7 @@ capacity the optimal solver returns the squared-hinge minimiser, which does not
 maximise the number of recalled inputs, so its accuracy is only a *lower bound* on the
 best accuracy.  Each point says which (``bound``).  With
 ``solver_options={"give_up": True}`` the optimal solver searches for the most recalled
-inputs (:func:`validation.solvers.modes.solve_give_up`): a tighter lower bound, still
+inputs (:func:`validation.solvers.searches.solve_give_up`): a tighter lower bound, still
 labelled ``lower_bound`` (``notes/recall_accuracy.md``, "Give-up mode").
 """
 
@@ -43,7 +43,7 @@ from .capacity.trials import STORAGE_TRIAL, instance_options
 from .ensembles import ENSEMBLES, PROBLEMS
 from .intervals import wilson_interval
 from .solver_rules import accuracy_is_exact, accuracy_theory_memory, supports_search_modes
-from .solvers.registry import solver_names, solver_spec
+from .solvers.engine.registry import solver_names, solver_spec
 from .sweep import Task, run_tasks
 
 __all__ = ["AccuracySettings", "AccuracyPoint", "AccuracyCurve", "measure_accuracy", "loads_from_alpha",

@@ -32,7 +32,7 @@ from replica.common.seeds import resolve_seed
 
 from .ensembles import ENSEMBLES, make_instance
 from .solvers.adam import solve_adam
-from .solvers.options import AdamOptions
+from .solvers.engine.options import AdamOptions
 
 __all__ = ["CEProtocol", "SeedCapacity", "CECapacity", "ce_capacity", "adam_trial", "search_range",
            "trial_seed"]

@@ -3,13 +3,13 @@
 The capacity estimate (:mod:`validation.capacity`), the accuracy curve
 (:mod:`validation.accuracy`), the reproduction, the figures and both command lines ask
 these functions instead of testing solver names. Each rule reads the solver's
-:class:`~validation.solvers.registry.SolverSpec`, so a solver added to the registry is
+:class:`~validation.solvers.engine.registry.SolverSpec`, so a solver added to the registry is
 handled by every measurement without a change here (``docs/contributing.md``).
 """
 
 from __future__ import annotations
 
-from .solvers.registry import solver_names, solver_spec
+from .solvers.engine.registry import solver_names, solver_spec
 
 __all__ = ["theory_memory", "memory_label", "accuracy_is_exact", "accuracy_theory_memory",
            "undecided_as_not_stored_default", "uses_rank_search",

@@ -13,7 +13,7 @@ builds ``trials`` independent instances (seeds ``task_seed(seed, N, t)`` of
 
 ``optimal``
     The weighted give-up search of the optimal solver
-    (:func:`validation.solvers.modes.solve_give_up` with the instance's weights): it
+    (:func:`validation.solvers.searches.solve_give_up` with the instance's weights): it
     gives up the largest squared hinge per unit of frequency, the analogue of the order
     ``C_mu / f_mu`` of the knapsack (section 2).  Its recalled mass is a lower bound on
     the best recalled mass, so its ``E`` is an *upper bound* on the error of the best
@@ -51,7 +51,7 @@ from replica.zipf import zipf_frequencies
 
 from .ensembles import ENSEMBLES, PROBLEMS, make_instance
 from .solvers import assess, solve
-from .solvers.memories import hebbian_memory
+from .solvers.engine.memories import hebbian_memory
 from .sweep import task_seed
 
 __all__ = ["ZIPF_SOLVERS", "ZIPF_LABELS", "ZipfPoint", "ZipfMeasurement", "measure_zipf", "zipf_frequencies",

@@ -1,4 +1,4 @@
-"""Tests of the give-up mode of the ``optimal`` solver (validation.solvers.modes.solve_give_up).
+"""Tests of the give-up mode of the ``optimal`` solver (validation.solvers.searches.solve_give_up).
 
 Reference: brute force on tiny instances.  The best accuracy of an instance is the
 largest |S| such that the inputs S can all be recalled by one W; "S storable" is
@@ -139,7 +139,7 @@ def test_op_full_pass_with_given_up_inputs_has_finite_minimum(block_elements):
     row to -inf as well, so the row's minimum was -inf - (-inf) = NaN and ``min`` dropped
     the minimum of the whole block: ``min_margin`` came out +inf on an unstored W.
     """
-    from validation.solvers.problem import ConstraintProblem, full_pass
+    from validation.solvers.engine.problem import ConstraintProblem, full_pass
 
     inst = make_instance(8, 41, "op", seed=0)
     blocked = np.zeros((inst.p, inst.n_candidates), dtype=bool)

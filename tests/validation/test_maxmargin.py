@@ -186,9 +186,9 @@ def test_repair_projects_onto_the_working_set_and_keeps_only_verified_margins():
     # constraints: its working-set margins are >= 1 - eps / 4 up to the float32 images
     # (1e-3 here) when the projection stopped early, and whatever the solve keeps as its
     # margin is the float64 margin of the W it returns (recomputed here over all constraints)
-    from validation.solvers import dual_ascent as da
+    from validation.solvers.engine import dual_ascent as da
     from validation.solvers import solve
-    from validation.solvers.problem import exact_min_margins
+    from validation.solvers.engine.problem import exact_min_margins
 
     instance = make_instance(32, 160, "op", seed=3)
     decision = solve(instance, "optimal", refine=False)
@@ -214,7 +214,7 @@ def test_memories_of_several_dual_vectors_equal_their_direct_sums(problem):
     """DualWorkingSet.memories builds W(lam) for several lam in one read of the working set,
     in groups when the C blocks would be large: each equals the direct float64 sum
     sum_i lam_i a_i (a different order of summation: equal to rounding, 1e-12 relative)."""
-    from validation.solvers import dual_ascent
+    from validation.solvers.engine import dual_working_set as dual_ascent
 
     inst = make_instance(6, 12, problem, seed=3)
     data = dual_ascent.MaxMarginData(inst)

@@ -17,7 +17,7 @@ from scipy.optimize import minimize, nnls
 
 from validation import make_instance, solve
 from validation.solvers.maxmargin import solve_max_margin
-from validation.solvers.memories import truncated_svd
+from validation.solvers.engine.memories import truncated_svd
 from validation.solvers.rank_margin import (
     RankMarginOptions,
     RankMarginResult,

@@ -227,7 +227,7 @@ def test_functions_that_take_a_rectangular_instance_are_unchanged():
     # the memory-independent checks and the certified max margin work on d_out x d_in memories
     from validation import solve_max_margin
     from validation.solvers import assess
-    from validation.solvers.modes import top_k_check
+    from validation.solvers.searches import top_k_check
 
     inst = make_instance(None, 10, "dp", seed=1, d_in=6, d_out=3)
     W = np.random.default_rng(0).standard_normal(inst.shape)

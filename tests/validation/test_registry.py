@@ -12,8 +12,8 @@ import pytest
 
 import validation.solvers as solvers
 from validation import make_instance, solve
-from validation.solvers import registry
-from validation.solvers.registry import EntryPoint, SolverSpec, register_solver, solver_spec, unregister_solver
+from validation.solvers.engine import registry
+from validation.solvers.engine.registry import EntryPoint, SolverSpec, register_solver, solver_spec, unregister_solver
 
 TOY_MODULE = '''
 """A toy solver: twice the Hebbian W (a test of the registry)."""
@@ -21,9 +21,9 @@ TOY_MODULE = '''
 from dataclasses import dataclass
 from typing import ClassVar
 
-from validation.solvers.memories import hebbian_memory
-from validation.solvers.options import SolverOptions
-from validation.solvers.solution import Solution, assess, rank_for
+from validation.solvers.engine.memories import hebbian_memory
+from validation.solvers.engine.options import SolverOptions
+from validation.solvers.engine.solution import Solution, assess, rank_for
 
 
 @dataclass(frozen=True)

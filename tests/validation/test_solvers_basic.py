@@ -8,9 +8,10 @@ import pytest
 
 from validation import Solution, make_instance, solve
 from validation.measure import score_distribution, spectrum
-from validation.solvers import AdamOptions, LPOptions, OptimalOptions, assess, rank_for, registry, solve_arguments
+from validation.solvers import AdamOptions, LPOptions, OptimalOptions, assess, rank_for, solve_arguments
+from validation.solvers.engine import registry
 from validation.solvers.hebbian import hebbian_matrix
-from validation.solvers.registry import EntryPoint, solver_spec
+from validation.solvers.engine.registry import EntryPoint, solver_spec
 
 
 @pytest.mark.parametrize("kwargs, pattern", [

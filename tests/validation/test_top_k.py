@@ -15,7 +15,7 @@ from validation import make_instance, solve
 from validation.capacity import CapacityEstimate, CurvePoint, TrialCounts, estimate_capacity
 from validation.recall import recall_check, top_k_recalled
 from validation.solvers import Solution
-from validation.solvers.modes import top_k_check
+from validation.solvers.searches import top_k_check
 
 
 def _numpy_top_k(S, k, targets):
@@ -190,7 +190,7 @@ def test_time_limit_between_restarts_keeps_the_first_verdict(monkeypatch):
     # must not fail, and the first run's not_found stands
     import time
 
-    from validation.solvers import modes
+    from validation.solvers import searches as modes
 
     inst = make_instance(3, 11, "dp", seed=4, generator=1)  # the first run ends not_found (test above)
     calls = []
@@ -212,7 +212,8 @@ def test_time_limit_between_restarts_keeps_the_first_verdict(monkeypatch):
 def test_ctrl_c_in_a_restart_says_interrupted(monkeypatch):
     # a Ctrl-C (under monitored) in the first restart's first iteration ends the search: the
     # message says so (the CLI's exit status 130 reads it) and the first run's verdict stands
-    from validation.solvers import decision, modes
+    from validation.solvers import searches as modes
+    from validation.solvers.engine import decision
 
     inst = make_instance(3, 11, "dp", seed=4, generator=1)
     first = solve(inst, "optimal", options={"top_k": 5})

@@ -17,7 +17,7 @@ from replica.common.seeds import resolve_seed
 
 from ..ensembles import ENSEMBLES, PROBLEMS
 from ..solver_rules import undecided_as_not_stored_default
-from ..solvers.registry import solver_names, solver_spec
+from ..solvers.engine.registry import solver_names, solver_spec
 from ..sweep import Task
 from .trials import STORAGE_TRIAL, instance_options
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..solver_rules import (is_hebbian, rank_solver, scales_to_large_d, supports_restarts, supports_search_modes,
                             trains_cross_entropy)
-from ..solvers.registry import solver_spec
+from ..solvers.engine.registry import solver_spec
 
 __all__ = ["takes_run_options", "decision_settings", "rank_search_settings", "rank_solver", "scales_to_large_d",
            "is_hebbian", "capacity_ensemble", "accuracy_reference", "trains_cross_entropy"]

@@ -10,7 +10,7 @@ stationary point of the factor problem without storing a storable instance.  The
    (or the user's ``options.initial``), 1 the truncated Hebbian W, ``>= 2`` random
    Gaussian factors from the solve's ``seed`` (start ``k`` draws from
    ``SeedSequence(seed, spawn_key=(k,))``, so a seed reproduces the search bit for bit).
-3. **Per start**: factor L-BFGS (:class:`validation.solvers.decision.DecisionRun` with
+3. **Per start**: factor L-BFGS (:class:`validation.solvers.engine.decision.DecisionRun` with
    ``options.initial = (Q, R)``) for at most
    ``options.start_max_iter`` iterations.  (Singular value projection,
    :mod:`validation.solvers.svp`, from the point where a start ends was measured as a
@@ -33,12 +33,12 @@ import numpy as np
 from replica.common.seeds import resolve_seed
 
 from ..ensembles import check_square_instance
-from .decision import DecisionRun, checked_arguments
-from .memories import balanced_factors, hebbian_memory, project_rank
-from .options import OptimalOptions, check_restarts
-from .registry import search_mode
-from .solution import assess, check_rank, rank_for
-from .warmup import warm_up
+from .engine.decision import DecisionRun, checked_arguments
+from .engine.memories import balanced_factors, hebbian_memory, project_rank
+from .engine.options import OptimalOptions, check_restarts
+from .engine.registry import search_mode
+from .engine.solution import assess, check_rank, rank_for
+from .engine.warmup import warm_up
 
 __all__ = ["solve_rank_search", "check_restarts", "DEFAULT_RESTARTS", "uses_rank_search"]
 

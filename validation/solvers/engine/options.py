@@ -144,7 +144,7 @@ class OptimalOptions(SolverOptions):
     give_up : bool
         Give-up mode (default False): maximise the number of recalled inputs by giving
         up the costliest unrecalled inputs and re-solving
-        (:func:`validation.solvers.modes.solve_give_up`); the result is a lower bound on
+        (:func:`validation.solvers.searches.solve_give_up`); the result is a lower bound on
         the best accuracy, status ``not_found`` when not all are recalled.  With
         ``Instance.weights`` set it gives up the largest cost per unit of frequency
         and reports the recalled mass, a lower bound on the best (``notes/zipf.md``).
@@ -177,7 +177,7 @@ class OptimalOptions(SolverOptions):
         (default 0.5, > 0).
     top_k : int
         Top-k recall (default 1: plain recall).  ``k >= 2`` stores every input in the
-        top k (:func:`validation.solvers.modes.solve_top_k`); must be below the number
+        top k (:func:`validation.solvers.searches.solve_top_k`); must be below the number
         of candidates of the instance (checked by the solver).
     top_k_restarts : int
         Top-k mode: further runs of the search from random starts when the first does not
@@ -195,7 +195,7 @@ class OptimalOptions(SolverOptions):
         creeps on an unstorable instance instead of stopping).
     screen_dp : bool
         Screen the full passes of DP instances (default True,
-        :class:`validation.solvers.screening.DPScreen`, ``notes/optimal_solver.md``,
+        :class:`validation.solvers.engine.screening.DPScreen`, ``notes/optimal_solver.md``,
         section 6): an input whose untracked candidates provably stay above the
         working-set threshold has only its tracked ones regenerated.  The pass's working
         set, loss and violation counts are those of a plain pass (False), in canonical

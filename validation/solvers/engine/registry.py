@@ -117,9 +117,9 @@ def _svp_bytes(d, p, problem, rank, options):
 def _optimal_search_modes(options):
     """The search mode that ``OptimalOptions`` select: give-up, top-k, or None (the decision)."""
     if options.give_up:
-        return EntryPoint("validation.solvers.modes", "solve_give_up")
+        return EntryPoint("validation.solvers.searches", "solve_give_up")
     if options.top_k > 1:
-        return EntryPoint("validation.solvers.modes", "solve_top_k")
+        return EntryPoint("validation.solvers.searches", "solve_top_k")
     return None
 
 
@@ -134,7 +134,7 @@ class SolverSpec:
     entry : EntryPoint
         ``function(instance, kappa=..., **shared, options=...)`` returning a :class:`validation.Solution`.
     options : type or None
-        Its :class:`~validation.solvers.options.SolverOptions` subclass (None: no options).
+        Its :class:`~validation.solvers.engine.options.SolverOptions` subclass (None: no options).
     not_stored : {"class", "rule", "never"}
         What its ``not_stored`` certifies (:data:`NOT_STORED_MEANINGS`).
     memory : callable

@@ -57,7 +57,8 @@ L-BFGS iterates on the working set (numba kernels, ``validation.solvers.engine._
 and a full pass over all ``p (p - 1)`` constraints (blocked float32 GEMM for OP,
 regenerated candidates for DP; the ``p x p`` (``p x K``) score matrix is never held) refreshes
 the working set every ``refresh`` iterations, and whenever the working set is
-recalled or its problem has converged.  DP full passes are *screened* (:class:`validation.solvers.engine.screening.DPScreen`):
+recalled or its problem has converged.  DP full passes are *screened*
+(:class:`validation.solvers.engine.screening.DPScreen`):
 an input whose untracked candidates provably keep margins above the working-set
 threshold (a Cauchy-Schwarz bound from its last full scan) has only its tracked
 candidates regenerated; the pass's working set, loss and violation counts are those of

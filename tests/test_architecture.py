@@ -212,7 +212,7 @@ LAYERS = {
     "validation.top_k_bound": 5,
     "validation.zipf": 5,
     "validation.ce_protocol": 5,
-    "validation.solver_rules": 5, "validation.figures": 5,
+    "validation.figures": 5,
     "validation.reproduce": 6,
     "replica.cli": 7, "replica.__main__": 7, "validation.cli": 7, "validation.__main__": 7,
 }

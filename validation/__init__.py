@@ -31,6 +31,8 @@ _configure_numba_cache()
 _LAZY = {
     "make_instance": "validation.ensembles",
     "Instance": "validation.ensembles",
+    "EmbeddingModel": "validation.ensembles",
+    "FactSettings": "validation.ensembles",
     "solve": "validation.solvers",
     "Solution": "validation.solvers",
     "OptimalOptions": "validation.solvers",
@@ -53,6 +55,7 @@ _LAZY = {
     "CECapacity": "validation.ce_protocol",
     "measure_zipf": "validation.zipf",
     "ZipfMeasurement": "validation.zipf",
+    "ZipfSettings": "validation.zipf",
 }
 
 __all__ = sorted(_LAZY)

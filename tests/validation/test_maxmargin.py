@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-from validation.ensembles import make_instance
+from validation.ensembles import FactSettings, make_instance
 from validation.solvers.maxmargin import MaxMarginOptions, MaxMarginResult, solve_max_margin
 
 settings.register_profile("maxmargin", deadline=None, derandomize=True, max_examples=8)
@@ -65,7 +65,8 @@ TINY = [
 
 @pytest.mark.parametrize("spec", TINY, ids=lambda s: "-".join(str(v) for v in s.values()))
 def test_agrees_with_independent_qp(spec):
-    instance = make_instance(**spec)
+    args = {k: v for k, v in spec.items() if k != "outputs"}
+    instance = make_instance(**args, facts=FactSettings(outputs=spec.get("outputs")))
     best = _qp_margin(instance)
     r = solve_max_margin(instance, tol=1e-9, max_iter=200000)
     assert r.status == "converged" and r.converged

@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from validation import make_instance, solve
+from validation import FactSettings, make_instance, solve
 from validation.capacity import CapacityEstimate, CurvePoint, TrialCounts, estimate_capacity
 from validation.recall import recall_check, top_k_recalled
 from validation.solvers import Solution
@@ -72,7 +72,7 @@ def test_top_k_far_above_capacity_is_a_lower_bound_verdict():
 
 
 def test_top_k_with_shared_outputs_and_bad_values():
-    inst = make_instance(8, 60, "op", seed=2, outputs=4)
+    inst = make_instance(8, 60, "op", seed=2, facts=FactSettings(outputs=4))
     sol = solve(inst, "optimal", refine=False, options={"top_k": 2})
     assert sol.status in ("stored", "not_found")
     with pytest.raises(ValueError, match="top_k"):

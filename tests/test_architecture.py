@@ -204,7 +204,7 @@ LAYERS = {
     "replica.common": 0,
     "replica": 1, "replica.rectangular": 1, "replica.covariance": 1,
     "validation": 2, "validation._rng": 2, "validation.ensembles": 2, "validation.recall": 2,
-    "validation.measure": 2, "validation.intervals": 2, "validation.store": 2,
+    "validation.spectra_and_scores": 2, "validation.intervals": 2, "validation.store": 2,
     "validation.solvers.engine": 3,
     "validation.solvers": 4,
     "validation.sweep": 5, "validation.executors": 5, "validation.capacity": 5, "validation.accuracy": 5,

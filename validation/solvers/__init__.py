@@ -50,6 +50,7 @@ from .engine.options import (
     AdamOptions,
     LPOptions,
     OptimalOptions,
+    SolveBudget,
     SolverOptions,
     SVPOptions,
     check_restarts,
@@ -60,7 +61,7 @@ from .engine.threads import BLAS_THREAD_VARIABLES, ensure_threads, set_threads, 
 
 __all__ = ["Solution", "solve", "solve_arguments", "SHARED_ARGUMENTS", "SOLVERS", "STATUSES", "rank_for",
            "assess", "check_problem", "solver_bytes", "set_threads", "thread_count", "BLAS_THREAD_VARIABLES",
-           "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "SolverOptions", "register_solver"]
+           "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "SolverOptions", "SolveBudget", "register_solver"]
 
 
 def __getattr__(name):
@@ -277,7 +278,8 @@ def _shared_keywords(spec, function, **shared):
     An argument the solver does not take (``spec.shared``) raises, except ``seed``, which
     every solver accepts (the deterministic ones ignore it); one the solver takes but this
     function does not (``optimal``: ``seed`` and ``restarts`` at full rank and in the
-    search modes) is dropped.
+    search modes) is dropped.  A function with a ``budget`` parameter gets them as one
+    :class:`~validation.solvers.engine.options.SolveBudget`.
     """
     takes = inspect.signature(function).parameters
     out = {}
@@ -286,6 +288,6 @@ def _shared_keywords(spec, function, **shared):
             continue
         if name not in spec.shared and name != "seed":
             raise ValueError(f"solver {spec.name!r} does not take {name}; got {name}={value!r}")
-        if name in takes:
+        if name in takes or "budget" in takes:
             out[name] = value
-    return out
+    return {"budget": SolveBudget(**out)} if "budget" in takes else out

@@ -29,13 +29,30 @@ import numpy as np
 from replica.common.checks import check_choice, check_int, check_real
 
 __all__ = ["SolverOptions", "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "MAX_NONZEROS",
-           "SHARED_ARGUMENTS", "check_restarts"]
+           "SHARED_ARGUMENTS", "SolveBudget", "check_restarts"]
 
 MAX_NONZEROS = 2_000_000
 """Default largest LP constraint matrix (nonzeros) that ``solver="lp"`` accepts."""
 
 SHARED_ARGUMENTS = ("tol", "max_iter", "time_limit", "seed", "refine", "restarts")
 """Arguments that every solver understands under the same name (see :func:`validation.solve`)."""
+
+
+@dataclass(frozen=True)
+class SolveBudget:
+    """The shared arguments of one solve (:data:`SHARED_ARGUMENTS`) as one object.
+
+    A solver function with a ``budget`` parameter gets them this way from
+    :func:`validation.solve` (those given, the others None) instead of one keyword each.
+    None is the solver's default for every field.
+    """
+
+    tol: float | None = None
+    max_iter: int | None = None
+    time_limit: float | None = None
+    seed: Any = None
+    refine: bool | None = None
+    restarts: int | None = None
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,8 @@ from .engine.threads import BLAS_THREAD_VARIABLES, ensure_threads, set_threads, 
 
 __all__ = ["Solution", "solve", "solve_arguments", "SHARED_ARGUMENTS", "SOLVERS", "STATUSES", "rank_for",
            "assess", "check_problem", "solver_bytes", "set_threads", "thread_count", "BLAS_THREAD_VARIABLES",
-           "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "SolverOptions", "SolveBudget", "register_solver"]
+           "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "SolverOptions", "SolveBudget",
+           "register_solver"]
 
 
 def __getattr__(name):

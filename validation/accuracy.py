@@ -336,7 +336,7 @@ def measure_accuracy(d, loads, *, problem="op", solver="hebbian", ensemble="gaus
     loads : sequence of int
         Loads ``p >= 2`` (see :func:`loads_from_alpha` for loads given as alpha).
     problem : {"op", "dp"}
-    solver : {"hebbian", "optimal", "lp", "adam"}
+    solver : {"hebbian", "optimal", "lp", "adam", "svp"}
     ensemble : {"gaussian", "sphere"}
     kappa : float
         Rank fraction in (0, 1].

@@ -391,3 +391,30 @@ def test_weights_are_normalised_and_do_not_change_the_vectors():
 def test_bad_weights_are_rejected(weights):
     with pytest.raises(ValueError, match="weights"):
         make_instance(8, 10, facts=FactSettings(weights=weights))
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_flat_keywords_still_build_the_same_instance_with_a_deprecation_warning(problem):
+    # the keywords of EmbeddingModel and FactSettings given flat (and the ensemble as the fourth
+    # positional argument): bit for bit the instance of the grouped settings, with a DeprecationWarning
+    weights = np.arange(1.0, 13.0)
+    new = make_instance(None, 12, problem, seed=5, generator=1,
+                        embeddings=EmbeddingModel("sphere", d_in=6, d_out=4, input_covariance=np.arange(1.0, 7.0)),
+                        facts=FactSettings(outputs=5, weights=weights))
+    with pytest.warns(DeprecationWarning, match="EmbeddingModel.*FactSettings"):
+        old = make_instance(None, 12, problem, "sphere", 5, generator=1, d_in=6, d_out=4,
+                            input_covariance=np.arange(1.0, 7.0), outputs=5, weights=weights)
+    for name in ("inputs", "targets", "answer_map", "weights", "input_root"):
+        assert getattr(old, name).tobytes() == getattr(new, name).tobytes()
+    assert old.candidates(3).tobytes() == new.candidates(3).tobytes() and old.to_dict() == new.to_dict()
+    with pytest.warns(DeprecationWarning, match="embeddings=EmbeddingModel"):
+        assert make_instance(4, 6, problem, ensemble="sphere", seed=1).ensemble == "sphere"
+
+
+def test_grouped_settings_are_checked():
+    with pytest.raises(ValueError, match="embeddings"):
+        make_instance(4, 6, embeddings="sphere")
+    with pytest.raises(ValueError, match="facts"):
+        make_instance(4, 6, facts={"outputs": 2})
+    with pytest.raises(TypeError, match="unexpected"):
+        make_instance(4, 6, colour="blue")

@@ -133,7 +133,7 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     d : int
         Dimension, ``d >= 2``.
     problem : {"op", "dp"}
-    solver : {"hebbian", "optimal", "lp", "adam"}
+    solver : {"hebbian", "optimal", "lp", "adam", "svp"}
     kappa : float
         Rank fraction in (0, 1].
     ensemble : {"gaussian", "sphere"}

@@ -164,7 +164,7 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
     ----------
     instance : validation.Instance
         From :func:`validation.make_instance`.
-    solver : {"optimal", "hebbian", "lp", "adam"}
+    solver : {"optimal", "hebbian", "lp", "adam", "svp"}
         See the module docstring and ``notes/simulation.md``.
     kappa : float
         Rank ratio in (0, 1]; the rank is ``max(1, round(kappa d))``.  ``lp``

@@ -208,3 +208,21 @@ def test_the_zipf_memories_are_registered():
         register_memory(MemorySpec("adam", "x", memory_spec("adam").run, "exact", "x"))
     with pytest.raises(ValueError, match="bound"):
         MemorySpec("new", "x", memory_spec("adam").run, "lower_bound", "x")
+
+
+@pytest.mark.parametrize("old, new", [
+    ("validation.solvers.registry", "validation.solvers.engine.registry"),
+    ("validation.solvers.options", "validation.solvers.engine.options"),
+    ("validation.solvers.modes", "validation.solvers.searches"),
+    ("validation.measure", "validation.spectra_and_scores"),
+    ("validation.reproduce.measurement", "validation.reproduce.spectra_trial"),
+])
+def test_moved_modules_keep_their_old_path_for_one_release(old, new):
+    import importlib
+    import sys
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=f"{old} is deprecated: it moved to {new}"):
+        module = importlib.import_module(old)
+    assert module is importlib.import_module(new)
+    sys.modules.pop(old, None)

@@ -12,6 +12,15 @@ each may import are described in ``docs/contributing.md``.
 * **No private names across modules.**  ``from m import _x`` is refused for every
   underscore name ``_x`` unless ``m`` is one of :data:`KERNEL_MODULES`, the numba kernel
   modules whose names are private to the package by convention.
+* **Imports go down the layers** of :data:`LAYERS`.
+* **One registry.**  No module of ``validation`` outside :data:`REGISTRY_MODULES` compares
+  a solver or memory name with a string literal.
+* **Experiments use the public API**: no file under ``experiments/`` imports or reads a
+  private name (``_x``) of ``replica`` or ``validation``.
+* **Sizes**: files of at most 600 lines, functions of at most 80 lines of code and 8
+  parameters (numba kernels exempt; :data:`SIZE_EXEMPT` names the exceptions and why).
+
+Each rule has a test that shows it failing on a small tree written to ``tmp_path``.
 """
 
 from __future__ import annotations

@@ -39,8 +39,8 @@ COLUMNS = ("d", "p", "problem", "screen", "status", "seconds", "cpu_s", "gemm_s"
 
 def decide(instance, screen):
     """One timed decision; returns (solution, wall seconds, CPU seconds, screened share or None)."""
-    from validation.solvers.decision import DecisionRun
-    from validation.solvers.options import OptimalOptions
+    from validation.solvers.engine.decision import DecisionRun
+    from validation.solvers.engine.options import OptimalOptions
 
     t0, c0 = time.perf_counter(), time.process_time()
     run = DecisionRun(instance, 1.0, tol=1e-3, max_iter=20000, time_limit=None, refine=False,
@@ -92,7 +92,7 @@ def main(argv=None):
                         help="pin the process to this CPU (default: the last one it may use)")
     args = parser.parse_args(argv)
     from validation.solvers import set_threads
-    from validation.solvers.warmup import warm_up
+    from validation.solvers.engine.warmup import warm_up
 
     cpu = max(os.sched_getaffinity(0)) if args.cpu is None else args.cpu
     os.sched_setaffinity(0, {cpu})

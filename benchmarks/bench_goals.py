@@ -88,7 +88,7 @@ def _init_worker(cpus):
     cpu = cpus.get()
     os.sched_setaffinity(0, {cpu})
     from validation.solvers import set_threads
-    from validation.solvers.warmup import warm_up
+    from validation.solvers.engine.warmup import warm_up
 
     set_threads(1)
     warm_up()

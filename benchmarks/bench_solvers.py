@@ -143,8 +143,8 @@ def _gemm_rates(d, p, repeats=5):
     """numpy GEMM rate and the optimal solver's full-pass score rate at (p x d)(d x p)."""
     from validation import make_instance
     from validation.solvers import optimal as opt
-    from validation.solvers.decision import score_sigma
-    from validation.solvers.problem import ConstraintProblem, full_pass
+    from validation.solvers.engine.decision import score_sigma
+    from validation.solvers.engine.problem import ConstraintProblem, full_pass
 
     rng = np.random.default_rng(0)
     rates = {}

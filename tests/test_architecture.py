@@ -12,11 +12,21 @@ each may import are described in ``docs/contributing.md``.
 * **No private names across modules.**  ``from m import _x`` is refused for every
   underscore name ``_x`` unless ``m`` is one of :data:`KERNEL_MODULES`, the numba kernel
   modules whose names are private to the package by convention.
+* **Imports go down the layers** of :data:`LAYERS`.
+* **One registry.**  No module of ``validation`` outside :data:`REGISTRY_MODULES` compares
+  a solver or memory name with a string literal.
+* **Experiments use the public API**: no file under ``experiments/`` imports or reads a
+  private name (``_x``) of ``replica`` or ``validation``.
+* **Sizes**: files of at most 600 lines, functions of at most 80 lines of code and 8
+  parameters (numba kernels exempt; :data:`SIZE_EXEMPT` names the exceptions and why).
+
+Each rule has a test that shows it failing on a small tree written to ``tmp_path``.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -26,8 +36,8 @@ PACKAGES = ("replica", "validation")
 
 # numba kernel modules: their underscore names may be imported by the modules they serve
 KERNEL_MODULES = frozenset({
-    "validation._optimal_kernels",
-    "validation._maxmargin_kernels",
+    "validation.solvers.engine._optimal_kernels",
+    "validation.solvers.engine._maxmargin_kernels",
     "validation._rng",
     "replica.saddle._kernels",
 })
@@ -206,21 +216,16 @@ LAYERS = {
     # optimal and Hebbian memories, then the saddle point and the variants built on them
     "replica": 1, "replica.asymptotic": 1.0, "replica.optimal": 1.1, "replica.hebbian": 1.1,
     "replica.saddle": 1.2, "replica.variants": 1.2,
-    "validation": 2, "validation._rng": 2, "validation.ensembles": 2, "validation.recall": 2,
-    "validation.measure": 2, "validation.intervals": 2, "validation.store": 2,
-    "validation.solvers.solution": 3, "validation.solvers.threads": 3, "validation.solvers.options": 3,
-    "validation.solvers.memories": 3, "validation.solvers.problem": 3, "validation.solvers.screening": 3,
-    "validation.solvers.lbfgs": 3, "validation.solvers.certificate": 3, "validation.solvers.start": 3,
-    "validation.solvers.decision": 3,
-    "validation.solvers.dual_ascent": 3, "validation.solvers.warmup": 3, "validation.solvers.registry": 3,
-    "validation._optimal_kernels": 3, "validation._maxmargin_kernels": 3,
+    "validation": 2, "validation._rng": 2, "validation.instance": 2, "validation.ensembles": 2, "validation.recall": 2,
+    "validation.spectra_and_scores": 2, "validation.intervals": 2, "validation.store": 2,
+    "validation.solvers.engine": 3,
     "validation.solvers": 4,
     "validation.sweep": 5, "validation.executors": 5, "validation.capacity": 5, "validation.accuracy": 5,
     "validation.accuracy_bound": 5,
     "validation.top_k_bound": 5,
-    "validation.zipf": 5,
+    "validation.zipf": 5, "validation.zipf_memories": 5,
     "validation.ce_protocol": 5,
-    "validation.solver_rules": 5, "validation.figures": 5,
+    "validation.figures": 5,
     "validation.reproduce": 6,
     "replica.cli": 7, "replica.__main__": 7, "validation.cli": 7, "validation.__main__": 7,
 }
@@ -266,3 +271,273 @@ def test_the_layer_check_can_fail():
     # and so is an optimal-memory module importing a variant built on it
     assert upward_imports({"replica.optimal.cost": {"replica.variants.zipf"}}) == [
         "replica.optimal.cost (layer 1.1) imports replica.variants.zipf (layer 1.2)"]
+
+
+
+def _where(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+# ----------------------------------------------------------------------------------
+# One registry: no module outside it compares a solver or memory name with a literal
+# ----------------------------------------------------------------------------------
+
+# the modules that may name solvers and memories: the registry
+REGISTRY_MODULES = frozenset({"validation.solvers.engine.registry"})
+# an operand holds a solver or memory name when it is called like one: solver, solvers,
+# memory, memories, name, or ending in _solver, _memory, _name (optimal_solver, spec.name),
+# or is a mapping entry read under such a key (row["solver"])
+_NAME_HOLDER = re.compile(r"(^|_)(solvers?|memory|memories|name)$")
+
+
+def registered_names() -> frozenset:
+    """The registered solver and memory names (a compared literal must be one to count)."""
+    from validation.solvers.engine.registry import memory_names, solver_names
+
+    return frozenset(solver_names()) | frozenset(memory_names())
+
+
+def _holder(node) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return node.slice.value
+    return None
+
+
+def _literals(node) -> set:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return {e.value for e in node.elts}
+    return set()
+
+
+def name_comparisons(modules, names) -> list[str]:
+    """``path:line: code`` of each comparison of a name holder with a literal that is a registered name.
+
+    A comparison (``==``, ``!=``, ``in``, ``not in``, ...) counts when one operand is a name
+    holder (:data:`_NAME_HOLDER`) and another a string literal, or a tuple, list or set of
+    them, holding a registered solver or memory name (so ``name == "seed"`` does not count).
+    """
+    bad = []
+    for module, path in modules.items():
+        if module in REGISTRY_MODULES:
+            continue
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Compare):
+                continue
+            operands = [node.left, *node.comparators]
+            holders = [h for h in map(_holder, operands) if h and _NAME_HOLDER.search(h)]
+            literals = set().union(*map(_literals, operands))
+            if holders and literals & names:
+                bad.append(f"{_where(path)}:{node.lineno}: {ast.unparse(node)}")
+    return sorted(bad)
+
+
+def test_no_module_outside_the_registry_compares_solver_names():
+    # the theory package has no solver registry: its memory argument names a theory, not a solver
+    validation_modules = {m: p for m, p in MODULES.items() if m.split(".")[0] == "validation"}
+    bad = name_comparisons(validation_modules, registered_names())
+    assert not bad, ("solver or memory names compared with a literal outside the registry "
+                     "(ask validation.solvers.engine.registry: solver_spec(name), memory_spec(name)):\n"
+                     + "\n".join(bad))
+
+
+def _write(root: Path, files: dict) -> dict:
+    """Write ``files`` (relative path -> text) under ``root``; their module names -> paths."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return {".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): p
+            for p in sorted(root.rglob("*.py"))}
+
+
+def test_the_name_comparison_rule_can_fail(tmp_path):
+    names = frozenset({"optimal", "hebbian", "adam_frequency"})
+    mods = _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/bad.py": ("def f(solver, row, spec, config):\n"
+                       "    a = solver == 'optimal'\n"
+                       "    b = row['solver'] in ('hebbian', 'lp')\n"
+                       "    c = 'adam_frequency' != spec.name\n"
+                       "    return config.optimal_solver == 'hebbian'\n"),
+        "pkg/good.py": ("def g(name, solver, spec, status):\n"
+                        "    a = name == 'seed'\n"            # not a registered name
+                        "    b = solver == spec.name\n"       # no literal
+                        "    c = status == 'optimal'\n"       # not a name holder
+                        "    return solver == other_solver()\n"),
+        "pkg/solvers/engine/registry.py": "def h(solver):\n    return solver == 'optimal'\n",
+    })
+    mods = {m.replace("pkg.solvers.engine.registry", "validation.solvers.engine.registry"): p for m, p in mods.items()}
+    bad = name_comparisons(mods, names)
+    assert [b.split(": ", 1)[1] for b in bad] == [
+        "solver == 'optimal'", "row['solver'] in ('hebbian', 'lp')", "'adam_frequency' != spec.name",
+        "config.optimal_solver == 'hebbian'"]
+    assert all("bad.py" in b for b in bad)
+
+
+# ----------------------------------------------------------------------------------
+# Experiments use the public API only: no private name of replica or validation
+# ----------------------------------------------------------------------------------
+
+EXPERIMENTS = ROOT / "experiments"
+
+
+def _private(parts) -> str | None:
+    """The first private part (``_x``, not a dunder) of a dotted name, if any."""
+    return next((p for p in parts if p.startswith("_") and not (p.startswith("__") and p.endswith("__"))), None)
+
+
+def private_uses(files, packages=PACKAGES) -> list[str]:
+    """``path:line: what`` of each use of a private name of ``packages`` in ``files``.
+
+    Counted: ``import validation._rng``, ``from replica._saddle_kernels import x``,
+    ``from validation import _rng``, ``from validation.zipf import _errors`` and attribute
+    reads ``validation._rng`` or ``v.solvers._x`` through a name bound to a package module.
+    """
+    bad = []
+    for path in files:
+        tree = ast.parse(path.read_text(), filename=str(path))
+        bound = {}   # local name -> the package module it is bound to
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    parts = alias.name.split(".")
+                    if parts[0] not in packages:
+                        continue
+                    if _private(parts):
+                        bad.append(f"{_where(path)}:{node.lineno}: import {alias.name}")
+                    bound[alias.asname or parts[0]] = alias.name if alias.asname else parts[0]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                parts = node.module.split(".")
+                if parts[0] not in packages:
+                    continue
+                for alias in node.names:
+                    if _private(parts) or _private([alias.name]):
+                        bad.append(f"{_where(path)}:{node.lineno}: from {node.module} import {alias.name}")
+                    bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                base = node.value
+                while isinstance(base, ast.Attribute):
+                    base = base.value
+                if isinstance(base, ast.Name) and base.id in bound:
+                    bad.append(f"{_where(path)}:{node.lineno}: {ast.unparse(node)}")
+    return sorted(set(bad))
+
+
+def test_experiments_use_no_private_name():
+    # the experiments folder may not exist yet: then there is nothing to check
+    files = sorted(EXPERIMENTS.rglob("*.py")) if EXPERIMENTS.is_dir() else []
+    bad = private_uses(files)
+    assert not bad, "experiments use private names of the package (use the public API):\n" + "\n".join(bad)
+
+
+def test_the_private_name_rule_can_fail(tmp_path):
+    files = _write(tmp_path, {
+        "experiments/zipf/run.py": ("import validation._rng\n"
+                                    "import replica as r\n"
+                                    "from validation import _rng, make_instance\n"
+                                    "from validation.zipf import _errors\n"
+                                    "from replica._saddle_kernels import bulk\n"
+                                    "x = r._cache\n"),
+        "experiments/zipf/ok.py": ("import numpy as np\n"
+                                   "import validation\n"
+                                   "from replica import capacity\n"
+                                   "from validation.cli.__main__ import main\n"
+                                   "y = np._NoValue\n"
+                                   "z = validation.__version__, capacity.__doc__\n"),
+    })
+    bad = private_uses(files.values())
+    assert [b.split(": ", 1)[1] for b in bad] == [
+        "import validation._rng", "from validation import _rng", "from validation.zipf import _errors",
+        "from replica._saddle_kernels import bulk", "r._cache"]
+    assert all("run.py" in b for b in bad)
+
+
+# ----------------------------------------------------------------------------------
+# Sizes: files, functions and parameter lists
+# ----------------------------------------------------------------------------------
+
+MAX_FILE_LINES = 600
+MAX_FUNCTION_LINES = 80     # lines of code: the docstring does not count
+MAX_PARAMETERS = 8          # named parameters; *args and **kwargs (deprecated flat keywords) do not count
+# functions allowed more, and why
+SIZE_EXEMPT = {
+    # solve(instance, solver, *, kappa, tol, max_iter, time_limit, seed, refine, options, restarts):
+    # every shared argument is a keyword of the one public entry point, and calls such as
+    # solve(inst, "adam", max_iter=...) or solve(inst, "optimal", refine=False) are everywhere
+    "validation.solvers.solve": "parameters",
+}
+_JIT = {"njit", "jit", "vectorize", "guvectorize", "generated_jit", "cfunc", "stencil"}
+
+
+def _jitted(fn) -> bool:
+    """A numba kernel: decorated with ``numba.njit(...)``, ``@njit`` and the like."""
+    for dec in fn.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+        if name in _JIT:
+            return True
+    return False
+
+
+def _code_lines(fn) -> int:
+    body = fn.body
+    doc = 0
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        doc = body[0].end_lineno - body[0].lineno + 1
+    return fn.end_lineno - fn.lineno + 1 - doc
+
+
+def _parameters(fn) -> int:
+    a = fn.args
+    names = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+    return len(names) - (1 if names and names[0] in ("self", "cls") else 0)
+
+
+def size_violations(modules) -> list[str]:
+    bad = []
+    for module, path in modules.items():
+        text = path.read_text()
+        if len(text.splitlines()) > MAX_FILE_LINES:
+            bad.append(f"{_where(path)}: {len(text.splitlines())} lines (at most {MAX_FILE_LINES})")
+        tree = ast.parse(text, filename=str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or _jitted(node):
+                continue
+            exempt = SIZE_EXEMPT.get(f"{module}.{node.name}")
+            if _code_lines(node) > MAX_FUNCTION_LINES and exempt != "lines":
+                bad.append(f"{_where(path)}:{node.lineno}: {node.name} has {_code_lines(node)} lines of code "
+                           f"(at most {MAX_FUNCTION_LINES})")
+            if _parameters(node) > MAX_PARAMETERS and exempt != "parameters":
+                bad.append(f"{_where(path)}:{node.lineno}: {node.name} has {_parameters(node)} parameters "
+                           f"(at most {MAX_PARAMETERS})")
+    return bad
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_files_and_functions_are_small(package):
+    bad = size_violations({m: p for m, p in MODULES.items() if m.split(".")[0] == package})
+    assert not bad, "too large (split the file, the function or its parameters):\n" + "\n".join(bad)
+
+
+def test_the_size_rule_can_fail(tmp_path):
+    long_body = "".join(f"    x{i} = {i}\n" for i in range(81))
+    mods = _write(tmp_path, {
+        "pkg/big.py": "x = 1\n" * 601,
+        "pkg/fns.py": ("import numba\n"
+                       f"def long():\n    \"\"\"Doc.\n\n    More.\n    \"\"\"\n{long_body}"
+                       "def wide(a, b, c, d, e, f, g, h, i):\n    pass\n"
+                       "def fine(self, a, b, c, d, e, f, g, h, *args, **kwargs):\n    pass\n"
+                       "@numba.njit(cache=True)\ndef kernel(a, b, c, d, e, f, g, h, i, j):\n    pass\n"),
+    })
+    bad = size_violations(mods)
+    assert [b.split(": ", 1)[1] for b in bad] == [
+        "601 lines (at most 600)", "long has 82 lines of code (at most 80)", "wide has 9 parameters (at most 8)"]

@@ -342,7 +342,7 @@ print(json.dumps({"status": sol.status, "margin": repr(sol.margin), "iterations"
 _LINE_SEARCH_SCRIPT = """
 import hashlib
 import numpy as np
-from validation import _optimal_kernels as k
+from validation.solvers.engine import _optimal_kernels as k
 rng = np.random.default_rng(1)
 out = []
 for n in list(range(1, 100)) + [2547]:

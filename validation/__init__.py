@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import os as _os
+import sys as _sys
 import tempfile as _tempfile
 
 
@@ -28,9 +29,47 @@ def _configure_numba_cache() -> None:
 
 _configure_numba_cache()
 
+# Modules that moved; their old paths keep working for one release (DeprecationWarning).
+_ENGINE = ("solution", "threads", "options", "memories", "problem", "screening", "lbfgs", "certificate", "start",
+           "decision", "dual_ascent", "warmup", "registry")
+_MOVED = {
+    "validation.measure": "validation.spectra_and_scores",
+    "validation.solvers.modes": "validation.solvers.searches",
+    "validation.reproduce.measurement": "validation.reproduce.spectra_trial",
+    **{f"validation.solvers.{name}": f"validation.solvers.engine.{name}" for name in _ENGINE},
+}
+
+
+class _MovedModules:
+    """Import hook: an old module path imports the module at its new path, with a DeprecationWarning."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in _MOVED:
+            return None
+        import importlib.util
+
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec):
+        import importlib
+        import warnings
+
+        warnings.warn(f"module {spec.name} is deprecated: it moved to {_MOVED[spec.name]}", DeprecationWarning,
+                      stacklevel=2)
+        return importlib.import_module(_MOVED[spec.name])
+
+    def exec_module(self, module):
+        pass
+
+
+if not any(isinstance(finder, _MovedModules) for finder in _sys.meta_path):
+    _sys.meta_path.insert(0, _MovedModules())
+
 _LAZY = {
     "make_instance": "validation.ensembles",
     "Instance": "validation.ensembles",
+    "EmbeddingModel": "validation.ensembles",
+    "FactSettings": "validation.ensembles",
     "solve": "validation.solvers",
     "Solution": "validation.solvers",
     "OptimalOptions": "validation.solvers",
@@ -53,6 +92,7 @@ _LAZY = {
     "CECapacity": "validation.ce_protocol",
     "measure_zipf": "validation.zipf",
     "ZipfMeasurement": "validation.zipf",
+    "ZipfSettings": "validation.zipf",
 }
 
 __all__ = sorted(_LAZY)

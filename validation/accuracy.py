@@ -19,7 +19,7 @@ capacity the optimal solver returns the squared-hinge minimiser, which does not
 maximise the number of recalled inputs, so its accuracy is only a *lower bound* on the
 best accuracy.  Each point says which (``bound``).  With
 ``solver_options={"give_up": True}`` the optimal solver searches for the most recalled
-inputs (:func:`validation.solvers.modes.solve_give_up`): a tighter lower bound, still
+inputs (:func:`validation.solvers.searches.solve_give_up`): a tighter lower bound, still
 labelled ``lower_bound`` (``notes/recall_accuracy.md``, "Give-up mode").
 """
 
@@ -42,8 +42,7 @@ from .capacity.loads import load, p_from_load
 from .capacity.trials import STORAGE_TRIAL, instance_options
 from .ensembles import ENSEMBLES, PROBLEMS
 from .intervals import wilson_interval
-from .solver_rules import accuracy_is_exact, accuracy_theory_memory, supports_search_modes
-from .solvers.registry import solver_names, solver_spec
+from .solvers.engine.registry import HEBBIAN_THEORY, OPTIMAL_THEORY, solver_names, solver_spec
 from .sweep import Task, run_tasks
 
 __all__ = ["AccuracySettings", "AccuracyPoint", "AccuracyCurve", "measure_accuracy", "loads_from_alpha",
@@ -79,12 +78,12 @@ def theory_accuracy(d: int, p: int, solver: str, ensemble: str = "gaussian", kap
     """
     import replica
 
-    memory = accuracy_theory_memory(solver)
-    if memory == "hebbian":
+    memory = solver_spec(solver).accuracy_theory
+    if memory == HEBBIAN_THEORY:
         if kappa != 1.0:
             return math.nan, math.nan, "none (no finite-size theory of the rank-truncated Hebbian memory)"
         return float(replica.hebbian_accuracy(d, p, ensemble)), 0.0, "replica.hebbian_accuracy"
-    if memory == "optimal":
+    if memory == OPTIMAL_THEORY:
         res = replica.optimal_accuracy(d, p, kappa)
         return float(res.accuracy), float(res.stderr), "replica.optimal_accuracy (replica-symmetric prediction)"
     return math.nan, math.nan, f"none ({solver} has no accuracy theory)"
@@ -313,7 +312,7 @@ def _template(d, problem, solver, ensemble, kappa, seed, s: AccuracySettings) ->
 
 def _measured(solver, options) -> str:
     """What the curve measures (the lower-bound text of the solver, or of the give-up search)."""
-    return _GIVE_UP if supports_search_modes(solver) and dict(options or {}).get("give_up") else _LOWER_BOUND
+    return _GIVE_UP if solver_spec(solver).has_search_modes and dict(options or {}).get("give_up") else _LOWER_BOUND
 
 
 def _curve_status(points, solver, options=None):
@@ -337,7 +336,7 @@ def measure_accuracy(d, loads, *, problem="op", solver="hebbian", ensemble="gaus
     loads : sequence of int
         Loads ``p >= 2`` (see :func:`loads_from_alpha` for loads given as alpha).
     problem : {"op", "dp"}
-    solver : {"hebbian", "optimal", "lp", "adam"}
+    solver : {"hebbian", "optimal", "lp", "adam", "svp"}
     ensemble : {"gaussian", "sphere"}
     kappa : float
         Rank fraction in (0, 1].
@@ -369,14 +368,14 @@ def measure_accuracy(d, loads, *, problem="op", solver="hebbian", ensemble="gaus
     rep = run_tasks(tasks, store=s.store, executor=s.executor, progress=s.progress,
                     desc=f"accuracy {m.problem}/{m.solver} d={m.d}")
     points, source = [], ""
+    exact = solver_spec(solver).accuracy_is_exact
     for p in ps:
         recs = [rep.records[t] for t in tasks if t.p == p]
         good = [r for r in recs if r["status"] != "error" and r.get("recall_fraction") is not None]
         value, theory_se, source = theory_accuracy(m.d, p, solver, ensemble, m.kappa)
         points.append(_point(m.d, p, [float(r["recall_fraction"]) for r in good], len(recs) - len(good),
-                             sum(bool(r.get("stored")) for r in good), (value, theory_se), accuracy_is_exact(solver)))
+                             sum(bool(r.get("stored")) for r in good), (value, theory_se), exact))
     status, message = _curve_status(points, solver, s.solver_options)
-    exact = accuracy_is_exact(solver)
     measures = "accuracy of the Hebbian memory" if exact else _measured(solver, s.solver_options) + \
         " (exact, = 1, where every trial stored all inputs)"
     return AccuracyCurve(m.d, m.problem, m.solver, m.ensemble, m.kappa, tuple(points), source, measures, m.seed,

@@ -30,9 +30,9 @@ from replica.common.loads import p_from_load
 from replica.common.results import Result
 from replica.common.seeds import resolve_seed
 
-from .ensembles import ENSEMBLES, make_instance
+from .ensembles import ENSEMBLES, EmbeddingModel, make_instance
 from .solvers.adam import solve_adam
-from .solvers.options import AdamOptions
+from .solvers.engine.options import AdamOptions
 
 __all__ = ["CEProtocol", "SeedCapacity", "CECapacity", "ce_capacity", "adam_trial", "search_range",
            "trial_seed"]
@@ -144,7 +144,7 @@ def adam_trial(d: int, n: int, seed: int, settings: CEProtocol, accuracy: float)
     The instance is ``make_instance(d, n, "op", settings.ensemble, seed)``; the run
     stops early once the verified recall fraction is ``>= accuracy``.
     """
-    instance = make_instance(d, n, "op", settings.ensemble, seed=seed)
+    instance = make_instance(d, n, "op", seed=seed, embeddings=EmbeddingModel(settings.ensemble))
     return solve_adam(instance, max_iter=settings.max_iter, options=settings.adam_options(accuracy)).recall_fraction
 
 

@@ -38,21 +38,23 @@ DP candidates stay those of the counter-based generator (``g``); a score
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
 from replica.common.checks import check_choice, check_int, check_memory
 from replica.common.ensembles import ENSEMBLES
-from replica.common.results import json_safe
 from replica.common.seeds import resolve_seed
 from replica.variants.covariance import power_law_spectrum
 
 from . import _rng
+from .instance import Instance, check_square_instance
 
-__all__ = ["make_instance", "instance_bytes", "check_generator", "Instance", "PROBLEMS", "ENSEMBLES",
-           "power_law_spectrum", "covariance_root", "check_square_instance"]
+__all__ = ["make_instance", "EmbeddingModel", "FactSettings", "instance_bytes", "check_generator", "Instance",
+           "PROBLEMS", "ENSEMBLES", "power_law_spectrum", "covariance_root", "check_square_instance"]
 
 PROBLEMS = ("op", "dp")
 
@@ -146,276 +148,6 @@ def _draw_vectors(rng: np.random.Generator, count: int, d: int, ensemble: str) -
     else:
         z /= np.sqrt(d)
     return z
-
-
-@dataclass(frozen=True, eq=False)
-class Instance:
-    """A random memory problem; build it with :func:`make_instance`.
-
-    Attributes
-    ----------
-    d : int or None
-        Dimension of a square instance (``d_in = d_out = d``); None for a rectangular one.
-        Functions built on a ``d x d`` memory reject a rectangular instance with a
-        ValueError (:func:`check_square_instance`).
-    p : int
-        Number of associations.
-    d_in, d_out : int
-        Input and output dimensions (both ``d`` when square); a memory is ``d_out x d_in``.
-    problem : {"op", "dp"}
-    ensemble : {"gaussian", "sphere"}
-    seed : int
-        The resolved integer seed (``replica.common.seeds.resolve_seed``): the
-        instance is a pure function of ``(seed, d, p, problem, ensemble)``.
-    inputs : ndarray, float64, shape (p, d_in), read-only
-        Row ``mu`` is the input ``e_mu``.
-    targets : ndarray, float64, shape (p, d_out), read-only
-        Row ``mu`` is the target output of input ``mu`` (OP: ``u_mu``; DP:
-        ``u^(mu)_mu``, equal bit for bit to ``candidates(mu)[mu]``; to rounding with an
-        output covariance).
-    dp_key : numpy.uint64
-        Key of the DP candidate generator (``validation._rng``); also set for
-        OP instances but unused there.
-    generator : int
-        Version of the DP candidate generator (``validation._rng.GENERATORS``; the DP
-        candidates and targets depend on it, OP instances do not).
-    outputs : int or None
-        Number ``K`` of distinct answers, or None (one answer per fact).
-    answer_map : ndarray of int64, shape (p,), read-only, or None
-        The target map ``f`` (``outputs=K`` only).
-    output_vectors : ndarray, float64, shape (K, d), read-only, or None
-        OP with ``outputs=K``: row ``k`` is the shared output ``u_k``
-        (``targets[mu] = output_vectors[f(mu)]``).
-    weights : ndarray, float64, shape (p,), read-only, or None
-        Query frequencies of the facts, positive and summing to one (``weights=``
-        of :func:`make_instance`); None: every fact counts the same.
-    weights_normalised : bool
-        True if the ``weights`` passed to :func:`make_instance` did not sum to one
-        and were divided by their sum.
-    input_root, output_root : ndarray, float64, read-only, or None
-        ``Sigma_in^(1/2)`` (d_in x d_in) and ``Sigma_out^(1/2)`` (d_out x d_out) of the
-        covariances (scaled to trace = dimension), or None (isotropic).
-    input_spectrum, output_spectrum : ndarray, float64, read-only, or None
-        Eigenvalues of the scaled covariances, decreasing, summing to the dimension.
-    input_covariance_factor, output_covariance_factor : float or None
-        The factor the given covariance was multiplied by to get trace = dimension
-        (1.0 when it already had it); None without a covariance.
-    """
-
-    d: int
-    p: int
-    problem: str
-    ensemble: str
-    seed: int
-    inputs: np.ndarray = field(repr=False)
-    targets: np.ndarray = field(repr=False)
-    dp_key: np.uint64 = field(repr=False)
-    outputs: int | None = None
-    answer_map: np.ndarray | None = field(default=None, repr=False)
-    output_vectors: np.ndarray | None = field(default=None, repr=False)
-    weights: np.ndarray | None = field(default=None, repr=False)
-    weights_normalised: bool = False
-    d_in: int = 0
-    d_out: int = 0
-    input_root: np.ndarray | None = field(default=None, repr=False)
-    output_root: np.ndarray | None = field(default=None, repr=False)
-    input_spectrum: np.ndarray | None = field(default=None, repr=False)
-    output_spectrum: np.ndarray | None = field(default=None, repr=False)
-    input_covariance_factor: float | None = None
-    output_covariance_factor: float | None = None
-    generator: int = _rng.DEFAULT_GENERATOR   # make_instance always sets it
-
-    def __post_init__(self):
-        if self.d is not None:  # square: d_in = d_out = d
-            if not self.d_in:
-                object.__setattr__(self, "d_in", self.d)
-            if not self.d_out:
-                object.__setattr__(self, "d_out", self.d)
-
-    @property
-    def square(self) -> bool:
-        """True when ``d_in == d_out`` was built from ``d`` (``Instance.d`` is set)."""
-        return self.d is not None
-
-    @property
-    def shape(self) -> tuple:
-        """Shape ``(d_out, d_in)`` of a memory of this instance."""
-        return (self.d_out, self.d_in)
-
-    @property
-    def score_scale(self) -> float:
-        """``sqrt(d_in d_out)`` (``d`` when square): a competitor score ``u^T W e`` has
-        standard deviation ``||W||_F / score_scale`` (isotropic ensembles)."""
-        return float(self.d) if self.d is not None else math.sqrt(self.d_in * self.d_out)
-
-    def generator_pairs(self, mus, rhos) -> np.ndarray:
-        """DP: the generator's vectors ``g`` of the candidates ``(mus[k], rhos[k])``,
-        shape (n, d_out); the candidates are ``g Sigma_out^(1/2)`` (:meth:`candidate_pairs`)."""
-        return _rng.dp_pairs(self.dp_key, self.candidate_code, mus, rhos, self.d_out)
-
-    def candidate_pairs(self, mus, rhos) -> np.ndarray:
-        """DP: the candidates ``u^(mus[k])_(rhos[k])`` as rows of a new (n, d_out) array."""
-        g = self.generator_pairs(mus, rhos)
-        return g if self.output_root is None else g @ self.output_root
-
-    def output_images(self, images) -> np.ndarray:
-        """DP: images ``Sigma_out^(1/2) W e_mu`` (rows) the generator's vectors are scored
-        against (the images themselves without an output covariance)."""
-        return images if self.output_root is None else np.ascontiguousarray(images @ self.output_root)
-
-    @property
-    def n_candidates(self) -> int:
-        """Candidates per input: ``K`` with ``outputs=K``, else ``p``."""
-        return self.p if self.outputs is None else self.outputs
-
-    @property
-    def target_index(self) -> np.ndarray:
-        """Row of the target in every score column: ``f(mu)`` (``mu`` when ``outputs`` is None)."""
-        return np.arange(self.p) if self.answer_map is None else self.answer_map
-
-    @property
-    def table(self) -> np.ndarray:
-        """OP candidate vectors shared by every input, shape (n_candidates, d)."""
-        return self.targets if self.output_vectors is None else self.output_vectors
-
-    @property
-    def candidate_code(self) -> int:
-        """Integer code of the DP candidate law (ensemble and generator) for the numba kernels."""
-        return _rng.candidate_code(self.ensemble, self.generator)
-
-    def candidates(self, mu) -> np.ndarray:
-        """Candidate outputs of input ``mu``.
-
-        Parameters
-        ----------
-        mu : int
-            Input index, ``0 <= mu < p``.
-
-        Returns
-        -------
-        ndarray, float64, shape (n_candidates, d_out)
-            Row ``rho`` is candidate ``rho``; row ``target_index[mu]`` is the
-            target.  OP: a read-only view of the shared outputs; DP: a new
-            array, regenerated.
-
-        Raises
-        ------
-        ValueError
-            If ``mu`` is out of range.
-        """
-        mu = check_int(mu, "mu", low=0, high=self.p - 1)
-        if self.problem == "op":
-            return self.table
-        n = self.n_candidates
-        return self.candidate_pairs(np.full(n, mu), np.arange(n))
-
-    def scores_from_images(self, images) -> np.ndarray:
-        """Score matrix from the images ``Y[mu] = W @ e_mu``.
-
-        Parameters
-        ----------
-        images : array_like, shape (p, d_out)
-            ``images[mu] = W @ inputs[mu]`` (for ``W = Q R^T``:
-            ``inputs @ R @ Q.T``).
-
-        Returns
-        -------
-        ndarray, float64, shape (n_candidates, p)
-            ``S[rho, mu] = candidates(mu)[rho] @ images[mu]``.
-
-        Raises
-        ------
-        ValueError
-            If ``images`` does not have shape (p, d_out).
-        """
-        Y = np.ascontiguousarray(images, dtype=np.float64)
-        if Y.shape != (self.p, self.d_out):
-            raise ValueError(f"images must have shape (p, d_out) = {(self.p, self.d_out)}, got {Y.shape}")
-        if self.problem == "op":
-            return self.table @ Y.T
-        out = np.empty((self.n_candidates, self.p), dtype=np.float64)
-        _rng.dp_scores_into(self.dp_key, self.candidate_code, self.output_images(Y), out)
-        return out
-
-    def scores(self, W) -> np.ndarray:
-        """Score matrix ``S[rho, mu] = candidates(mu)[rho] @ W @ inputs[mu]``.
-
-        Parameters
-        ----------
-        W : array_like, shape (d_out, d_in)
-
-        Returns
-        -------
-        ndarray, float64, shape (n_candidates, p)
-            Targets at ``S[target_index[mu], mu]`` (the diagonal when
-            ``outputs`` is None).  DP scores are computed blockwise by the
-            numba generator; no ``d p^2`` array is formed.
-
-        Raises
-        ------
-        ValueError
-            If ``W`` is not (d_out, d_in).
-        """
-        mat = np.asarray(W, dtype=np.float64)
-        if mat.shape != self.shape:
-            raise ValueError(f"W must have shape (d_out, d_in) = {self.shape}, got {mat.shape}")
-        return self.scores_from_images(self.inputs @ mat.T)
-
-    def to_dict(self) -> dict:
-        """Metadata (no arrays), JSON-safe."""
-        meta = {"d": self.d, "p": self.p, "problem": self.problem,
-                "ensemble": self.ensemble, "seed": self.seed}
-        if self.problem == "dp":
-            meta["generator"] = self.generator
-        if self.outputs is not None:
-            meta["outputs"] = self.outputs
-        if self.weights is not None:
-            meta["weighted"] = True
-            meta["weights_normalised"] = self.weights_normalised
-        if not self.square:
-            meta["d_in"], meta["d_out"] = self.d_in, self.d_out
-        for side in ("input", "output"):
-            spectrum = getattr(self, f"{side}_spectrum")
-            if spectrum is not None:
-                meta[f"{side}_covariance"] = {
-                    "trace": float(spectrum.sum()),
-                    "trace_factor": getattr(self, f"{side}_covariance_factor"),
-                    "effective_rank": float(spectrum.sum() ** 2 / np.square(spectrum).sum()),
-                    "largest": float(spectrum[0]), "smallest": float(spectrum[-1])}
-        return json_safe(meta)
-
-
-def check_square_instance(instance, function: str) -> int:
-    """The dimension ``d`` of a square ``instance``, for a function that needs ``d_in == d_out``.
-
-    The one check of the functions built on a ``d x d`` memory (the box-MILP bounds, the
-    rank-constrained and Adam solvers, the score distribution): a rectangular instance
-    (``make_instance(None, p, d_in=, d_out=)``, ``Instance.d`` None) gets a ValueError
-    naming ``function`` before any work is done.
-
-    Parameters
-    ----------
-    instance : Instance
-    function : str
-        Name of the calling function, for the message.
-
-    Returns
-    -------
-    int
-        ``instance.d``.
-
-    Raises
-    ------
-    ValueError
-        If ``instance`` is not an :class:`Instance`, or is rectangular.
-    """
-    if not isinstance(instance, Instance):
-        raise ValueError(f"instance must be a validation.Instance (make_instance), got "
-                         f"{type(instance).__name__}")
-    if instance.d is None:
-        raise ValueError(f"{function} needs a square instance (d_in == d_out); got d_in={instance.d_in}, "
-                         f"d_out={instance.d_out}")
-    return int(instance.d)
 
 
 def _weights(p, weights):
@@ -527,44 +259,14 @@ def _check_instance_memory(d, d_in, d_out, p):
         check_memory(instance_bytes(d_in, p, d_out), f"make_instance(d_in={d_in}, d_out={d_out}, p={p})")
 
 
-def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs=None,
-                  targets=None, weights=None, d_in=None, d_out=None, input_covariance=None,
-                  output_covariance=None, generator=None) -> Instance:
-    """Build a random memory problem, reproducible from its arguments.
+@dataclass(frozen=True, eq=False)
+class EmbeddingModel:
+    """How :func:`make_instance` draws the input and output vectors.
 
-    Parameters
+    Attributes
     ----------
-    d : int or None
-        Dimension, ``d >= 2``: the default of ``d_in`` and ``d_out``.  Must be None
-        when both ``d_in`` and ``d_out`` are given.
-    p : int
-        Number of associations, ``p >= 2``.
-    problem : {"op", "dp"}
-        Original problem (shared outputs) or decoupled problem (own candidates
-        per input).
     ensemble : {"gaussian", "sphere"}
         ``gaussian``: i.i.d. N(0, I_d / d); ``sphere``: uniform on the unit sphere.
-    seed : None, int, SeedSequence or Generator
-        Resolved to an integer by ``replica.common.seeds.resolve_seed`` (``None``:
-        the package default ``DEFAULT_SEED``); the integer is stored in
-        ``Instance.seed``.  ``SeedSequence(seed).spawn(3)`` gives three
-        children: inputs, OP outputs, DP generator key.  Instances with the same
-        seed but different ``p`` share their leading rows (and DP candidates
-        with equal ``(mu, rho)``); use different seeds (e.g. from
-        ``SeedSequence.spawn``) for independent instances.
-    outputs : int or None
-        Number ``K`` of distinct answers, ``2 <= K <= p``; None (default): one
-        answer per fact (bit-identical to instances built without it).
-    targets : array_like of int, shape (p,), optional
-        The target map ``f`` with values in ``[0, K - 1]``, every value used at
-        least once (``outputs`` only; default ``f(mu) = mu mod K``, balanced).
-    weights : array_like of float, shape (p,), optional
-        Query frequencies ``f_mu`` of the facts (for example Zipf's law,
-        ``notes/zipf.md``), finite and positive.  Weights that do not sum to one
-        are divided by their sum, and ``Instance.weights_normalised`` says so.  They
-        do not change the vectors (the instance is bit-identical to one built
-        without them); they weight the recalled mass of the weighted give-up search
-        and of the error ``E = sum_mu f_mu 1{mu not recalled}``.
     d_in, d_out : int, optional
         Input and output dimensions, ``>= 2`` (default ``d``): inputs in R^{d_in} from
         N(0, I/d_in), outputs and candidates in R^{d_out} from N(0, I/d_out) (``sphere``:
@@ -582,11 +284,112 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
         factor).  Vectors are ``e = Sigma_in^(1/2) g`` and ``u = Sigma_out^(1/2) g`` for
         the isotropic draws ``g`` of the same seed (DP: the generator's candidates,
         the root applied to the images).  None (default): isotropic, bit-identical.
+
+    The fields are checked by :func:`make_instance`, which knows ``d``.
+    """
+
+    ensemble: str = "gaussian"
+    d_in: int | None = None
+    d_out: int | None = None
+    input_covariance: object = None
+    output_covariance: object = None
+
+
+@dataclass(frozen=True, eq=False)
+class FactSettings:
+    """The facts of :func:`make_instance`: how many distinct answers, which answer each fact has, how often it is asked.
+
+    Attributes
+    ----------
+    outputs : int or None
+        Number ``K`` of distinct answers, ``2 <= K <= p``; None (default): one
+        answer per fact (bit-identical to instances built without it).
+    targets : array_like of int, shape (p,), optional
+        The target map ``f`` with values in ``[0, K - 1]``, every value used at
+        least once (``outputs`` only; default ``f(mu) = mu mod K``, balanced).
+    weights : array_like of float, shape (p,), optional
+        Query frequencies ``f_mu`` of the facts (for example Zipf's law,
+        ``notes/zipf.md``), finite and positive.  Weights that do not sum to one
+        are divided by their sum, and ``Instance.weights_normalised`` says so.  They
+        do not change the vectors (the instance is bit-identical to one built
+        without them); they weight the recalled mass of the weighted give-up search
+        and of the error ``E = sum_mu f_mu 1{mu not recalled}``.
+
+    The fields are checked by :func:`make_instance`, which knows ``p``.
+    """
+
+    outputs: int | None = None
+    targets: object = None
+    weights: object = None
+
+
+_EMBEDDING_FIELDS = tuple(f.name for f in dataclasses.fields(EmbeddingModel))
+_FACT_FIELDS = tuple(f.name for f in dataclasses.fields(FactSettings))
+
+
+def _settings(embeddings, facts, flat):
+    """``(EmbeddingModel, FactSettings)`` of :func:`make_instance`, the deprecated flat keywords folded in."""
+    embeddings = EmbeddingModel() if embeddings is None else embeddings
+    facts = FactSettings() if facts is None else facts
+    if not isinstance(embeddings, EmbeddingModel):
+        raise ValueError(f"embeddings must be an EmbeddingModel, got {type(embeddings).__name__}")
+    if not isinstance(facts, FactSettings):
+        raise ValueError(f"facts must be a FactSettings, got {type(facts).__name__}")
+    unknown = sorted(set(flat) - set(_EMBEDDING_FIELDS) - set(_FACT_FIELDS))
+    if unknown:
+        raise TypeError(f"make_instance() got unexpected keyword arguments {unknown}")
+    if flat:
+        on_embeddings = [k for k in flat if k in _EMBEDDING_FIELDS]
+        on_facts = [k for k in flat if k in _FACT_FIELDS]
+        use = [f"{cls}({', '.join(f'{k}=...' for k in names)})" for cls, names in
+               (("embeddings=EmbeddingModel", on_embeddings), ("facts=FactSettings", on_facts)) if names]
+        warnings.warn(f"make_instance({', '.join(f'{k}=...' for k in flat)}) is deprecated; pass "
+                      f"{' and '.join(use)}", DeprecationWarning, stacklevel=3)
+        embeddings = dataclasses.replace(embeddings, **{k: flat[k] for k in on_embeddings})
+        facts = dataclasses.replace(facts, **{k: flat[k] for k in on_facts})
+    return embeddings, facts
+
+
+def make_instance(d, p, problem="op", ensemble=None, seed=None, *, embeddings=None, facts=None, generator=None,
+                  **flat) -> Instance:
+    """Build a random memory problem, reproducible from its arguments.
+
+    Parameters
+    ----------
+    d : int or None
+        Dimension, ``d >= 2``: the default of ``embeddings.d_in`` and ``embeddings.d_out``.
+        Must be None when both are given.
+    p : int
+        Number of associations, ``p >= 2``.
+    problem : {"op", "dp"}
+        Original problem (shared outputs) or decoupled problem (own candidates
+        per input).
+    ensemble : {"gaussian", "sphere"}, optional
+        Deprecated (``DeprecationWarning``): use ``embeddings=EmbeddingModel(ensemble)``.
+    seed : None, int, SeedSequence or Generator
+        Resolved to an integer by ``replica.common.seeds.resolve_seed`` (``None``:
+        the package default ``DEFAULT_SEED``); the integer is stored in
+        ``Instance.seed``.  ``SeedSequence(seed).spawn(3)`` gives three
+        children: inputs, OP outputs, DP generator key.  Instances with the same
+        seed but different ``p`` share their leading rows (and DP candidates
+        with equal ``(mu, rho)``); use different seeds (e.g. from
+        ``SeedSequence.spawn``) for independent instances.
+    embeddings : EmbeddingModel, optional
+        Ensemble, rectangular shape (``d_in``, ``d_out``) and covariances of the vectors
+        (default ``EmbeddingModel()``: gaussian, square, isotropic).
+    facts : FactSettings, optional
+        Distinct answers (``outputs``, ``targets``) and query frequencies (``weights``)
+        of the facts (default ``FactSettings()``: one answer per fact, unweighted).
     generator : {1, 2} or None
         Version of the DP candidate generator (``notes/simulation.md``, section 2); None
         (default): 2, or the value of the environment variable
         ``LINEAR_MEMORY_DP_GENERATOR`` when it is set.  ``generator=1`` builds the
         DP instances of results made before version 2.  OP instances do not depend on it.
+    **flat
+        Deprecated (``DeprecationWarning``): the fields of :class:`EmbeddingModel`
+        (``d_in``, ``d_out``, ``input_covariance``, ``output_covariance``) and of
+        :class:`FactSettings` (``outputs``, ``targets``, ``weights``) as keywords; they
+        replace those of ``embeddings`` and ``facts``.
 
     Returns
     -------
@@ -610,26 +413,30 @@ def make_instance(d, p, problem="op", ensemble="gaussian", seed=None, *, outputs
     -----
     See ``notes/simulation.md`` (ensembles and the DP generator).
     """
-    d, d_in, d_out = _dimensions(d, d_in, d_out)
+    if ensemble is not None:
+        flat = {"ensemble": ensemble, **flat}
+    embeddings, facts = _settings(embeddings, facts, flat)
+    d, d_in, d_out = _dimensions(d, embeddings.d_in, embeddings.d_out)
     p = check_int(p, "p", low=2)
     problem = check_choice(problem, "problem", PROBLEMS)
-    ensemble = check_choice(ensemble, "ensemble", ENSEMBLES)
+    ensemble = check_choice(embeddings.ensemble, "ensemble", ENSEMBLES)
     seed = resolve_seed(seed)
     generator = check_generator(generator)
-    K, answer_map = _answer_map(p, outputs, targets)
-    w, normalised = _weights(p, weights)
-    (in_root, in_spectrum, in_factor), (out_root, out_spectrum, out_factor) = (
-        _root(input_covariance, d_in, "input_covariance"), _root(output_covariance, d_out, "output_covariance"))
+    K, answer_map = _answer_map(p, facts.outputs, facts.targets)
+    w, normalised = _weights(p, facts.weights)
+    covariances = (_root(embeddings.input_covariance, d_in, "input_covariance"),
+                   _root(embeddings.output_covariance, d_out, "output_covariance"))
     _check_instance_memory(d, d_in, d_out, p)
-    return _built_instance(seed, p, (d, d_in, d_out), problem, ensemble, (K, answer_map), (w, normalised),
-                           ((in_root, in_spectrum, in_factor), (out_root, out_spectrum, out_factor)), generator)
+    draw = (seed, p, (d, d_in, d_out), problem, ensemble, generator)
+    return _built_instance(draw, (K, answer_map), (w, normalised), covariances)
 
 
-def _built_instance(seed, p, dims, problem, ensemble, answers, weights, covariances, generator):
-    """The :class:`Instance` of :func:`make_instance` from checked arguments (``dims = (d,
-    d_in, d_out)``, ``answers = (K, answer_map)``, ``weights = (w, normalised)``,
-    ``covariances``: (root, spectrum, factor) of the inputs and of the outputs); its
+def _built_instance(draw, answers, weights, covariances):
+    """The :class:`Instance` of :func:`make_instance` from checked arguments (``draw = (seed, p,
+    (d, d_in, d_out), problem, ensemble, generator)``, ``answers = (K, answer_map)``, ``weights = (w,
+    normalised)``, ``covariances``: (root, spectrum, factor) of the inputs and of the outputs); its
     arrays are read-only."""
+    seed, p, dims, problem, ensemble, generator = draw
     (d, d_in, d_out), (K, answer_map), (w, normalised) = dims, answers, weights
     (in_root, in_spectrum, in_factor), (out_root, out_spectrum, out_factor) = covariances
     inputs, target_vectors, vectors, dp_key = _draw_instance(seed, p, (d_in, d_out), problem, ensemble,

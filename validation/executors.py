@@ -26,7 +26,7 @@ import threading
 
 from replica.common.checks import check_choice, check_int
 
-from .solvers.threads import BLAS_THREAD_VARIABLES
+from .solvers.engine.threads import BLAS_THREAD_VARIABLES
 
 __all__ = ["make_executor", "terminate_executor", "ProcessPool", "DaskExecutor", "SerialExecutor", "worker_init",
            "spawning", "THREAD_VARIABLES"]
@@ -40,7 +40,7 @@ def worker_init(threads: int = 1) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     for var in THREAD_VARIABLES:
         os.environ[var] = str(threads)
-    from .solvers.threads import set_threads
+    from .solvers.engine.threads import set_threads
 
     set_threads(threads)
 
@@ -79,7 +79,7 @@ class ProcessPool:
     def __init__(self, workers: int):
         import multiprocessing
 
-        from .solvers.threads import thread_count
+        from .solvers.engine.threads import thread_count
 
         self.workers = workers
         self.threads = thread_count()

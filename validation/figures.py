@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 from scipy import special  # noqa: E402
 
 from .intervals import wilson_interval  # noqa: E402
-from .solver_rules import is_hebbian, memory_label  # noqa: E402
+from .solvers.engine.registry import OPTIMAL_THEORY, solver_spec  # noqa: E402
 
 __all__ = ["plot_success", "plot_collapse", "plot_alpha_vs_d", "plot_alpha_kappa", "plot_spectra", "plot_scores",
            "plot_accuracy", "plot_outputs", "plot_zipf", "wilson_interval"]
@@ -128,7 +128,7 @@ def _full_rank_groups(estimates):
     for est in estimates:
         if est["kappa"] == 1.0:
             groups.setdefault((est["problem"], est["solver"]), []).append(est)
-    order = sorted(groups, key=lambda k: (is_hebbian(k[1]), k[0] != "op", k))
+    order = sorted(groups, key=lambda k: (solver_spec(k[1]).is_hebbian, k[0] != "op", k))
     return [(key, sorted(groups[key], key=lambda e: e["d"])) for key in order]
 
 
@@ -161,13 +161,13 @@ def plot_success(estimates, path):
             th = est["theory"].get("alpha", math.nan)
             if th is not None and math.isfinite(th):
                 ax.plot([th], [0.5], "D", ms=6.5, mfc=color, mec="k", mew=0.8, zorder=4)
-        hebbian = is_hebbian(solver)
+        hebbian = solver_spec(solver).is_hebbian
         asym = 0.125 if hebbian else 0.5
         ax.axvline(asym, color="k", lw=1.2, ls=":")
         ax.text(asym, 0.5, r" $d\to\infty$: " + ("1/8" if hebbian else "1/2"), transform=ax.get_xaxis_transform(),
                 ha="left", va="center", fontsize=7.5, rotation=90)
         ax.axhline(0.5, color="0.6", lw=0.6, zorder=1)
-        ax.set_title(f"{memory_label(solver)} memory, {_PROBLEM_NAMES.get(problem, problem)}", fontsize=10)
+        ax.set_title(f"{solver_spec(solver).label} memory, {_PROBLEM_NAMES.get(problem, problem)}", fontsize=10)
         ax.set_xlabel(r"load $\alpha = p\,\ln p\,/\,d^2$  (dimensionless; $p$ facts, $d$ dimensions)", fontsize=8.5)
         ax.set_ylim(-0.04, 1.04)
         ax.grid(alpha=0.25)
@@ -256,9 +256,9 @@ def plot_collapse(estimates, path):
     for ax, (key, ests, rank) in zip(axes.flat, panels):
         problem, solver = key[:2]
         _collapse_curves(ax, ests, colors, rank)
-        what = f"{memory_label(solver)} memory, {_PROBLEM_NAMES.get(problem, problem)}"
+        what = f"{solver_spec(solver).label} memory, {_PROBLEM_NAMES.get(problem, problem)}"
         if rank:
-            what = f"rank-constrained {memory_label(solver)} memory, {problem.upper()}, d = {key[2]}: lower bounds"
+            what = f"rank-constrained {solver_spec(solver).label} memory, {problem.upper()}, d = {key[2]}: lower bounds"
             ax.text(0.02, 0.03, "trials the rank-m search did not solve\ncount as not stored",
                     transform=ax.transAxes, fontsize=7, va="bottom", ha="left", color="0.25")
         ax.set_title(what, fontsize=9.5)
@@ -315,7 +315,7 @@ def plot_alpha_vs_d(estimates, theory_curves, path):
         if not pts:
             continue
         x = [1 / math.log(q["p_c"]) for q in pts]
-        ax.plot(x, [q["alpha"] for q in pts], "-", color="k" if name == "optimal" else "C2", lw=1.2,
+        ax.plot(x, [q["alpha"] for q in pts], "-", color="k" if name == OPTIMAL_THEORY else "C2", lw=1.2,
                 label=f"finite-size theory ({name})")
     ax.axhline(0.5, color="k", ls=":", lw=1)
     ax.axhline(0.125, color="C2", ls=":", lw=1)

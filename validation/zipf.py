@@ -1,19 +1,21 @@
 """Measured recall error of facts with Zipf frequencies, beside ``replica.zipf_error``.
 
 ``N`` facts with ``N`` distinct outputs are asked with frequencies
-``f_mu = mu^(-a) / H_{N,a}`` (``make_instance(d, N, weights=f)``), and the error of a
-memory W on one instance is the frequency mass of the facts it does not recall,
+``f_mu = mu^(-a) / H_{N,a}`` (``make_instance(d, N, facts=FactSettings(weights=f))``), and the
+error of a memory W on one instance is the frequency mass of the facts it does not recall,
 
     E = sum_mu f_mu 1{mu not recalled},
 
 recall checked in float64 (:func:`validation.solvers.assess`).  :func:`measure_zipf`
 builds ``trials`` independent instances (seeds ``task_seed(seed, N, t)`` of
 :mod:`validation.sweep`, as the accuracy sweeps) and reports per solver the mean of
-``E`` over the instances and its standard error.  The memories (``notes/zipf.md``):
+``E`` over the instances and its standard error.  The memories (``notes/zipf.md``; each
+registered as a :class:`~validation.solvers.engine.registry.MemorySpec` and run by
+:mod:`validation.zipf_memories`):
 
 ``optimal``
     The weighted give-up search of the optimal solver
-    (:func:`validation.solvers.modes.solve_give_up` with the instance's weights): it
+    (:func:`validation.solvers.searches.solve_give_up` with the instance's weights): it
     gives up the largest squared hinge per unit of frequency, the analogue of the order
     ``C_mu / f_mu`` of the knapsack (section 2).  Its recalled mass is a lower bound on
     the best recalled mass, so its ``E`` is an *upper bound* on the error of the best
@@ -39,6 +41,7 @@ import dataclasses
 import math
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -49,37 +52,65 @@ from replica.common.results import Result
 from replica.common.seeds import resolve_seed
 from replica.variants import zipf_frequencies
 
-from .ensembles import ENSEMBLES, PROBLEMS, make_instance
-from .solvers import assess, solve
-from .solvers.memories import hebbian_memory
+from .ensembles import ENSEMBLES, PROBLEMS, EmbeddingModel, FactSettings, make_instance
+from .solvers import assess
+from .solvers.engine.registry import memory_names, memory_spec
 from .sweep import task_seed
 
-__all__ = ["ZIPF_SOLVERS", "ZIPF_LABELS", "ZipfPoint", "ZipfMeasurement", "measure_zipf", "zipf_frequencies",
+__all__ = ["ZipfSettings", "ZIPF_SOLVERS", "ZIPF_LABELS", "ZipfPoint", "ZipfMeasurement", "measure_zipf",
+           "zipf_frequencies",
            "theory_zipf_error", "predicted_exponent", "fitted_slope", "slope_rows", "slope_text", "zipf_series",
            "ZIPF_THEORY",
            "overloaded_facts", "zipf_theory_curves"]
 
-ZIPF_SOLVERS = ("optimal", "hebbian", "hebbian_frequency", "adam", "adam_frequency")
-_MEASURES = {
-    "optimal": ("upper_bound", "error of the W of the weighted give-up search (largest squared hinge per unit of "
-                "frequency given up first): its recalled mass is a lower bound on the best, so this is an upper "
-                "bound on the error of the best memory"),
-    "hebbian": ("exact", "error of the Hebbian memory W = sum_mu u_mu e_mu^T"),
-    "hebbian_frequency": ("exact", "error of the frequency-weighted Hebbian memory W = sum_mu f_mu u_mu e_mu^T"),
-    "adam": ("upper_bound", "error of the W trained by Adam on the unweighted cross-entropy for the step "
-             "budget: an upper bound on the error of the best memory"),
-    "adam_frequency": ("upper_bound", "error of the W trained by Adam on the frequency-weighted cross-entropy "
-                       "sum_mu f_mu CE_mu for the step budget: an upper bound on the error of the best memory"),
-}
+ZIPF_SOLVERS = memory_names()
+"""The memories a Zipf measurement runs (the registry's, :class:`~validation.solvers.engine.registry.MemorySpec`)."""
 
-
-ZIPF_THEORY = ("optimal", "hebbian", "hebbian_frequency")
+ZIPF_THEORY = tuple(name for name in ZIPF_SOLVERS if memory_spec(name).theory is not None)
 """The Zipf memories with a theory in ``replica.zipf_error`` (the trained Adam memories have none)."""
 
-ZIPF_LABELS = {"optimal": "optimal, weighted give-up (upper bound on the best E)", "hebbian": "Hebbian",
-               "hebbian_frequency": "Hebbian, w = f", "adam": "Adam-CE",
-               "adam_frequency": "Adam-CE, f-weighted"}
+ZIPF_LABELS = {name: memory_spec(name).label for name in ZIPF_SOLVERS}
 """Table and legend names of the Zipf solvers."""
+
+
+@dataclass(frozen=True)
+class ZipfSettings:
+    """How :func:`measure_zipf` builds its instances and runs its memories.
+
+    Attributes
+    ----------
+    ensemble : {"gaussian", "sphere"}
+    adam_steps : int
+        Adam steps per instance, ``>= 1`` (default 300).
+    give_up_fraction : float
+        Fraction of the unrecalled kept facts the give-up search gives up per round,
+        in (0, 1] (default 0.05, the solver's default).
+    time_limit : float, optional
+        Wall-time budget per solve in seconds (``optimal``, ``adam``, ``adam_frequency``).
+    progress : bool, optional
+        One line per instance on stderr.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ensemble, ``adam_steps < 1``, ``give_up_fraction`` outside (0, 1]
+        or ``time_limit <= 0``.
+    """
+
+    ensemble: str = "gaussian"
+    adam_steps: int = 300
+    give_up_fraction: float = 0.05
+    time_limit: float | None = None
+    progress: bool | None = None
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        set_(self, "ensemble", check_choice(self.ensemble, "ensemble", ENSEMBLES))
+        set_(self, "adam_steps", check_int(self.adam_steps, "adam_steps", low=1))
+        set_(self, "give_up_fraction", check_real(self.give_up_fraction, "give_up_fraction", low=0.0, high=1.0,
+                                                  low_open=True))
+        if self.time_limit is not None:
+            set_(self, "time_limit", check_real(self.time_limit, "time_limit", low=0.0, low_open=True))
 
 
 def predicted_exponent(solver, a):
@@ -92,11 +123,8 @@ def predicted_exponent(solver, a):
     >>> predicted_exponent("optimal", 1.5), predicted_exponent("hebbian_frequency", 2.0)
     (-1.0, -0.25)
     """
-    if solver == "optimal":
-        return -2.0 * (a - 1.0)
-    if solver == "hebbian_frequency":
-        return -(a - 1.0) / (2.0 * a)
-    return None
+    exponent = memory_spec(solver).exponent
+    return None if exponent is None else exponent(a)
 
 
 def fitted_slope(d, e):
@@ -173,15 +201,14 @@ def theory_zipf_error(d, N, a, solver, ensemble="gaussian"):
     """``(value, stderr, source)`` of ``replica.zipf_error`` for a solver (NaN and ``"none"`` without one)."""
     import replica
 
-    if solver not in ZIPF_THEORY:
-        return math.nan, math.nan, "none (no theory of the cross-entropy memory)"
-    if solver == "optimal":
-        res = replica.zipf_error(d, replica.ZipfFacts(N, a), memory="optimal")
-        return float(res.error), float(res.stderr), "replica.zipf_error(memory='optimal') (replica-symmetric)"
-    weights = "frequency" if solver == "hebbian_frequency" else None
-    res = replica.zipf_error(d, replica.ZipfFacts(N, a, weights=weights), memory="hebbian", ensemble=ensemble)
-    src = "replica.zipf_error(memory='hebbian'" + (", weights='frequency')" if weights else ")")
-    return float(res.error), 0.0, src
+    spec = memory_spec(solver)
+    if spec.theory is None:
+        return math.nan, math.nan, spec.theory_source
+    extra = {"ensemble": ensemble} if spec.theory_ensemble else {}
+    theory = dict(spec.theory)
+    facts = replica.ZipfFacts(N, a, weights=theory.pop("weights", None))
+    res = replica.zipf_error(d, facts, **theory, **extra)
+    return float(res.error), float(res.stderr) if spec.theory_stderr else 0.0, spec.theory_source
 
 
 @dataclass(frozen=True)
@@ -294,30 +321,16 @@ class ZipfMeasurement(Result):
         return out
 
 
-def _one_error(inst, solver, adam_steps, give_up_fraction, time_limit):
-    """``(E, recalled count, budget ended)`` of one solver on one weighted instance."""
-    f = inst.weights
-    if solver == "hebbian_frequency":
-        W = hebbian_memory(inst.targets * f[:, None], inst.inputs)
-        ended = False
-    else:
-        if solver == "optimal":
-            sol = solve(inst, "optimal", refine=False, time_limit=time_limit,
-                        options={"give_up": True, "give_up_fraction": give_up_fraction})
-        elif solver in ("adam", "adam_frequency"):
-            sol = solve(inst, "adam", max_iter=adam_steps, time_limit=time_limit,
-                        options={"weighted": solver == "adam_frequency"})
-        else:
-            sol = solve(inst, "hebbian")
-        W = sol.matrix()
-        ended = sol.status == "undecided"
+def _one_error(inst, solver, settings):
+    """``(E, recalled count, budget ended)`` of one memory on one weighted instance."""
+    W, ended = memory_spec(solver).run.load(solver)(inst, settings)
     recalled = assess(inst, W)[3]
-    return math.fsum(f[~recalled].tolist()), int(recalled.sum()), ended
+    return math.fsum(inst.weights[~recalled].tolist()), int(recalled.sum()), ended
 
 
 def _point(solver, values, failures, ended, recalled, theory) -> ZipfPoint:
     value, theory_se, source = theory
-    bound, measures = _MEASURES[solver]
+    bound, measures = memory_spec(solver).bound, memory_spec(solver).measures
     n = len(values)
     if n < 2:
         return ZipfPoint(solver, math.nan, math.nan, n, failures, ended, math.nan, value, theory_se, source,
@@ -334,14 +347,33 @@ def _point(solver, values, failures, ended, recalled, theory) -> ZipfPoint:
                      theory_se, source, measures, bound, "ok", True, message)
 
 
+_FLAT_SETTINGS = tuple(f.name for f in dataclasses.fields(ZipfSettings))
+
+
+def _settings(settings, flat) -> ZipfSettings:
+    """``settings`` as :class:`ZipfSettings`, with the deprecated flat keywords of :func:`measure_zipf` folded in."""
+    if settings is None:
+        settings = ZipfSettings()
+    elif not isinstance(settings, ZipfSettings):
+        raise ValueError(f"settings must be a ZipfSettings, got {type(settings).__name__}")
+    unknown = sorted(set(flat) - set(_FLAT_SETTINGS))
+    if unknown:
+        raise TypeError(f"measure_zipf() got unexpected keyword arguments {unknown}")
+    if flat:
+        warnings.warn(f"measure_zipf({', '.join(f'{k}=...' for k in flat)}) is deprecated; pass "
+                      f"settings=ZipfSettings({', '.join(f'{k}=...' for k in flat)})", DeprecationWarning,
+                      stacklevel=3)
+        settings = dataclasses.replace(settings, **flat)
+    return settings
+
+
 def measure_zipf(d, N, a, solvers=("optimal", "hebbian", "adam"), trials=8, problem="op", seed=None, *,
-                 ensemble="gaussian", adam_steps=300, give_up_fraction=0.05, time_limit=None,
-                 progress=None) -> ZipfMeasurement:
+                 settings=None, **flat) -> ZipfMeasurement:
     """Mean recall error ``E = sum_mu f_mu 1{mu not recalled}`` per solver, beside the theory.
 
     See the module docstring and ``notes/zipf.md``.  Every solver sees the same
-    ``trials`` instances ``make_instance(d, N, problem, ensemble, seed=task_seed(seed,
-    N, t), weights=zipf_frequencies(N, a))``.
+    ``trials`` instances ``make_instance(d, N, problem, seed=task_seed(seed, N, t),
+    embeddings=EmbeddingModel(ensemble), facts=FactSettings(weights=zipf_frequencies(N, a)))``.
 
     Parameters
     ----------
@@ -353,21 +385,19 @@ def measure_zipf(d, N, a, solvers=("optimal", "hebbian", "adam"), trials=8, prob
         Zipf exponent, ``a >= 0`` (``a <= 1`` is allowed: ``N`` is finite), as
         ``replica.zipf_error`` accepts for finite ``N``.
     solvers : sequence of {"optimal", "hebbian", "hebbian_frequency", "adam", "adam_frequency"}
+        The memories measured (the registry's :func:`~validation.solvers.engine.registry.memory_names`).
     trials : int
         Instances, ``>= 2``.
     problem : {"op", "dp"}
     seed : None, int, SeedSequence or Generator
         Base seed (``None``: ``DEFAULT_SEED``).
-    ensemble : {"gaussian", "sphere"}
-    adam_steps : int
-        Adam steps per instance, ``>= 1`` (default 300).
-    give_up_fraction : float
-        Fraction of the unrecalled kept facts the give-up search gives up per round,
-        in (0, 1] (default 0.05, the solver's default).
-    time_limit : float, optional
-        Wall-time budget per solve in seconds (``optimal``, ``adam``, ``adam_frequency``).
-    progress : bool, optional
-        One line per instance on stderr.
+    settings : ZipfSettings, optional
+        Ensemble, Adam steps, give-up fraction, time limit per solve and progress lines
+        (default ``ZipfSettings()``).
+    **flat
+        Deprecated: the fields of :class:`ZipfSettings` as keywords (``ensemble``,
+        ``adam_steps``, ``give_up_fraction``, ``time_limit``, ``progress``), with a
+        ``DeprecationWarning``; they replace those of ``settings``.
 
     Returns
     -------
@@ -386,44 +416,49 @@ def measure_zipf(d, N, a, solvers=("optimal", "hebbian", "adam"), trials=8, prob
     a = check_real(a, "a", low=0.0)
     trials = check_int(trials, "trials", low=2)
     problem = check_choice(problem, "problem", PROBLEMS)
-    ensemble = check_choice(ensemble, "ensemble", ENSEMBLES)
-    adam_steps = check_int(adam_steps, "adam_steps", low=1)
-    give_up_fraction = check_real(give_up_fraction, "give_up_fraction", low=0.0, high=1.0, low_open=True)
-    if time_limit is not None:
-        time_limit = check_real(time_limit, "time_limit", low=0.0, low_open=True)
+    settings = _settings(settings, flat)
     if isinstance(solvers, str):
         solvers = (solvers,)
     solvers = tuple(check_choice(s, "solvers", ZIPF_SOLVERS) for s in solvers)
     if not solvers or len(set(solvers)) != len(solvers):
         raise ValueError(f"solvers must name at least one solver of {ZIPF_SOLVERS}, each once, got {solvers}")
     seed = resolve_seed(seed)
+    errors = _errors((d, N, a), solvers, trials, problem, seed, settings, start)
+    points = tuple(_point(s, *errors[s], theory_zipf_error(d, N, a, s, settings.ensemble)) for s in solvers)
+    failed = [pt.solver for pt in points if pt.status == "failed"]
+    status = "failed" if failed else "ok"
+    message = (f"{trials} instances per solver, mean +- standard error" if not failed
+               else f"fewer than 2 instances gave an error for {', '.join(failed)}")
+    return ZipfMeasurement(d, N, a, problem, settings.ensemble, seed, trials, settings.adam_steps,
+                           settings.give_up_fraction, points, time.perf_counter() - start, status, status == "ok",
+                           message)
+
+
+def _errors(point, solvers, trials, problem, seed, settings, start) -> dict:
+    """Per solver ``(values, failures, budget ended, recalled counts)`` over the ``trials`` instances at
+    ``point = (d, N, a)``."""
+    d, N, a = point
     f = zipf_frequencies(N, a)
     values = {s: [] for s in solvers}
     recalled = {s: [] for s in solvers}
     failures = dict.fromkeys(solvers, 0)
     ended = dict.fromkeys(solvers, 0)
     for t in range(trials):
-        inst = make_instance(d, N, problem, ensemble, seed=task_seed(seed, N, t), weights=f)
+        inst = make_instance(d, N, problem, seed=task_seed(seed, N, t),
+                             embeddings=EmbeddingModel(settings.ensemble), facts=FactSettings(weights=f))
         for s in solvers:
             try:
-                e, n_rec, budget = _one_error(inst, s, adam_steps, give_up_fraction, time_limit)
+                e, n_rec, budget = _one_error(inst, s, settings)
             except (ArithmeticError, RuntimeError, MemoryError) as exc:
                 failures[s] += 1
-                if progress:
+                if settings.progress:
                     print(f"zipf d={d} N={N} a={a} trial {t}: {s} failed: {exc}", file=sys.stderr)
                 continue
             values[s].append(e)
             recalled[s].append(n_rec)
             ended[s] += budget
-        if progress:
+        if settings.progress:
             done = ", ".join(f"{s} E={values[s][-1]:.4g}" for s in solvers if len(values[s]) > 0)
             print(f"zipf d={d} N={N} a={a}: instance {t + 1}/{trials} ({done}), "
                   f"{time.perf_counter() - start:.0f} s", file=sys.stderr)
-    points = tuple(_point(s, values[s], failures[s], ended[s], recalled[s],
-                          theory_zipf_error(d, N, a, s, ensemble)) for s in solvers)
-    failed = [pt.solver for pt in points if pt.status == "failed"]
-    status = "failed" if failed else "ok"
-    message = (f"{trials} instances per solver, mean +- standard error" if not failed
-               else f"fewer than 2 instances gave an error for {', '.join(failed)}")
-    return ZipfMeasurement(d, N, a, problem, ensemble, seed, trials, adam_steps, give_up_fraction, points,
-                           time.perf_counter() - start, status, status == "ok", message)
+    return {s: (values[s], failures[s], ended[s], recalled[s]) for s in solvers}

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from validation import make_instance, solve
+from validation import FactSettings, make_instance, solve
 from validation.accuracy_bound import AccuracyBound, accuracy_bound, constraint_rows
 
 _TINY = [(d, p, problem, seed) for d, p in ((2, 4), (2, 6), (3, 6), (3, 8), (4, 8))
@@ -112,7 +112,7 @@ def test_budget_and_json():
 
 
 def test_shared_outputs():
-    inst = make_instance(3, 8, "op", seed=1, outputs=3)
+    inst = make_instance(3, 8, "op", seed=1, facts=FactSettings(outputs=3))
     r = accuracy_bound(inst, time_limit=5.0, check_box=False)
     assert r.status == "exact" and r.recalled_lower == _best(inst)
 

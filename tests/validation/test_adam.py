@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from validation import make_instance, solve
+from validation import FactSettings, make_instance, solve
 from validation.recall import recall_check
 from validation.solvers import AdamOptions
 from validation.solvers.adam import _Scorer, _softmax_gradient, solve_adam
@@ -117,7 +117,7 @@ def test_bad_options():
 @pytest.mark.parametrize("problem, p", [("op", 24), ("dp", 60)])
 def test_k_outputs_below_capacity_stored(problem, p):
     # K = 4, d = 12: theory p_c = 33 (OP) and 132 (DP), replica.capacity(12, outputs=4, problem=...)
-    inst = make_instance(12, p, problem, seed=1, outputs=4)
+    inst = make_instance(12, p, problem, seed=1, facts=FactSettings(outputs=4))
     sol = solve_adam(inst)
     assert sol.status == "stored" and sol.stored and sol.recall_fraction == 1.0
     S = inst.scores(sol.W)  # float64 recall against the K candidates, targets f(mu) = mu mod 4
@@ -144,7 +144,7 @@ def _check_gradient_against(inst, W, loss, weights=None):
 
 @pytest.mark.parametrize("problem", ["op", "dp"])
 def test_k_outputs_gradient_matches_finite_differences(problem):
-    inst = make_instance(5, 9, problem, seed=2, outputs=3)
+    inst = make_instance(5, 9, problem, seed=2, facts=FactSettings(outputs=3))
     f = inst.target_index
 
     def loss(M):
@@ -158,7 +158,7 @@ def test_k_outputs_gradient_matches_finite_differences(problem):
 def test_weighted_gradient_matches_finite_differences(problem):
     # reference: sum_mu f_mu CE_mu with scipy's logsumexp on dense float64 scores
     f = np.array([0.4, 0.2, 0.1, 0.1, 0.08, 0.06, 0.04, 0.02])
-    inst = make_instance(5, 8, problem, seed=3, weights=f)
+    inst = make_instance(5, 8, problem, seed=3, facts=FactSettings(weights=f))
 
     def loss(M):
         S = inst.scores(M)
@@ -170,7 +170,7 @@ def test_weighted_gradient_matches_finite_differences(problem):
 def test_weighted_with_uniform_weights_is_the_mean_loss():
     # w_mu = 1/p is the unweighted loss: the same decisions and, up to float32 rounding of
     # G / p against G * (1/p), the same W
-    inst = make_instance(8, 20, "op", seed=4, weights=np.full(20, 0.05))
+    inst = make_instance(8, 20, "op", seed=4, facts=FactSettings(weights=np.full(20, 0.05)))
     plain = solve(inst, "adam", max_iter=200)
     weighted = solve(inst, "adam", max_iter=200, options={"weighted": True})
     assert weighted.info["weighted"] and not plain.info["weighted"]

@@ -1,12 +1,12 @@
-"""The aggregated not-stored bound (validation.solvers.certificate)."""
+"""The aggregated not-stored bound (validation.solvers.engine.certificate)."""
 
 import numpy as np
 import pytest
 
 from validation.ensembles import make_instance
 from validation.solvers import solve
-from validation.solvers.certificate import AggregatedBound
-from validation.solvers.problem import ConstraintProblem, DecisionWorkingSet
+from validation.solvers.engine.certificate import AggregatedBound
+from validation.solvers.engine.problem import ConstraintProblem, DecisionWorkingSet
 
 
 def _working_set(d, p, problem, seed):

@@ -9,7 +9,7 @@ rule is not invariant; a covariance of rank r confines the vectors to r dimensio
 import numpy as np
 import pytest
 
-from validation import make_instance, solve
+from validation import EmbeddingModel, make_instance, solve
 from validation.ensembles import covariance_root, power_law_spectrum
 
 
@@ -39,13 +39,14 @@ def test_power_law_spectrum_contract():
 ])
 def test_bad_covariances_name_the_argument(side, bad, pattern):
     with pytest.raises(ValueError, match=side) as info:
-        make_instance(6, 10, "dp", **{side: bad})
+        make_instance(6, 10, "dp", embeddings=EmbeddingModel(**{side: bad}))
     assert pattern in str(info.value)
 
 
 def test_normalised_to_trace_dimension_and_recorded():
-    inst = make_instance(6, 10, "op", seed=1, input_covariance=3.0 * np.eye(6),
-                         output_covariance=power_law_spectrum(6, 1.0))
+    inst = make_instance(6, 10, "op", seed=1,
+                         embeddings=EmbeddingModel(input_covariance=3.0 * np.eye(6),
+                                                   output_covariance=power_law_spectrum(6, 1.0)))
     assert inst.input_covariance_factor == pytest.approx(1.0 / 3.0)
     assert inst.output_covariance_factor == 1.0
     np.testing.assert_allclose(inst.input_root, np.eye(6), atol=1e-14)
@@ -61,9 +62,10 @@ def test_normalised_to_trace_dimension_and_recorded():
 def test_vectors_are_the_root_times_the_isotropic_draws():
     cov_in, cov_out = _rotated(5, 1.0, 0), _rotated(4, 2.0, 1)
     for problem in ("op", "dp"):
-        iso = make_instance(None, 30, problem, seed=7, d_in=5, d_out=4)
-        inst = make_instance(None, 30, problem, seed=7, d_in=5, d_out=4, input_covariance=cov_in,
-                             output_covariance=cov_out)
+        iso = make_instance(None, 30, problem, seed=7, embeddings=EmbeddingModel(d_in=5, d_out=4))
+        inst = make_instance(None, 30, problem, seed=7,
+                             embeddings=EmbeddingModel(d_in=5, d_out=4, input_covariance=cov_in,
+                                                       output_covariance=cov_out))
         root_in, _, _ = covariance_root(cov_in, 5)
         root_out, _, _ = covariance_root(cov_out, 4)
         np.testing.assert_allclose(root_in @ root_in, cov_in, atol=1e-12)
@@ -80,7 +82,7 @@ def test_vectors_are_the_root_times_the_isotropic_draws():
 def test_second_moment_of_the_inputs_is_the_covariance():
     # E[e e^T] = Sigma_in / d for e = Sigma_in^(1/2) g, g ~ N(0, I/d): 20000 draws in d = 4
     cov = _rotated(4, 1.0, 3)
-    inst = make_instance(4, 20000, "op", seed=0, input_covariance=cov)
+    inst = make_instance(4, 20000, "op", seed=0, embeddings=EmbeddingModel(input_covariance=cov))
     np.testing.assert_allclose(4.0 * inst.inputs.T @ inst.inputs / 20000, cov, atol=0.05)
 
 
@@ -110,9 +112,10 @@ def test_storability_is_invariant_under_invertible_covariances(problem):
     verdicts = []
     for (d_in, d_out), p, seed in INVARIANCE:
         cov_in, cov_out = _rotated(d_in, 1.0, seed), _rotated(d_out, 1.0, seed + 50)
-        iso = make_instance(None, p, problem, seed=seed, d_in=d_in, d_out=d_out)
-        inst = make_instance(None, p, problem, seed=seed, d_in=d_in, d_out=d_out, input_covariance=cov_in,
-                             output_covariance=cov_out)
+        iso = make_instance(None, p, problem, seed=seed, embeddings=EmbeddingModel(d_in=d_in, d_out=d_out))
+        inst = make_instance(None, p, problem, seed=seed,
+                             embeddings=EmbeddingModel(d_in=d_in, d_out=d_out, input_covariance=cov_in,
+                                                       output_covariance=cov_out))
         a, b = _decision(iso), _decision(inst)
         assert a.status == b.status, ((d_in, d_out), p, seed, a.message, b.message)
         if a.status == "stored":  # the bijection itself: Sigma_out^(-1/2) W Sigma_in^(-1/2) stores inst
@@ -129,8 +132,9 @@ def test_optimal_agrees_with_the_lp_on_correlated_instances():
     verdicts = []
     for problem in ("dp", "op"):
         for p, seed in ((26, 0), (30, 1), (32, 2), (36, 3)):
-            inst = make_instance(10, p, problem, seed=seed, input_covariance=power_law_spectrum(10, 1.0),
-                                 output_covariance=_rotated(10, 2.0, seed))
+            inst = make_instance(10, p, problem, seed=seed,
+                                 embeddings=EmbeddingModel(input_covariance=power_law_spectrum(10, 1.0),
+                                                           output_covariance=_rotated(10, 2.0, seed)))
             a, b = _decision(inst), solve(inst, "lp")
             assert a.status == b.status, (problem, p, seed, a.message, b.message)
             verdicts.append(a.status)
@@ -139,8 +143,9 @@ def test_optimal_agrees_with_the_lp_on_correlated_instances():
 
 @pytest.mark.parametrize("problem", ["op", "dp"])
 def test_refined_margin_on_a_correlated_instance_is_verified(problem):
-    inst = make_instance(8, 20, problem, seed=4, input_covariance=_rotated(8, 1.0, 4),
-                         output_covariance=_rotated(8, 1.0, 5))
+    inst = make_instance(8, 20, problem, seed=4,
+                         embeddings=EmbeddingModel(input_covariance=_rotated(8, 1.0, 4),
+                                                   output_covariance=_rotated(8, 1.0, 5)))
     sol = solve(inst, "optimal")
     assert sol.status == "stored" and sol.info["refined"]
     S = inst.scores(sol.W)
@@ -155,8 +160,8 @@ def test_hebbian_recall_drops_under_a_strongly_anisotropic_covariance(problem):
     d, p, n = 32, 32, 10
     spectrum = power_law_spectrum(d, 2.0)
     iso = np.array([solve(make_instance(d, p, problem, seed=s), "hebbian").recall_fraction for s in range(n)])
-    aniso = np.array([solve(make_instance(d, p, problem, seed=s, input_covariance=spectrum,
-                                          output_covariance=spectrum), "hebbian").recall_fraction
+    skewed = EmbeddingModel(input_covariance=spectrum, output_covariance=spectrum)
+    aniso = np.array([solve(make_instance(d, p, problem, seed=s, embeddings=skewed), "hebbian").recall_fraction
                       for s in range(n)])
     assert np.any(iso != aniso)
     se = np.sqrt(iso.var(ddof=1) / n + aniso.var(ddof=1) / n)
@@ -171,5 +176,5 @@ def test_a_degenerate_covariance_lowers_capacity(problem, side):
     spectrum = np.r_[np.ones(4), np.zeros(12)]
     for seed in range(3):
         iso = _decision(make_instance(16, 30, problem, seed=seed))
-        low = _decision(make_instance(16, 30, problem, seed=seed, **{side: spectrum}))
+        low = _decision(make_instance(16, 30, problem, seed=seed, embeddings=EmbeddingModel(**{side: spectrum})))
         assert iso.status == "stored" and low.status == "not_stored", (seed, iso.message, low.message)

@@ -11,8 +11,7 @@ import pytest
 from scipy import stats
 
 from replica.common.seeds import DEFAULT_SEED
-from validation import Instance, make_instance
-from validation import _rng
+from validation import EmbeddingModel, FactSettings, Instance, _rng, make_instance
 
 # sha1 of the bytes of make_instance(6, 9, "dp", ensemble, seed=3, generator=1).targets and
 # of .candidates(4), computed by generator 1 at commit 85026cc (fresh numba cache, the
@@ -54,9 +53,9 @@ def test_mix64_matches_reference():
 @pytest.mark.parametrize("problem", ["op", "dp"])
 @pytest.mark.parametrize("ensemble", ["gaussian", "sphere"])
 def test_reproducible_and_seed_dependent(problem, ensemble):
-    a = make_instance(6, 9, problem, ensemble, seed=3)
-    b = make_instance(6, 9, problem, ensemble, seed=3)
-    c = make_instance(6, 9, problem, ensemble, seed=4)
+    a = make_instance(6, 9, problem, seed=3, embeddings=EmbeddingModel(ensemble))
+    b = make_instance(6, 9, problem, seed=3, embeddings=EmbeddingModel(ensemble))
+    c = make_instance(6, 9, problem, seed=4, embeddings=EmbeddingModel(ensemble))
     assert isinstance(a, Instance)
     assert a.inputs.shape == a.targets.shape == (9, 6)
     assert a.inputs.dtype == a.targets.dtype == np.float64
@@ -74,7 +73,7 @@ def test_reproducible_and_seed_dependent(problem, ensemble):
 
 @pytest.mark.parametrize("ensemble", ["gaussian", "sphere"])
 def test_dp_candidates_match_reference_bits(ensemble):
-    inst = make_instance(6, 9, "dp", ensemble, seed=3, generator=1)
+    inst = make_instance(6, 9, "dp", seed=3, generator=1, embeddings=EmbeddingModel(ensemble))
     assert (_sha1(inst.targets), _sha1(inst.candidates(4))) == _REFERENCE[ensemble]
 
 
@@ -136,7 +135,7 @@ def _generator2_reference(key: int, mu: int, rho: int, d: int, ensemble: str) ->
 @pytest.mark.parametrize("ensemble", ["gaussian", "sphere"])
 @pytest.mark.parametrize("d", [6, 7, 33])
 def test_generator2_matches_numpy_transcription(ensemble, d):
-    inst = make_instance(d, 9, "dp", ensemble, seed=3, generator=2)
+    inst = make_instance(d, 9, "dp", seed=3, generator=2, embeddings=EmbeddingModel(ensemble))
     for mu in (0, 4, 8):
         got = inst.candidates(mu)
         for rho in range(9):
@@ -185,7 +184,7 @@ def test_generator_bits_do_not_depend_on_the_first_caller(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", _FASTMATH_FIRST], env=env, capture_output=True, text=True,
                          check=True)
-    inst = make_instance(6, 9, "dp", "gaussian", seed=3, generator=2)
+    inst = make_instance(6, 9, "dp", seed=3, generator=2, embeddings=EmbeddingModel("gaussian"))
     reference2 = np.stack([_generator2_reference(int(inst.dp_key), mu, mu, 6, "gaussian") for mu in range(9)])
     assert out.stdout.split()[-2:] == [_REFERENCE["gaussian"][0], _sha1(reference2)]
 
@@ -213,7 +212,7 @@ def test_arrays_read_only():
 @pytest.mark.parametrize("problem", ["op", "dp"])
 @pytest.mark.parametrize("ensemble", ["gaussian", "sphere"])
 def test_target_is_diagonal_candidate(problem, ensemble):
-    inst = make_instance(5, 7, problem, ensemble, seed=11)
+    inst = make_instance(5, 7, problem, seed=11, embeddings=EmbeddingModel(ensemble))
     for mu in range(inst.p):
         cand = inst.candidates(mu)
         assert cand.shape == (7, 5)
@@ -227,8 +226,8 @@ def test_target_is_diagonal_candidate(problem, ensemble):
 def test_norms_gaussian_and_sphere():
     d, p = 64, 400
     for problem in ("op", "dp"):
-        g = make_instance(d, p, problem, "gaussian", seed=1)
-        s = make_instance(d, p, problem, "sphere", seed=1)
+        g = make_instance(d, p, problem, seed=1, embeddings=EmbeddingModel("gaussian"))
+        s = make_instance(d, p, problem, seed=1, embeddings=EmbeddingModel("sphere"))
         for arr in (g.inputs, g.targets, g.candidates(5)):
             sq = np.sum(arr**2, axis=1)
             # E|e|^2 = 1 and Var|e|^2 = 2/d: the mean of p rows has std sqrt(2/(d p)) ~ 0.009
@@ -242,7 +241,7 @@ def test_norms_gaussian_and_sphere():
 def test_dp_coordinates_are_iid_normal(generator):
     """DP candidate coordinates * sqrt(d) ~ N(0, 1), independent across (mu, rho, j)."""
     d, p = 16, 300
-    inst = make_instance(d, p, "dp", "gaussian", seed=7, generator=generator)
+    inst = make_instance(d, p, "dp", seed=7, generator=generator, embeddings=EmbeddingModel("gaussian"))
     block = np.stack([inst.candidates(mu) for mu in range(0, p, 3)])  # (100, p, d)
     z = block * np.sqrt(d)
     n = z.size
@@ -306,7 +305,7 @@ def test_generator2_law_at_ten_million_normals():
 
 @pytest.mark.parametrize("ensemble", ["gaussian", "sphere"])
 def test_dp_scores_match_dense(ensemble):
-    inst = make_instance(7, 13, "dp", ensemble, seed=5)
+    inst = make_instance(7, 13, "dp", seed=5, embeddings=EmbeddingModel(ensemble))
     W = np.random.default_rng(0).standard_normal((7, 7))
     dense = np.empty((13, 13))
     for mu in range(13):
@@ -326,7 +325,7 @@ def test_op_scores_match_dense():
 
 
 def test_dp_kernels_consistent():
-    inst = make_instance(6, 10, "dp", "gaussian", seed=9)
+    inst = make_instance(6, 10, "dp", seed=9, embeddings=EmbeddingModel("gaussian"))
     key, code = inst.dp_key, inst.candidate_code
     mus = np.array([3, 3, 7, 0, 9], dtype=np.int64)
     rhos = np.array([2, 5, 7, 9, 0], dtype=np.int64)
@@ -357,7 +356,7 @@ def test_dp_memory_does_not_grow_with_p_squared():
 
 @pytest.mark.parametrize("kwargs, name", [
     (dict(d=1, p=5), "d"), (dict(d=4, p=1), "p"), (dict(d=4, p=5, problem="xx"), "problem"),
-    (dict(d=4, p=5, ensemble="uniform"), "ensemble"), (dict(d=4, p=5, seed=-1), "seed"),
+    (dict(d=4, p=5, embeddings=EmbeddingModel("uniform")), "ensemble"), (dict(d=4, p=5, seed=-1), "seed"),
     (dict(d=4.5, p=5), "d"), (dict(d=4, p=5, generator=3), "generator"),
     (dict(d=4, p=5, generator="2"), "generator"), (dict(d=4, p=5, generator=True), "generator"),
 ])
@@ -376,13 +375,13 @@ def test_candidates_bad_index():
 # --- query weights ------------------------------------------------------------------
 def test_weights_are_normalised_and_do_not_change_the_vectors():
     plain = make_instance(8, 10, "dp", seed=3)
-    weighted = make_instance(8, 10, "dp", seed=3, weights=np.arange(1, 11))
+    weighted = make_instance(8, 10, "dp", seed=3, facts=FactSettings(weights=np.arange(1, 11)))
     assert weighted.weights_normalised
     np.testing.assert_allclose(weighted.weights, np.arange(1, 11) / 55.0, rtol=1e-15)
     assert np.array_equal(plain.inputs, weighted.inputs)
     assert np.array_equal(plain.targets, weighted.targets)
     assert plain.weights is None and not plain.weights_normalised
-    exact = make_instance(8, 4, seed=3, weights=[0.25] * 4)
+    exact = make_instance(8, 4, seed=3, facts=FactSettings(weights=[0.25] * 4))
     assert not exact.weights_normalised
     assert exact.to_dict()["weighted"] is True
 
@@ -391,4 +390,31 @@ def test_weights_are_normalised_and_do_not_change_the_vectors():
                                      [1.0] * 9 + [np.nan]])
 def test_bad_weights_are_rejected(weights):
     with pytest.raises(ValueError, match="weights"):
-        make_instance(8, 10, weights=weights)
+        make_instance(8, 10, facts=FactSettings(weights=weights))
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_flat_keywords_still_build_the_same_instance_with_a_deprecation_warning(problem):
+    # the keywords of EmbeddingModel and FactSettings given flat (and the ensemble as the fourth
+    # positional argument): bit for bit the instance of the grouped settings, with a DeprecationWarning
+    weights = np.arange(1.0, 13.0)
+    new = make_instance(None, 12, problem, seed=5, generator=1,
+                        embeddings=EmbeddingModel("sphere", d_in=6, d_out=4, input_covariance=np.arange(1.0, 7.0)),
+                        facts=FactSettings(outputs=5, weights=weights))
+    with pytest.warns(DeprecationWarning, match="EmbeddingModel.*FactSettings"):
+        old = make_instance(None, 12, problem, "sphere", 5, generator=1, d_in=6, d_out=4,
+                            input_covariance=np.arange(1.0, 7.0), outputs=5, weights=weights)
+    for name in ("inputs", "targets", "answer_map", "weights", "input_root"):
+        assert getattr(old, name).tobytes() == getattr(new, name).tobytes()
+    assert old.candidates(3).tobytes() == new.candidates(3).tobytes() and old.to_dict() == new.to_dict()
+    with pytest.warns(DeprecationWarning, match="embeddings=EmbeddingModel"):
+        assert make_instance(4, 6, problem, ensemble="sphere", seed=1).ensemble == "sphere"
+
+
+def test_grouped_settings_are_checked():
+    with pytest.raises(ValueError, match="embeddings"):
+        make_instance(4, 6, embeddings="sphere")
+    with pytest.raises(ValueError, match="facts"):
+        make_instance(4, 6, facts={"outputs": 2})
+    with pytest.raises(TypeError, match="unexpected"):
+        make_instance(4, 6, colour="blue")

@@ -1,4 +1,4 @@
-"""Tests of the give-up mode of the ``optimal`` solver (validation.solvers.modes.solve_give_up).
+"""Tests of the give-up mode of the ``optimal`` solver (validation.solvers.searches.solve_give_up).
 
 Reference: brute force on tiny instances.  The best accuracy of an instance is the
 largest |S| such that the inputs S can all be recalled by one W; "S storable" is
@@ -22,8 +22,9 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from validation import make_instance, solve
-from validation.solvers import Solution, assess, lp as lp_module
+from validation import FactSettings, make_instance, solve
+from validation.solvers import Solution, assess
+from validation.solvers import lp as lp_module
 
 _CASES = [(d, p, problem, seed) for d, p in ((3, 8), (3, 10), (4, 10), (4, 12))
           for problem in ("op", "dp") for seed in (0, 1, 2)]
@@ -102,7 +103,7 @@ def test_give_up_below_capacity_stores_everything():
 
 
 def test_give_up_with_shared_outputs_and_low_rank():
-    inst = make_instance(8, 80, "op", seed=1, outputs=4)
+    inst = make_instance(8, 80, "op", seed=1, facts=FactSettings(outputs=4))
     sol = solve(inst, "optimal", refine=False, options={"give_up": True})
     assert sol.status in ("stored", "not_found")
     assert assess(inst, sol.W)[1] == sol.recall_fraction
@@ -139,7 +140,7 @@ def test_op_full_pass_with_given_up_inputs_has_finite_minimum(block_elements):
     row to -inf as well, so the row's minimum was -inf - (-inf) = NaN and ``min`` dropped
     the minimum of the whole block: ``min_margin`` came out +inf on an unstored W.
     """
-    from validation.solvers.problem import ConstraintProblem, full_pass
+    from validation.solvers.engine.problem import ConstraintProblem, full_pass
 
     inst = make_instance(8, 41, "op", seed=0)
     blocked = np.zeros((inst.p, inst.n_candidates), dtype=bool)
@@ -220,7 +221,7 @@ def test_give_up_moves_default_off_and_restarts_reproducible():
 
 def test_weighted_swaps_and_restarts_never_lose_mass():
     for seed in (0, 1, 2):
-        inst = make_instance(4, 12, "op", seed=seed, weights=np.arange(12, 0, -1.0))
+        inst = make_instance(4, 12, "op", seed=seed, facts=FactSettings(weights=np.arange(12, 0, -1.0)))
         greedy = solve(inst, "optimal", refine=False, options={"give_up": True})
         strong = solve(inst, "optimal", refine=False, options={**_STRONG, "give_up_swap_size": 1})
         assert strong.info["weighted"] and strong.info["recalled_mass"] >= greedy.info["recalled_mass"]

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from validation import make_instance, solve
+from validation import FactSettings, make_instance, solve
 from validation.accuracy_bound import constraint_rows
 from validation.solvers import assess
 
@@ -60,7 +60,7 @@ def _compare(cases, readd=False):
     equal = 0
     for d, p, problem, a, seed in cases:
         # the DP instances of candidate generator 1, on which the counts below were measured
-        inst = make_instance(d, p, problem, seed=seed, weights=_zipf(p, a), generator=1)
+        inst = make_instance(d, p, problem, seed=seed, generator=1, facts=FactSettings(weights=_zipf(p, a)))
         options = {"give_up": True, "give_up_readd": p if readd else 0}
         sol = solve(inst, "optimal", refine=False, options=options)
         assert sol.status in ("stored", "not_found")
@@ -85,7 +85,7 @@ def test_weighted_give_up_against_brute_force(readd, least):
 
 def test_add_back_reports_and_never_loses():
     p = 60
-    inst = make_instance(8, p, "op", seed=4, weights=_zipf(p, 1.5))
+    inst = make_instance(8, p, "op", seed=4, facts=FactSettings(weights=_zipf(p, 1.5)))
     plain = solve(inst, "optimal", refine=False, options={"give_up": True})
     back = solve(inst, "optimal", refine=False, options={"give_up": True, "give_up_readd": 5})
     assert "readded" not in plain.info and 0 <= back.info["readded"] <= 5
@@ -100,7 +100,7 @@ def test_add_back_reports_and_never_loses():
 
 def test_weighted_give_up_reports_mass_as_a_lower_bound():
     p = 110
-    inst = make_instance(16, p, "op", seed=2, weights=_zipf(p, 1.5))
+    inst = make_instance(16, p, "op", seed=2, facts=FactSettings(weights=_zipf(p, 1.5)))
     sol = solve(inst, "optimal", refine=False, options={"give_up": True})
     assert sol.status == "not_found" and sol.info["weighted"] is True and sol.info["lower_bound"] is True
     _, fraction, _, recalled = assess(inst, sol.W)  # independent float64 check
@@ -116,7 +116,7 @@ def test_weighted_give_up_reports_mass_as_a_lower_bound():
 
 
 def test_weighted_give_up_below_capacity_stores_everything():
-    inst = make_instance(16, 40, "op", seed=3, weights=_zipf(40, 2.0))
+    inst = make_instance(16, 40, "op", seed=3, facts=FactSettings(weights=_zipf(40, 2.0)))
     sol = solve(inst, "optimal", refine=False, options={"give_up": True})
     assert sol.status == "stored" and sol.info["recalled_mass"] == pytest.approx(1.0, abs=1e-15)
     assert sol.info["given_up"] == 0

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-from validation.ensembles import make_instance
+from validation.ensembles import FactSettings, make_instance
 from validation.solvers.maxmargin import MaxMarginOptions, MaxMarginResult, solve_max_margin
 
 settings.register_profile("maxmargin", deadline=None, derandomize=True, max_examples=8)
@@ -65,7 +65,8 @@ TINY = [
 
 @pytest.mark.parametrize("spec", TINY, ids=lambda s: "-".join(str(v) for v in s.values()))
 def test_agrees_with_independent_qp(spec):
-    instance = make_instance(**spec)
+    args = {k: v for k, v in spec.items() if k != "outputs"}
+    instance = make_instance(**args, facts=FactSettings(outputs=spec.get("outputs")))
     best = _qp_margin(instance)
     r = solve_max_margin(instance, tol=1e-9, max_iter=200000)
     assert r.status == "converged" and r.converged
@@ -186,9 +187,9 @@ def test_repair_projects_onto_the_working_set_and_keeps_only_verified_margins():
     # constraints: its working-set margins are >= 1 - eps / 4 up to the float32 images
     # (1e-3 here) when the projection stopped early, and whatever the solve keeps as its
     # margin is the float64 margin of the W it returns (recomputed here over all constraints)
-    from validation.solvers import dual_ascent as da
+    from validation.solvers.engine import dual_ascent as da
     from validation.solvers import solve
-    from validation.solvers.problem import exact_min_margins
+    from validation.solvers.engine.problem import exact_min_margins
 
     instance = make_instance(32, 160, "op", seed=3)
     decision = solve(instance, "optimal", refine=False)
@@ -214,7 +215,7 @@ def test_memories_of_several_dual_vectors_equal_their_direct_sums(problem):
     """DualWorkingSet.memories builds W(lam) for several lam in one read of the working set,
     in groups when the C blocks would be large: each equals the direct float64 sum
     sum_i lam_i a_i (a different order of summation: equal to rounding, 1e-12 relative)."""
-    from validation.solvers import dual_ascent
+    from validation.solvers.engine import dual_working_set as dual_ascent
 
     inst = make_instance(6, 12, problem, seed=3)
     data = dual_ascent.MaxMarginData(inst)

@@ -1,4 +1,4 @@
-"""validation.measure: normalised singular values and scores of a memory.
+"""validation.spectra_and_scores: normalised singular values and scores of a memory.
 
 References: the definition of the units (mean square 1 over all d values; competitor
 standard deviation ||W||_F / d), replica.normalized_singular_values (the one
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from replica import normalized_singular_values, summarize_scores
-from validation import make_instance
-from validation.measure import ScoreDistribution, Spectrum, score_distribution, spectrum
+from validation import FactSettings, make_instance
+from validation.spectra_and_scores import ScoreDistribution, Spectrum, score_distribution, spectrum
 
 
 def test_spectrum_units_and_moments():
@@ -86,11 +86,11 @@ def test_score_distribution_with_k_answers_uses_the_target_rows():
     # row target_index[mu], not on a diagonal; compare with a direct computation.
     import numpy as np
 
-    from validation import make_instance
-    from validation.measure import score_distribution
+    from validation import FactSettings, make_instance
+    from validation.spectra_and_scores import score_distribution
     from validation.recall import competitor_scale
 
-    inst = make_instance(8, 20, problem="op", seed=3, outputs=4)
+    inst = make_instance(8, 20, problem="op", seed=3, facts=FactSettings(outputs=4))
     W = np.random.default_rng(0).standard_normal((8, 8))
     dist = score_distribution(inst, W)
     S = inst.scores(W) / competitor_scale(W)
@@ -106,7 +106,7 @@ def test_score_distribution_with_k_answers_uses_the_target_rows():
 def _answer_instance(problem, p, K, shuffled):
     """An instance with K shared answers; its map f is ``mu mod K`` or a shuffle of it."""
     f = np.random.default_rng(K).permutation(np.arange(p) % K) if shuffled else None
-    return make_instance(8, p, problem=problem, seed=11, outputs=K, targets=f)
+    return make_instance(8, p, problem=problem, seed=11, facts=FactSettings(outputs=K, targets=f))
 
 
 @pytest.mark.parametrize("problem", ["op", "dp"])

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from validation import make_instance, solve
-from validation import _optimal_kernels as _k
+from validation.solvers.engine import _optimal_kernels as _k
 from validation.solvers import OptimalOptions, assess
-from validation.solvers.lbfgs import LBFGS, line_search, norm_poly
-from validation.solvers.problem import ConstraintProblem, exact_min_margins, full_pass
+from validation.solvers.engine.lbfgs import LBFGS, line_search, norm_poly
+from validation.solvers.engine.problem import ConstraintProblem, exact_min_margins, full_pass
 from validation.solvers.optimal import solve_optimal
 
 

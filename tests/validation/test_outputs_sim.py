@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from validation import make_instance, solve
+from validation import EmbeddingModel, FactSettings, make_instance, solve
 from validation.capacity import estimate_capacity, theory_capacity
 from validation.recall import recall_check, top_competitors
 
@@ -40,7 +40,8 @@ _W = np.arange(144.0).reshape(12, 12) / 100 - 0.5
 
 @pytest.mark.parametrize("problem, ensemble", sorted(_BEFORE))
 def test_default_instances_bit_identical(problem, ensemble):
-    inst = make_instance(12, 30, problem, ensemble, seed=7, outputs=None, generator=1)
+    inst = make_instance(12, 30, problem, seed=7, generator=1, embeddings=EmbeddingModel(ensemble),
+                         facts=FactSettings(outputs=None))
     got = (_hash(inst.inputs), _hash(inst.targets), _hash(inst.scores(_W)), _hash(inst.candidates(3)))
     assert got == _BEFORE[(problem, ensemble)]
     assert inst.outputs is None and inst.n_candidates == 30 and "outputs" not in inst.to_dict()
@@ -49,7 +50,7 @@ def test_default_instances_bit_identical(problem, ensemble):
 @pytest.mark.parametrize("problem", ["op", "dp"])
 def test_outputs_p_with_identity_map_is_the_default_problem(problem):
     base = make_instance(10, 25, problem, seed=3)
-    full = make_instance(10, 25, problem, seed=3, outputs=25)
+    full = make_instance(10, 25, problem, seed=3, facts=FactSettings(outputs=25))
     assert np.array_equal(base.targets, full.targets)
     assert np.array_equal(base.scores(_W[:10, :10]), full.scores(_W[:10, :10]))
     for solver in ("hebbian", "lp", "optimal"):
@@ -61,7 +62,7 @@ def test_outputs_p_with_identity_map_is_the_default_problem(problem):
 @pytest.mark.parametrize("problem", ["op", "dp"])
 def test_instance_structure(problem):
     K = 5
-    inst = make_instance(8, 23, problem, seed=11, outputs=K)
+    inst = make_instance(8, 23, problem, seed=11, facts=FactSettings(outputs=K))
     f = inst.target_index
     assert np.array_equal(f, np.arange(23) % K)
     assert inst.n_candidates == K and inst.to_dict()["outputs"] == K
@@ -82,7 +83,7 @@ def test_instance_structure(problem):
 
 def test_user_map_and_hebbian():
     f = np.array([2, 0, 1, 1, 0, 2, 2, 2, 1, 0], dtype=np.int32)
-    inst = make_instance(6, 10, "op", seed=2, outputs=3, targets=f)
+    inst = make_instance(6, 10, "op", seed=2, facts=FactSettings(outputs=3, targets=f))
     assert np.array_equal(inst.target_index, f)
     assert np.array_equal(inst.targets, inst.output_vectors[f])
     W = solve(inst, "hebbian").matrix()
@@ -120,7 +121,7 @@ def test_recall_against_brute_force_argmax(seed):
 @pytest.mark.parametrize("K", [2, 4])
 def test_optimal_and_lp_agree(problem, K):
     for seed in range(6):
-        inst = make_instance(8, 18, problem, seed=seed, outputs=K)
+        inst = make_instance(8, 18, problem, seed=seed, facts=FactSettings(outputs=K))
         lp, opt = solve(inst, "lp"), solve(inst, "optimal")
         assert lp.status == opt.status != "undecided"
         if opt.status == "stored":  # the certificate: float64 recall of every input
@@ -132,7 +133,7 @@ def _cover(d, p):
 
 
 def _stored_count(d, p, n, solver):
-    return sum(solve(make_instance(d, p, "op", seed=seed, outputs=2), solver).status == "stored"
+    return sum(solve(make_instance(d, p, "op", seed=seed, facts=FactSettings(outputs=2)), solver).status == "stored"
                for seed in range(n))
 
 
@@ -178,13 +179,13 @@ def test_capacity_carries_outputs():
 ])
 def test_bad_input(kwargs, name):
     with pytest.raises(ValueError, match=name):
-        make_instance(6, 10, "op", seed=0, **kwargs)
+        make_instance(6, 10, "op", seed=0, facts=FactSettings(**kwargs))
 
 
 @pytest.mark.parametrize("problem", ["op", "dp"])
 def test_adam_with_outputs(problem):
     # below capacity: replica.capacity(8, outputs=4, problem=...) gives p_c = 22 (OP), 59 (DP)
-    inst = make_instance(8, 16, problem, seed=0, outputs=4)
+    inst = make_instance(8, 16, problem, seed=0, facts=FactSettings(outputs=4))
     sol = solve(inst, "adam")
     assert sol.status == "stored"
     assert recall_check(inst.scores(sol.matrix()), inst.target_index)[0].all()

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize, nnls
 
-from validation import make_instance, solve
+from validation import FactSettings, make_instance, solve
+from validation.solvers.engine.memories import truncated_svd
 from validation.solvers.maxmargin import solve_max_margin
-from validation.solvers.memories import truncated_svd
 from validation.solvers.rank_margin import (
     RankMarginOptions,
     RankMarginResult,
@@ -122,7 +122,7 @@ def test_alternation_never_lowers_the_margin(problem):
 def test_few_answers():
     # K = 4 distinct answers: the rank-6 constraint barely binds, so the alternation ends
     # at the certified bound (measured: 1.6114 against 1.6131)
-    inst = make_instance(12, 16, "op", seed=0, outputs=4)
+    inst = make_instance(12, 16, "op", seed=0, facts=FactSettings(outputs=4))
     r = solve_rank_max_margin(inst, 0.5, _stored(inst))
     assert r.status == "converged"
     assert r.start_margin < r.margin <= r.rank_bound

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from validation import make_instance, solve
+from validation import EmbeddingModel, make_instance, solve
 from validation.solvers.hebbian import hebbian_matrix
 
 
@@ -14,10 +14,10 @@ def _same(a, b):
 @pytest.mark.parametrize("problem", ["op", "dp"])
 @pytest.mark.parametrize("ensemble", ["gaussian", "sphere"])
 def test_square_through_d_in_d_out_is_bit_identical(problem, ensemble):
-    ref = make_instance(7, 15, problem, ensemble, seed=11)
+    ref = make_instance(7, 15, problem, seed=11, embeddings=EmbeddingModel(ensemble))
     for kwargs in ({"d_in": 7, "d_out": 7, "d": None}, {"d_in": 7}, {"d_out": 7}):
         d = kwargs.pop("d", 7)
-        inst = make_instance(d, 15, problem, ensemble, seed=11, **kwargs)
+        inst = make_instance(d, 15, problem, seed=11, embeddings=EmbeddingModel(ensemble, **kwargs))
         assert inst.d == 7 and inst.square and inst.shape == (7, 7)
         assert _same(inst.inputs, ref.inputs) and _same(inst.targets, ref.targets)
         assert _same(inst.candidates(3), ref.candidates(3))
@@ -26,7 +26,7 @@ def test_square_through_d_in_d_out_is_bit_identical(problem, ensemble):
 
 @pytest.mark.parametrize("problem", ["op", "dp"])
 def test_rectangular_shapes_and_shared_draws(problem):
-    inst = make_instance(None, 12, problem, seed=5, d_in=10, d_out=4)
+    inst = make_instance(None, 12, problem, seed=5, embeddings=EmbeddingModel(d_in=10, d_out=4))
     assert inst.d is None and not inst.square
     assert (inst.d_in, inst.d_out, inst.shape) == (10, 4, (4, 10))
     assert inst.inputs.shape == (12, 10) and inst.targets.shape == (12, 4)
@@ -40,7 +40,7 @@ def test_rectangular_shapes_and_shared_draws(problem):
     assert _same(inst.targets, out_square.targets)
     assert _same(inst.candidates(7), out_square.candidates(7))
     # d with only one of them: the other is d
-    assert make_instance(6, 12, problem, seed=5, d_out=3).shape == (3, 6)
+    assert make_instance(6, 12, problem, seed=5, embeddings=EmbeddingModel(d_out=3)).shape == (3, 6)
 
 
 @pytest.mark.parametrize("kwargs, name", [
@@ -49,14 +49,14 @@ def test_rectangular_shapes_and_shared_draws(problem):
 ])
 def test_bad_dimensions_name_the_argument(kwargs, name):
     with pytest.raises(ValueError, match=name):
-        make_instance(None, 10, **kwargs)
+        make_instance(None, 10, embeddings=EmbeddingModel(**kwargs))
 
 
 def test_d_beside_both_dimensions_and_a_missing_dimension_are_rejected():
     with pytest.raises(ValueError, match="d must be None"):
-        make_instance(8, 10, d_in=8, d_out=4)
+        make_instance(8, 10, embeddings=EmbeddingModel(d_in=8, d_out=4))
     with pytest.raises(ValueError, match="d_out"):
-        make_instance(None, 10, d_in=8)
+        make_instance(None, 10, embeddings=EmbeddingModel(d_in=8))
     with pytest.raises(ValueError, match="d"):
         make_instance(None, 10)
 
@@ -68,7 +68,7 @@ def test_ensemble_scales_and_competitor_variance(problem, ensemble):
     # Var(u^T W e) = ||W||_F^2 / (d_in d_out) for a fixed W (closed form); 600 facts,
     # 360,000 competitor scores: the sample variance is within a few per cent
     d_in, d_out, p = 24, 6, 600
-    inst = make_instance(None, p, problem, ensemble, seed=2, d_in=d_in, d_out=d_out)
+    inst = make_instance(None, p, problem, seed=2, embeddings=EmbeddingModel(ensemble, d_in=d_in, d_out=d_out))
     assert np.mean(np.sum(inst.inputs ** 2, axis=1)) == pytest.approx(1.0, abs=0.03)
     assert np.mean(np.sum(inst.targets ** 2, axis=1)) == pytest.approx(1.0, abs=0.06)
     W = np.random.default_rng(0).standard_normal((d_out, d_in))
@@ -79,7 +79,7 @@ def test_ensemble_scales_and_competitor_variance(problem, ensemble):
 
 
 def test_scores_are_the_explicit_float64_products():
-    inst = make_instance(None, 9, "dp", seed=4, d_in=3, d_out=8)
+    inst = make_instance(None, 9, "dp", seed=4, embeddings=EmbeddingModel(d_in=3, d_out=8))
     W = np.random.default_rng(1).standard_normal((8, 3))
     S = inst.scores(W)
     for mu in range(9):
@@ -89,7 +89,7 @@ def test_scores_are_the_explicit_float64_products():
 
 
 def test_hebbian_rectangular_is_the_sum_of_outer_products():
-    inst = make_instance(None, 20, "op", seed=3, d_in=12, d_out=5)
+    inst = make_instance(None, 20, "op", seed=3, embeddings=EmbeddingModel(d_in=12, d_out=5))
     W, factors = hebbian_matrix(inst)
     assert factors is None and W.shape == (5, 12)
     np.testing.assert_allclose(W, sum(np.outer(inst.targets[m], inst.inputs[m]) for m in range(20)), atol=1e-12)
@@ -98,7 +98,7 @@ def test_hebbian_rectangular_is_the_sum_of_outer_products():
 
 
 def test_rectangular_rejections():
-    inst = make_instance(None, 12, "op", seed=0, d_in=8, d_out=4)
+    inst = make_instance(None, 12, "op", seed=0, embeddings=EmbeddingModel(d_in=8, d_out=4))
     for solver in ("optimal", "hebbian"):
         with pytest.raises(ValueError, match="rectangular"):
             solve(inst, solver, kappa=0.5)
@@ -132,7 +132,8 @@ def test_optimal_decisions_agree_with_the_lp(shape, problem):
     verdicts, undecided = [], 0
     for p in CASES[shape]:
         for seed in range(3):
-            inst = make_instance(None, p, problem, seed=100 * p + seed, d_in=d_in, d_out=d_out)
+            inst = make_instance(None, p, problem, seed=100 * p + seed,
+                                 embeddings=EmbeddingModel(d_in=d_in, d_out=d_out))
             # max_iter: an instance whose best margin is almost 0 can take the decision run
             # 20000 iterations (OP (16, 8), p = 36, seed 3600: the LP optimum is 0)
             opt = solve(inst, "optimal", refine=False, max_iter=2000)
@@ -156,7 +157,7 @@ def test_optimal_decisions_agree_with_the_lp(shape, problem):
 def test_refined_rectangular_margin_is_verified(problem):
     # the certified max-margin refinement on a d_out x d_in memory: its margin is the float64
     # normalised margin min (t - u)^T W e / (||W||_F / sqrt(d_in d_out)) of the returned W
-    inst = make_instance(None, 20, problem, seed=8, d_in=6, d_out=12)
+    inst = make_instance(None, 20, problem, seed=8, embeddings=EmbeddingModel(d_in=6, d_out=12))
     sol = solve(inst, "optimal")
     assert sol.status == "stored" and sol.info["refined"]
     S = inst.scores(sol.W)
@@ -174,13 +175,13 @@ def _square_only_calls():
     # accuracy_bound from its module: once validation.accuracy_bound (the module) is imported,
     # the package attribute of that name is the module, not the function
     from validation.accuracy_bound import accuracy_bound, check_bound_arguments, constraint_rows
-    from validation.top_k_bound import top_k_decision
-    from validation.measure import score_distribution
+    from validation.spectra_and_scores import score_distribution
     from validation.solvers.adam import solve_adam
     from validation.solvers.optimal import solve_optimal
     from validation.solvers.rank_margin import solve_rank_max_margin
     from validation.solvers.rank_search import solve_rank_search
     from validation.solvers.svp import solve_svp
+    from validation.top_k_bound import top_k_decision
 
     return {
         "accuracy_bound": lambda inst, W: accuracy_bound(inst, time_limit=5.0),
@@ -201,7 +202,7 @@ def _square_only_calls():
 @pytest.mark.parametrize("name", list(_square_only_calls()))
 @pytest.mark.parametrize("problem", ["op", "dp"])
 def test_square_only_functions_reject_a_rectangular_instance(name, problem):
-    inst = make_instance(None, 10, problem, seed=1, d_in=6, d_out=3)
+    inst = make_instance(None, 10, problem, seed=1, embeddings=EmbeddingModel(d_in=6, d_out=3))
     W = np.random.default_rng(0).standard_normal(inst.shape)
     message = rf"^{name} needs a square instance \(d_in == d_out\); got d_in=6, d_out=3$"
     with pytest.raises(ValueError, match=message):
@@ -211,9 +212,9 @@ def test_square_only_functions_reject_a_rectangular_instance(name, problem):
 def test_square_only_functions_still_take_a_square_instance_built_from_d_in_and_d_out():
     from validation.accuracy_bound import constraint_rows
     from validation.ensembles import check_square_instance
-    from validation.measure import score_distribution
+    from validation.spectra_and_scores import score_distribution
 
-    inst = make_instance(None, 6, "op", seed=1, d_in=3, d_out=3)
+    inst = make_instance(None, 6, "op", seed=1, embeddings=EmbeddingModel(d_in=3, d_out=3))
     assert check_square_instance(inst, "f") == 3
     A, owner = constraint_rows(inst)
     assert A.shape == (6 * 5, 9) and owner.shape == (30,)
@@ -227,9 +228,9 @@ def test_functions_that_take_a_rectangular_instance_are_unchanged():
     # the memory-independent checks and the certified max margin work on d_out x d_in memories
     from validation import solve_max_margin
     from validation.solvers import assess
-    from validation.solvers.modes import top_k_check
+    from validation.solvers.searches import top_k_check
 
-    inst = make_instance(None, 10, "dp", seed=1, d_in=6, d_out=3)
+    inst = make_instance(None, 10, "dp", seed=1, embeddings=EmbeddingModel(d_in=6, d_out=3))
     W = np.random.default_rng(0).standard_normal(inst.shape)
     assert top_k_check(inst, W, 2).shape == (10,)
     assert assess(inst, W)[0] == bool(np.all(np.argmax(inst.scores(W), axis=0) == np.arange(10)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import sys
 import textwrap
@@ -12,8 +13,8 @@ import pytest
 
 import validation.solvers as solvers
 from validation import make_instance, solve
-from validation.solvers import registry
-from validation.solvers.registry import EntryPoint, SolverSpec, register_solver, solver_spec, unregister_solver
+from validation.solvers.engine import registry
+from validation.solvers.engine.registry import EntryPoint, SolverSpec, register_solver, solver_spec, unregister_solver
 
 TOY_MODULE = '''
 """A toy solver: twice the Hebbian W (a test of the registry)."""
@@ -21,9 +22,9 @@ TOY_MODULE = '''
 from dataclasses import dataclass
 from typing import ClassVar
 
-from validation.solvers.memories import hebbian_memory
-from validation.solvers.options import SolverOptions
-from validation.solvers.solution import Solution, assess, rank_for
+from validation.solvers.engine.memories import hebbian_memory
+from validation.solvers.engine.options import SolverOptions
+from validation.solvers.engine.solution import Solution, assess, rank_for
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,10 @@ def test_shared_arguments_are_those_of_the_entry_points(name):
     entries = [spec.entry] + ([spec.rank_search] if spec.rank_search else [])
     taken = set()
     for entry in entries:
-        taken |= set(inspect.signature(entry.load()).parameters)
+        params = set(inspect.signature(entry.load()).parameters)
+        if "budget" in params:   # the shared arguments as one SolveBudget
+            params |= {f.name for f in dataclasses.fields(solvers.SolveBudget)}
+        taken |= params
     assert set(spec.shared) == taken & set(solvers.SHARED_ARGUMENTS)
 
 
@@ -169,3 +173,56 @@ def test_toy_solver_runs_through_a_capacity_sweep(tmp_path):
         hebbian = [solve(make_instance(8, point.p, problem="op", seed=task_seed(1, point.p, t)), "hebbian").stored
                    for t in range(point.trials)]
         assert point.stored == sum(hebbian), point
+
+
+def test_the_specs_answer_what_measurements_ask():
+    # the rules the measurements, the reproduction and the command lines read from the specs
+    from validation.solvers.engine.registry import rank_solver
+
+    heb, opt, lp, adam, svp = (solver_spec(n) for n in ("hebbian", "optimal", "lp", "adam", "svp"))
+    assert heb.is_hebbian and heb.label == "Hebbian" and heb.accuracy_is_exact
+    assert not opt.is_hebbian and opt.label == "optimal" and not opt.accuracy_is_exact
+    assert adam.trains_cross_entropy and not opt.trains_cross_entropy
+    assert opt.has_search_modes and opt.takes_restarts and opt.takes_run_options
+    assert not svp.takes_run_options and not lp.scales_to_large_d and opt.scales_to_large_d
+    assert rank_solver() == "optimal" and adam.accuracy_reference() == "optimal"
+    assert heb.accuracy_reference() == "hebbian"
+    assert opt.searches_rank(16, 8) and not opt.searches_rank(16, 16) and not heb.searches_rank(16, 8)
+    assert opt.time_limited_options(5.0) == {"refine": False, "time_limit": 5.0} and heb.time_limited_options(5.0) == {}
+    assert opt.decision_settings() == {"refine": False} and heb.decision_settings() == {}
+    assert opt.rank_search_settings(0.5, 4) == {"restarts": 4} and opt.rank_search_settings(1.0, 4) == {}
+    assert heb.capacity_ensemble("sphere") == "sphere" and opt.capacity_ensemble("sphere") == "gaussian"
+
+
+def test_the_zipf_memories_are_registered():
+    from validation.solvers.engine.registry import MemorySpec, memory_names, memory_spec, register_memory
+    from validation.zipf import ZIPF_LABELS, ZIPF_SOLVERS, ZIPF_THEORY, predicted_exponent
+
+    assert memory_names() == ("optimal", "hebbian", "hebbian_frequency", "adam", "adam_frequency")
+    assert ZIPF_SOLVERS == memory_names() and ZIPF_THEORY == ("optimal", "hebbian", "hebbian_frequency")
+    assert ZIPF_LABELS["hebbian_frequency"] == "Hebbian, w = f"
+    assert predicted_exponent("optimal", 1.5) == -1.0 and predicted_exponent("adam", 1.5) is None
+    for name in memory_names():
+        assert callable(memory_spec(name).run.load(name))
+    with pytest.raises(ValueError, match="registered already"):
+        register_memory(MemorySpec("adam", "x", memory_spec("adam").run, "exact", "x"))
+    with pytest.raises(ValueError, match="bound"):
+        MemorySpec("new", "x", memory_spec("adam").run, "lower_bound", "x")
+
+
+@pytest.mark.parametrize("old, new", [
+    ("validation.solvers.registry", "validation.solvers.engine.registry"),
+    ("validation.solvers.options", "validation.solvers.engine.options"),
+    ("validation.solvers.modes", "validation.solvers.searches"),
+    ("validation.measure", "validation.spectra_and_scores"),
+    ("validation.reproduce.measurement", "validation.reproduce.spectra_trial"),
+])
+def test_moved_modules_keep_their_old_path_for_one_release(old, new):
+    import importlib
+    import sys
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=f"{old} is deprecated: it moved to {new}"):
+        module = importlib.import_module(old)
+    assert module is importlib.import_module(new)
+    sys.modules.pop(old, None)

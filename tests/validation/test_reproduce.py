@@ -193,7 +193,7 @@ def test_measurement_with_k_answers_reads_the_target_map(problem):
     # computation from the instance's scores and its target map
     import numpy as np
 
-    from validation import make_instance, solve
+    from validation import FactSettings, make_instance, solve
     from validation.sweep import Task, execute_task
 
     p, K = 24, 4
@@ -202,7 +202,7 @@ def test_measurement_with_k_answers_reads_the_target_map(problem):
                 options=(("outputs", K),))
     record = execute_task(task)
     assert record["status"] in ("stored", "not_stored"), record
-    inst = make_instance(8, p, problem=problem, seed=record["instance_seed"], outputs=K)
+    inst = make_instance(8, p, problem=problem, seed=record["instance_seed"], facts=FactSettings(outputs=K))
     W = solve(inst, solver="hebbian").matrix()
     S = inst.scores(W) / (np.linalg.norm(W) / 8)
     f = inst.target_index

@@ -14,10 +14,10 @@ import pytest
 import replica
 from validation.ensembles import make_instance
 from validation.solvers import optimal as opt
-from validation.solvers.decision import DecisionRun, score_sigma
-from validation.solvers.problem import ConstraintProblem, exact_min_margins, full_pass
-from validation.solvers.screening import DPScreen
-from validation.solvers.options import OptimalOptions
+from validation.solvers.engine.decision import DecisionRun, score_sigma
+from validation.solvers.engine.problem import ConstraintProblem, exact_min_margins, full_pass
+from validation.solvers.engine.screening import DPScreen
+from validation.solvers.engine.options import OptimalOptions
 
 
 def _entries(fp):

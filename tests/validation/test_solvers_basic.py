@@ -1,4 +1,4 @@
-"""solve() dispatch, Solution, the Hebbian solver and the measurements (validation.measure)."""
+"""solve() dispatch, Solution, the Hebbian solver and the measurements (validation.spectra_and_scores)."""
 
 import dataclasses
 import json
@@ -6,11 +6,12 @@ import json
 import numpy as np
 import pytest
 
-from validation import Solution, make_instance, solve
-from validation.measure import score_distribution, spectrum
-from validation.solvers import AdamOptions, LPOptions, OptimalOptions, assess, rank_for, registry, solve_arguments
+from validation import EmbeddingModel, Solution, make_instance, solve
+from validation.spectra_and_scores import score_distribution, spectrum
+from validation.solvers import AdamOptions, LPOptions, OptimalOptions, assess, rank_for, solve_arguments
+from validation.solvers.engine import registry
+from validation.solvers.engine.registry import EntryPoint, solver_spec
 from validation.solvers.hebbian import hebbian_matrix
-from validation.solvers.registry import EntryPoint, solver_spec
 
 
 @pytest.mark.parametrize("kwargs, pattern", [
@@ -126,7 +127,7 @@ def test_hebbian_truncation_is_best_rank_m():
 
 
 def test_hebbian_stores_few_patterns_and_fails_many():
-    easy = solve(make_instance(64, 4, ensemble="sphere", seed=1), solver="hebbian")
+    easy = solve(make_instance(64, 4, seed=1, embeddings=EmbeddingModel("sphere")), solver="hebbian")
     assert easy.stored and easy.status == "stored" and easy.recall_fraction == 1.0 and easy.margin > 0
     hard = solve(make_instance(8, 200, seed=1), solver="hebbian")
     assert not hard.stored and hard.status == "not_stored" and hard.margin < 0

@@ -11,11 +11,11 @@ import json
 import numpy as np
 import pytest
 
-from validation import make_instance, solve
+from validation import FactSettings, make_instance, solve
 from validation.capacity import CapacityEstimate, CurvePoint, TrialCounts, estimate_capacity
 from validation.recall import recall_check, top_k_recalled
 from validation.solvers import Solution
-from validation.solvers.modes import top_k_check
+from validation.solvers.searches import top_k_check
 
 
 def _numpy_top_k(S, k, targets):
@@ -72,7 +72,7 @@ def test_top_k_far_above_capacity_is_a_lower_bound_verdict():
 
 
 def test_top_k_with_shared_outputs_and_bad_values():
-    inst = make_instance(8, 60, "op", seed=2, outputs=4)
+    inst = make_instance(8, 60, "op", seed=2, facts=FactSettings(outputs=4))
     sol = solve(inst, "optimal", refine=False, options={"top_k": 2})
     assert sol.status in ("stored", "not_found")
     with pytest.raises(ValueError, match="top_k"):
@@ -190,7 +190,7 @@ def test_time_limit_between_restarts_keeps_the_first_verdict(monkeypatch):
     # must not fail, and the first run's not_found stands
     import time
 
-    from validation.solvers import modes
+    from validation.solvers import searches as modes
 
     inst = make_instance(3, 11, "dp", seed=4, generator=1)  # the first run ends not_found (test above)
     calls = []
@@ -212,7 +212,8 @@ def test_time_limit_between_restarts_keeps_the_first_verdict(monkeypatch):
 def test_ctrl_c_in_a_restart_says_interrupted(monkeypatch):
     # a Ctrl-C (under monitored) in the first restart's first iteration ends the search: the
     # message says so (the CLI's exit status 130 reads it) and the first run's verdict stands
-    from validation.solvers import decision, modes
+    from validation.solvers import searches as modes
+    from validation.solvers.engine import decision
 
     inst = make_instance(3, 11, "dp", seed=4, generator=1)
     first = solve(inst, "optimal", options={"top_k": 5})

@@ -15,7 +15,7 @@ import pytest
 import replica
 from validation import make_instance, measure_zipf
 from validation.sweep import task_seed
-from validation.zipf import zipf_frequencies
+from validation.zipf import ZipfSettings, zipf_frequencies
 
 
 def _hebbian_errors(d, N, a, seed, trials, weighted):
@@ -49,7 +49,8 @@ def test_hebbian_errors_match_numpy_recomputation():
 
 def test_optimal_and_adam_over_capacity():
     d, N, a = 8, 60, 1.5
-    res = measure_zipf(d, N, a, solvers=("optimal", "hebbian", "adam"), trials=2, seed=1, adam_steps=50)
+    res = measure_zipf(d, N, a, solvers=("optimal", "hebbian", "adam"), trials=2, seed=1,
+                       settings=ZipfSettings(adam_steps=50))
     opt, heb, adam = res.point("optimal"), res.point("hebbian"), res.point("adam")
     assert opt.bound == "upper_bound" and adam.bound == "upper_bound"
     assert 0.0 < opt.error < 1.0 and "upper bound" in opt.measures
@@ -77,13 +78,27 @@ def test_zipf_frequencies():
 @pytest.mark.parametrize("kwargs, name", [
     ({"d": 1}, "d"), ({"N": 1}, "N"), ({"a": -0.5}, "a"), ({"trials": 1}, "trials"),
     ({"solvers": ("lp",)}, "solvers"), ({"solvers": ("hebbian", "hebbian")}, "solvers"),
-    ({"problem": "xx"}, "problem"), ({"adam_steps": 0}, "adam_steps"),
-    ({"give_up_fraction": 0.0}, "give_up_fraction"), ({"time_limit": -1.0}, "time_limit"),
+    ({"problem": "xx"}, "problem"), ({"settings": {"adam_steps": 0}}, "adam_steps"),
+    ({"settings": {"give_up_fraction": 0.0}}, "give_up_fraction"), ({"settings": {"time_limit": -1.0}}, "time_limit"),
+    ({"settings": {"ensemble": "cube"}}, "ensemble"),
 ])
 def test_bad_input(kwargs, name):
     args = {"d": 8, "N": 20, "a": 1.5, **kwargs}
     with pytest.raises(ValueError, match=name):
+        if "settings" in args:
+            args["settings"] = ZipfSettings(**args["settings"])
         measure_zipf(args.pop("d"), args.pop("N"), args.pop("a"), **args)
+
+
+def test_flat_settings_still_work_with_a_deprecation_warning():
+    # the keywords of ZipfSettings given flat: the same measurement, with a DeprecationWarning
+    new = measure_zipf(8, 20, 1.5, solvers=("hebbian",), trials=2, seed=0,
+                       settings=ZipfSettings(ensemble="sphere", adam_steps=7))
+    with pytest.warns(DeprecationWarning, match="ZipfSettings"):
+        old = measure_zipf(8, 20, 1.5, solvers=("hebbian",), trials=2, seed=0, ensemble="sphere", adam_steps=7)
+    assert old.to_dict() | {"seconds": 0} == new.to_dict() | {"seconds": 0}
+    with pytest.raises(TypeError, match="unexpected"):
+        measure_zipf(8, 20, 1.5, solvers=("hebbian",), trials=2, steps=3)
 
 
 def test_a_at_most_one_is_accepted_for_finite_N():
@@ -134,7 +149,8 @@ def test_frequency_weighted_cross_entropy_recalls_more_mass():
     # over capacity the unweighted loss spreads its effort over rare facts; weighting by f
     # moves it to the frequent ones, so the error mass falls (0.54 against 0.10 on the two
     # instances of `validation zipf --d 12 --facts 60 --exponent 1.5 --trials 2`)
-    res = measure_zipf(12, 60, 1.5, solvers=("adam", "adam_frequency"), trials=3, seed=0, adam_steps=300)
+    res = measure_zipf(12, 60, 1.5, solvers=("adam", "adam_frequency"), trials=3, seed=0,
+                       settings=ZipfSettings(adam_steps=300))
     assert res.point("adam_frequency").error < res.point("adam").error
     assert res.point("adam_frequency").bound == "upper_bound"
     assert math.isnan(res.point("adam_frequency").theory)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ..solver_rules import memory_label
+from ..solvers.engine.registry import solver_spec
 from .results import CapacityEstimate
 
 __all__ = ["TABLE_ROWS", "comparison_row", "comparison_markdown"]
@@ -26,7 +26,7 @@ def comparison_row(est: CapacityEstimate) -> dict:
     th_a = th.get("alpha", math.nan)
     rel = (est.p_c - th_p) / th_p if math.isfinite(th_p) else math.nan
     inside = bool(est.p_c_low <= th_p <= est.p_c_high) if math.isfinite(th_p) else False
-    label = f"{memory_label(est.solver)} {est.problem.upper()}"
+    label = f"{solver_spec(est.solver).label} {est.problem.upper()}"
     if est.kappa != 1.0:
         label += f" kappa={est.kappa:g}"
     return {"memory": label, "problem": est.problem, "solver": est.solver, "ensemble": est.ensemble,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from replica.common.checks import check_real
 
-from ..solver_rules import accuracy_is_exact
+from ..solvers.engine.registry import solver_spec
 from ..sweep import Task
 from .design import STARTS, PointRunner, expand, refine
 from .fit import LogisticFit
@@ -65,7 +65,7 @@ def _criterion_message(threshold: float, solver: str) -> str:
     """What a capacity at an accuracy threshold means for ``solver``."""
     head = (f"accuracy criterion: a trial counts as stored when the {{}} recalls >= {threshold:g} of the inputs "
             f"(p_c: half the instances reach it; the theory: mean accuracy = {threshold:g})")
-    if accuracy_is_exact(solver):
+    if solver_spec(solver).accuracy_is_exact:
         return head.format("Hebbian W") + " (exact for the Hebbian memory)"
     return (head.format("returned W") + f"; {solver} does not maximise the accuracy where not every input "
             "can be stored, so p_c is a LOWER BOUND on the accuracy capacity of the best memory")
@@ -133,7 +133,7 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     d : int
         Dimension, ``d >= 2``.
     problem : {"op", "dp"}
-    solver : {"hebbian", "optimal", "lp", "adam"}
+    solver : {"hebbian", "optimal", "lp", "adam", "svp"}
     kappa : float
         Rank fraction in (0, 1].
     ensemble : {"gaussian", "sphere"}

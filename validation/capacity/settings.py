@@ -16,8 +16,7 @@ from replica.common.checks import check_choice, check_int, check_kappa, check_re
 from replica.common.seeds import resolve_seed
 
 from ..ensembles import ENSEMBLES, PROBLEMS
-from ..solver_rules import undecided_as_not_stored_default
-from ..solvers.registry import solver_names, solver_spec
+from ..solvers.engine.registry import solver_names, solver_spec
 from ..sweep import Task
 from .trials import STORAGE_TRIAL, instance_options
 
@@ -163,7 +162,7 @@ def measurement_template(d, problem, solver, kappa, ensemble, seed, sweep, extra
     seed = resolve_seed(seed)
     lenient = extra.get("undecided_as_not_stored")
     if lenient is None:
-        lenient = undecided_as_not_stored_default(solver)
+        lenient = solver_spec(solver).undecided_as_not_stored
     options = dict(extra.get("solver_options") or {})
     if task_function is None:
         # the sweep defaults (decisions only) and the rank-m search's number of starts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..solver_rules import is_hebbian, theory_memory
+from ..solvers.engine.registry import HEBBIAN_THEORY, solver_spec
 
 __all__ = ["theory_capacity", "asymptotic_alpha"]
 
@@ -36,7 +36,7 @@ def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "ga
         return _outputs_theory(d, solver, kappa, accuracy, outputs, problem)
     if accuracy is not None:
         return _accuracy_theory(d, solver, kappa, ensemble, accuracy)
-    if is_hebbian(solver):
+    if solver_spec(solver).is_hebbian:
         res = replica.hebbian_capacity(d, ensemble=ensemble, kappa=kappa)
         source = "replica.hebbian_capacity"
     elif top_k > 1:
@@ -46,7 +46,7 @@ def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "ga
         res = replica.capacity(d, kappa)
         source = "replica.capacity"
     out = {"p_c": float(res.p_c), "alpha": float(res.alpha), "alpha_c": float(res.alpha_c), "source": source}
-    if not is_hebbian(solver):
+    if not solver_spec(solver).is_hebbian:
         out["stderr"] = float(res.stderr)
     return out
 
@@ -55,7 +55,7 @@ def _outputs_theory(d, solver, kappa, accuracy, outputs, problem) -> dict:
     """:func:`theory_capacity` with ``K`` distinct answers (``replica.capacity(outputs=K)``)."""
     import replica
 
-    if is_hebbian(solver) or accuracy is not None:
+    if solver_spec(solver).is_hebbian or accuracy is not None:
         return {"p_c": math.nan, "alpha": math.nan, "alpha_c": math.nan,
                 "source": "none (no theory of K shared answers for the Hebbian memory or an accuracy threshold)"}
     res = replica.capacity(d, kappa, outputs=outputs, problem=problem)
@@ -67,13 +67,13 @@ def _accuracy_theory(d, solver, kappa, ensemble, accuracy) -> dict:
     """:func:`theory_capacity` at an accuracy threshold (``replica.accuracy_capacity``)."""
     import replica
 
-    if is_hebbian(solver) and kappa != 1.0:
+    if solver_spec(solver).is_hebbian and kappa != 1.0:
         return {"p_c": math.nan, "alpha": math.nan, "alpha_c": math.nan,
                 "source": "none (no accuracy theory of the rank-truncated Hebbian memory)"}
-    memory = theory_memory(solver)
+    memory = solver_spec(solver).capacity_theory
     res = replica.accuracy_capacity(d, accuracy, memory, ensemble, kappa)
     # d -> infinity: the Hebbian accuracy jumps at alpha = 1/2 (for A < 1), the optimal one at alpha_c(kappa)
-    alpha_c = 0.5 if memory == "hebbian" else float(replica.alpha_c(kappa))
+    alpha_c = 0.5 if memory == HEBBIAN_THEORY else float(replica.alpha_c(kappa))
     return {"p_c": float(res.p_c), "alpha": float(res.alpha), "alpha_c": alpha_c, "stderr": float(res.stderr),
             "source": f"replica.accuracy_capacity(accuracy={accuracy:g}, memory={memory!r})"}
 
@@ -82,4 +82,4 @@ def asymptotic_alpha(solver: str, kappa: float) -> float:
     """alpha_c(kappa) = F(kappa)/2 (optimal) or F(kappa)/8 (Hebbian): the grid centre without a theory p_c."""
     import replica
 
-    return float(replica.alpha_c_hebbian(kappa) if is_hebbian(solver) else replica.alpha_c(kappa))
+    return float(replica.alpha_c_hebbian(kappa) if solver_spec(solver).is_hebbian else replica.alpha_c(kappa))

@@ -7,7 +7,7 @@ criterion (``"all"`` or ``"accuracy:A"``) and fits them.
 
 from __future__ import annotations
 
-from ..ensembles import check_generator, make_instance
+from ..ensembles import EmbeddingModel, FactSettings, check_generator, make_instance
 from ..solvers import check_problem, solve, solve_arguments
 from ..sweep import Task, task_seed
 from .fit import LogisticFit, fit_logistic
@@ -41,8 +41,8 @@ def trial_instance(task: Task, seed: int):
     outputs = family["outputs"]
     if outputs is not None:  # below p = K every fact has its own answer: K = p
         outputs = min(int(outputs), task.p)
-    inst = make_instance(task.d, task.p, problem=task.problem, ensemble=task.ensemble, seed=seed,
-                         outputs=outputs, generator=task.generator)
+    inst = make_instance(task.d, task.p, problem=task.problem, seed=seed, generator=task.generator,
+                         embeddings=EmbeddingModel(task.ensemble), facts=FactSettings(outputs=outputs))
     return inst, settings
 
 

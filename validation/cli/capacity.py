@@ -10,7 +10,7 @@ import sys
 from replica.common.cliutil import add_command, check_output_folder, render
 
 from ..capacity.settings import BRACKET_FROM_D, CapacityDesign
-from ..solver_rules import uses_rank_search
+from ..solvers.engine.registry import solver_spec
 from .common import add_restarts_option, add_top_k_restarts_option, executor_from_args, mode_options, restarts_setting
 
 _COLUMNS = ["p", "alpha", "trials", "stored", "not_stored", "undecided", "errors"]
@@ -103,7 +103,7 @@ def _summary(est) -> str:
     outputs = "" if est.outputs is None else f" outputs={est.outputs}"
     if est.generator is not None:
         outputs += f" generator={est.generator}"
-    if uses_rank_search(est.solver, est.d, rank_for(est.d, est.kappa)):
+    if solver_spec(est.solver).searches_rank(est.d, rank_for(est.d, est.kappa)):
         from ..solvers.rank_search import DEFAULT_RESTARTS
 
         restarts = est.solver_options.get("restarts")

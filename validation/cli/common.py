@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..solver_rules import supports_restarts, supports_search_modes
+from ..solvers.engine.registry import solver_spec
 
 __all__ = ["executor_from_args", "threads_argument", "WithThreads", "add_restarts_option", "restarts_setting",
            "mode_options", "add_top_k_restarts_option"]
@@ -68,7 +68,7 @@ def restarts_setting(solver: str, restarts) -> dict:
     if restarts is None:
         return {}
     restarts = check_restarts(restarts)
-    if not supports_restarts(solver):
+    if not solver_spec(solver).takes_restarts:
         raise ValueError(f"--restarts is a setting of solver 'optimal' (rank-m search), got --solver {solver}")
     return {"restarts": restarts}
 
@@ -86,7 +86,7 @@ def mode_options(solver: str, give_up: bool = False, top_k: int = 1, top_k_resta
         raise ValueError(f"--top-k-restarts {top_k_restarts} needs --top-k K with K >= 2")
     if not give_up and top_k == 1:
         return None
-    if not supports_search_modes(solver):
+    if not solver_spec(solver).has_search_modes:
         flag = "--give-up" if give_up else f"--top-k {top_k}"
         raise ValueError(f"{flag} is a search mode of solver 'optimal', got --solver {solver}")
     if give_up:

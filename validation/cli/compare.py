@@ -14,7 +14,7 @@ import sys
 
 from replica.common.cliutil import FORMATS, add_command, check_output_folder, render
 
-from ..solver_rules import time_limited_options
+from ..solvers.engine.registry import solver_spec
 from .common import executor_from_args
 
 _COLUMNS = ["memory", "d", "p_c", "p_c_low", "p_c_high", "theory_p_c", "rel_diff", "alpha", "theory_alpha",
@@ -53,7 +53,7 @@ def _measure_rows(args, rows_spec) -> list:
     try:
         for problem, solver, d, kappa, ensemble in rows_spec:
             sys.stderr.write(f"compare: {problem} {solver} d={d} kappa={kappa:g}\n")
-            opts = time_limited_options(solver, args.time_limit)
+            opts = solver_spec(solver).time_limited_options(args.time_limit)
             est = estimate_capacity(d, problem, solver, kappa, ensemble, trials=args.trials, seed=args.seed,
                                     rounds=args.rounds, executor=executor, store=store, experiment="compare",
                                     progress=True, solver_options=opts)

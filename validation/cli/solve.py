@@ -91,7 +91,7 @@ class _Progress:
 def run(args) -> int:
     from replica.common.checks import check_int, check_kappa
 
-    from ..ensembles import make_instance
+    from ..ensembles import EmbeddingModel, FactSettings, make_instance
     from ..solvers import check_problem, solve
     from ..solvers.optimal import monitored
 
@@ -101,8 +101,8 @@ def run(args) -> int:
     options = mode_options(args.solver, args.give_up, args.top_k, args.top_k_restarts)
     restarts = restarts_setting(args.solver, args.restarts)
     check_problem(args.d, args.p, args.problem, args.solver, kappa, options)
-    instance = make_instance(args.d, args.p, args.problem, args.ensemble, args.seed, outputs=args.outputs,
-                             generator=args.generator)
+    instance = make_instance(args.d, args.p, args.problem, seed=args.seed, generator=args.generator,
+                             embeddings=EmbeddingModel(args.ensemble), facts=FactSettings(outputs=args.outputs))
     progress = _Progress(args.progress or sys.stderr.isatty())
     try:
         with monitored(progress):

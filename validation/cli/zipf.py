@@ -43,11 +43,12 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..zipf import measure_zipf
+    from ..zipf import ZipfSettings, measure_zipf
 
+    settings = ZipfSettings(ensemble=args.ensemble, adam_steps=args.adam_steps,
+                            give_up_fraction=args.give_up_fraction, progress=True)
     results = [measure_zipf(d, args.facts, a, solvers=tuple(args.solvers), trials=args.trials,
-                            problem=args.problem, seed=args.seed, ensemble=args.ensemble,
-                            adam_steps=args.adam_steps, give_up_fraction=args.give_up_fraction, progress=True)
+                            problem=args.problem, seed=args.seed, settings=settings)
                for a in args.exponent for d in args.d]
     if args.format == "json":
         render([r.to_dict() for r in results], _COLUMNS, "json", stream=sys.stdout)

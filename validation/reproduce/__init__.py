@@ -23,7 +23,7 @@ Modules:
 
 * :mod:`~validation.reproduce.config`: :class:`ReproduceConfig`, ``QUICK`` and ``FULL``;
 * :mod:`~validation.reproduce.plan`: the runs of a configuration and their solver options;
-* :mod:`~validation.reproduce.measurement`: :func:`measurement_trial`, the task function
+* :mod:`~validation.reproduce.spectra_trial`: :func:`measurement_trial`, the task function
   of the measurements;
 * :mod:`~validation.reproduce.run`: :func:`reproduce`, the stages and the background lane;
 * :mod:`~validation.reproduce.tables`, :mod:`~validation.reproduce.sections`,
@@ -36,7 +36,7 @@ See ``notes/reproduce.md`` for the configurations, runtimes and sizes.
 from __future__ import annotations
 
 from .config import FULL, QUICK, ReproduceConfig
-from .measurement import measurement_trial
+from .spectra_trial import measurement_trial
 from .report import ReproduceData, write_outputs
 from .run import ReproduceResult, reproduce
 

@@ -13,9 +13,9 @@ import math
 from ..capacity import theory_capacity
 from ..capacity.trials import instance_options
 from ..ce_protocol import CEProtocol
+from ..solvers.engine.registry import rank_solver, solver_spec
 from ..sweep import Task
 from .config import ReproduceConfig
-from .rules import decision_settings, rank_search_settings, rank_solver, scales_to_large_d, takes_run_options
 
 __all__ = ["solve_options", "scale_runs", "capacity_runs", "split_alongside", "in_run_order", "measurement_specs",
            "measurement_tasks", "accuracy_runs", "optimal_accuracy_options"]
@@ -25,18 +25,18 @@ def solve_options(config: ReproduceConfig, solver: str, kappa: float, time_limit
                   decision=True) -> dict:
     """Options of one ``optimal`` trial: the time limit, the rank-m starts at kappa < 1 and, for a
     capacity trial (``decision``), storability only (no max-margin refinement)."""
-    if not takes_run_options(solver):
+    if not solver_spec(solver).takes_run_options:
         return {}
     opts = {"time_limit": config.time_limit if time_limit is None else time_limit}
     if decision:
-        opts.update(decision_settings(solver))
-    opts.update(rank_search_settings(solver, kappa, config.rank_restarts))
+        opts.update(solver_spec(solver).decision_settings())
+    opts.update(solver_spec(solver).rank_search_settings(kappa, config.rank_restarts))
     return opts
 
 
 def scale_runs(config: ReproduceConfig) -> tuple:
     """``config.scale_runs``, or none for the LP reference (its memory grows as d p^2: small d only)."""
-    return config.scale_runs if scales_to_large_d(config.optimal_solver) else ()
+    return config.scale_runs if solver_spec(config.optimal_solver).scales_to_large_d else ()
 
 
 def capacity_runs(config: ReproduceConfig) -> list:
@@ -129,7 +129,7 @@ def accuracy_runs(config: ReproduceConfig) -> list:
     """(solver, d, alphas, ensemble, options) of every accuracy curve of ``config``."""
     runs = [("hebbian", d, config.accuracy_alphas, config.hebbian_ensemble, {}) for d in config.accuracy_dims]
     opts = optimal_accuracy_options(config)
-    if takes_run_options(config.optimal_solver):
+    if solver_spec(config.optimal_solver).takes_run_options:
         opts.setdefault("time_limit", config.time_limit)
     runs += [(config.optimal_solver, d, config.accuracy_optimal_alphas, "gaussian", opts)
              for d in config.accuracy_optimal_dims]
@@ -141,5 +141,5 @@ def accuracy_runs(config: ReproduceConfig) -> list:
 
 def optimal_accuracy_options(config: ReproduceConfig) -> dict:
     """``accuracy_optimal_options`` as a dict; they are options of ``optimal`` only (none for ``lp``)."""
-    return dict(config.accuracy_optimal_options) if takes_run_options(config.optimal_solver) else {}
+    return dict(config.accuracy_optimal_options) if solver_spec(config.optimal_solver).takes_run_options else {}
 

@@ -35,7 +35,7 @@ class ReproduceData:
         (problem, solver, kappa, ensemble, p) of the measurements
         (:func:`~validation.reproduce.plan.measurement_specs`).
     measurements : dict
-        (problem, solver, kappa, p) -> records of :func:`~validation.reproduce.measurement.measurement_trial`.
+        (problem, solver, kappa, p) -> records of :func:`~validation.reproduce.spectra_trial.measurement_trial`.
     theory : dict
         Theory curves of figures 2 and 3 (``alpha_d``, ``kappa``).
     accuracy : list of AccuracyCurve

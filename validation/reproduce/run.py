@@ -26,14 +26,14 @@ from ..accuracy import loads_from_alpha, measure_accuracy
 from ..capacity import estimate_capacity, theory_capacity
 from ..executors import terminate_executor
 from ..solvers import check_problem
+from ..solvers.engine.registry import solver_spec
 from ..store import ResultStore
 from ..sweep import run_tasks
-from ..zipf import measure_zipf, overloaded_facts, zipf_theory_curves
+from ..zipf import ZipfSettings, measure_zipf, overloaded_facts, zipf_theory_curves
 from .config import QUICK, ReproduceConfig
 from .plan import (accuracy_runs, in_run_order, measurement_specs, measurement_tasks, optimal_accuracy_options,
                    solve_options, split_alongside)
 from .report import ReproduceData, write_outputs
-from .rules import capacity_ensemble
 
 __all__ = ["ReproduceResult", "reproduce", "run_status", "RunContext", "BackgroundLane"]
 
@@ -112,7 +112,7 @@ def _estimate_all(ctx: RunContext, runs, lane="") -> list:
     config = ctx.config
     estimates = []
     for problem, solver, d, kappa, settings in runs:
-        ensemble = capacity_ensemble(solver, config.hebbian_ensemble)
+        ensemble = solver_spec(solver).capacity_ensemble(config.hebbian_ensemble)
         ctx.say(f"capacity{lane}: {problem} {solver} d={d} kappa={kappa:g}")
         t0 = time.perf_counter()
         est = estimate_capacity(d, problem, solver, kappa, ensemble, seed=config.seed, executor=ctx.executor,
@@ -247,9 +247,9 @@ def _measure_zipf(ctx: RunContext) -> dict:
         for d in config.zipf_dims:
             n = overloaded_facts(d, config.zipf_overload)
             ctx.say(f"zipf: d={d} N={n} a={a:g}")
+            settings = ZipfSettings(adam_steps=config.zipf_adam_steps, time_limit=config.time_limit, progress=False)
             res = measure_zipf(d, n, a, solvers=config.zipf_solvers, trials=config.zipf_trials, problem="op",
-                               seed=config.seed, adam_steps=config.zipf_adam_steps, time_limit=config.time_limit,
-                               progress=False)
+                               seed=config.seed, settings=settings)
             measurements.append(res.to_dict())
     dims = sorted(set(config.zipf_dims))
     grid = sorted({int(round(x)) for x in np.geomspace(dims[0], dims[-1], 9)} | set(dims)) if dims else []

@@ -16,8 +16,8 @@ import numpy as np
 from replica.common.loads import load
 
 from ..capacity.fit import FIT_STATUS_MEANINGS, interval_text, separation_bracket
+from ..solvers.engine.registry import solver_spec
 from .plan import optimal_accuracy_options
-from .rules import accuracy_reference, is_hebbian, trains_cross_entropy
 from .tables import concat, fmt, reldiff, summary_columns
 
 __all__ = ["figure_success", "collapse_text", "figure_collapse", "figure_alpha_vs_d", "figure_alpha_kappa",
@@ -39,7 +39,8 @@ def figure_success(out, estimates):
 
     path = figures.plot_success(estimates, os.path.join(out, "fig1_success_probability.png"))
     lines = []
-    for e in sorted(estimates, key=lambda e: (is_hebbian(e["solver"]), e["problem"] != "op", e["problem"], e["d"])):
+    for e in sorted(estimates, key=lambda e: (solver_spec(e["solver"]).is_hebbian, e["problem"] != "op",
+                                              e["problem"], e["d"])):
         if e["kappa"] != 1.0:
             continue
         th = e["theory"]
@@ -77,7 +78,6 @@ def _collapse_group_line(name, ests, what="d") -> str:
 
 def collapse_text(estimates) -> str:
     """The paragraph of figure 1b: where each measured curve crosses 1/2 in units of the theory's p_c(d)."""
-    from ..solver_rules import memory_label
 
     def has_theory(e):
         th = e["theory"].get("p_c", math.nan)
@@ -86,7 +86,8 @@ def collapse_text(estimates) -> str:
     groups = {}
     for e in estimates:
         if has_theory(e):
-            groups.setdefault((e["kappa"] < 1.0, is_hebbian(e["solver"]), e["problem"] != "op", e["problem"],
+            groups.setdefault((e["kappa"] < 1.0, solver_spec(e["solver"]).is_hebbian, e["problem"] != "op",
+                               e["problem"],
                                e["solver"], e["d"] if e["kappa"] < 1.0 else None), []).append(e)
     lines = []
     for (rank, _, _, problem, solver, d), ests in sorted(groups.items()):
@@ -96,7 +97,7 @@ def collapse_text(estimates) -> str:
                                               "p_c(d, kappa) (LOWER BOUNDS: trials the rank-m search did not "
                                               "solve count as not stored)", ests, what="kappa"))
         else:
-            lines.append(_collapse_group_line(f"{memory_label(solver)} {problem.upper()}", ests))
+            lines.append(_collapse_group_line(f"{solver_spec(solver).label} {problem.upper()}", ests))
     flagged = [e for e in estimates if has_theory(e) and e["status"] in ("separated", "unbracketed")]
     open_text = ("Open markers: fits " + ", ".join(
         f"{e['solver']} {e['problem'].upper()} d = {e['d']}" + (f" kappa = {e['kappa']:g}" if e["kappa"] < 1 else "")
@@ -126,7 +127,8 @@ def figure_alpha_vs_d(out, estimates, theory):
     full_rank = [e for e in estimates if e["kappa"] == 1.0 and math.isfinite(e["theory"].get("p_c", math.nan))]
     inside = [e for e in full_rank if e["status"] == "ok"]
     n_in = sum(1 for e in inside if e["p_c_low"] <= e["theory"]["p_c"] <= e["p_c_high"])
-    opt_op = sorted([e for e in inside if not is_hebbian(e["solver"]) and e["problem"] == "op"], key=lambda e: e["d"])
+    opt_op = sorted([e for e in inside if not solver_spec(e["solver"]).is_hebbian and e["problem"] == "op"],
+                    key=lambda e: e["d"])
     trend = ""
     if len(opt_op) >= 2:
         trend = (f" The measured OP alpha goes from {fmt(opt_op[0]['alpha'])} at d = {opt_op[0]['d']} to "
@@ -171,7 +173,7 @@ def spectra_panels(config, specs, measurements):
     for problem, solver, kappa, _ensemble, p in specs:
         recs = measurements.get((problem, solver, kappa, p), [])
         sv = concat(recs, "singular_values")
-        if is_hebbian(solver):
+        if solver_spec(solver).is_hebbian:
             law = hebbian_spectrum(p / dm)
             label, support = f"finite-ratio theory c = p/d = {p / dm:.1f}", (law.lower, law.upper)
         else:
@@ -208,8 +210,8 @@ def figure_spectra(out, panels, rows):
 
 def _predicted_scores(solver, d, p, ensemble):
     """(predicted water level, predicted target mean) in competitor-std units (NaN where no theory)."""
-    if is_hebbian(solver):
-        from replica.hebbian.finite_size import hebbian_score_moments
+    if solver_spec(solver).is_hebbian:
+        from replica.hebbian import hebbian_score_moments
 
         return math.nan, float(hebbian_score_moments(d, p, ensemble).standardized_target_mean)
     from replica.optimal.scores import optimal_score_laws
@@ -237,7 +239,7 @@ def score_panels(config, specs, measurements):
         lines = [(math.sqrt(2 * math.log(p)), "sqrt(2 ln p)", ":")]
         if math.isfinite(water):
             lines.append((water, "predicted water level L*", "--"))
-        if is_hebbian(solver) and math.isfinite(pred_target):
+        if solver_spec(solver).is_hebbian and math.isfinite(pred_target):
             lines.append((pred_target, "predicted target mean", "-."))
         panels.append({"title": f"{solver} {problem.upper()}, d={dm}, p={p} ({len(recs)} instances)",
                        "targets": tg, "top_competitors": top, "competitors": comp, "lines": lines})
@@ -278,7 +280,7 @@ def _accuracy_theory(curves, n_points=16) -> list:
     for c in curves:
         lo, hi = min(pt.alpha for pt in c.points), max(pt.alpha for pt in c.points)
         ps = sorted(set(loads_from_alpha(c.d, np.linspace(lo, hi, n_points))) | {pt.p for pt in c.points})
-        ref = accuracy_reference(c.solver)
+        ref = solver_spec(c.solver).accuracy_reference()
         vals = [theory_accuracy(c.d, p, ref, c.ensemble, c.kappa)[0] for p in ps]
         out.append({"d": c.d, "solver": c.solver, "alpha": [load(c.d, p) for p in ps], "accuracy": vals})
     return out
@@ -290,7 +292,7 @@ def _nearest(rows, alpha):
 
 def _accuracy_text(config, rows) -> str:
     """Report paragraph of figure 6 from the measured accuracy rows."""
-    heb = [_nearest([r for r in rows if r["d"] == d and is_hebbian(r["solver"])], 0.5)
+    heb = [_nearest([r for r in rows if r["d"] == d and solver_spec(r["solver"]).is_hebbian], 0.5)
            for d in config.accuracy_dims]
     lines = [f"- Hebbian, d = {r['d']}, p = {r['p']} (alpha = {fmt(r['alpha'])}): measured accuracy "
              f"{fmt(r['accuracy'])} [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}], theory {fmt(r['theory'])} "
@@ -326,7 +328,8 @@ def _adam_lines(config, rows) -> list:
     """Report lines of the Adam curves: the largest load with mean accuracy >= 0.99, and the accuracy at alpha ~ 1."""
     lines = []
     for d in config.accuracy_adam_dims:
-        pts = sorted([r for r in rows if trains_cross_entropy(r["solver"]) and r["d"] == d], key=lambda r: r["alpha"])
+        pts = sorted([r for r in rows if solver_spec(r["solver"]).trains_cross_entropy and r["d"] == d],
+                     key=lambda r: r["alpha"])
         if not pts:
             continue
         ok = [r for r in pts if math.isfinite(r["accuracy"]) and r["accuracy"] >= 0.99]

@@ -14,7 +14,7 @@ import numpy as np
 
 from replica import summarize_scores
 
-from .rules import is_hebbian, rank_solver
+from ..solvers.engine.registry import rank_solver, solver_spec
 
 __all__ = ["write_csv", "summary_columns", "concat", "fmt", "reldiff", "trials_of", "table_capacity",
            "table_success_curves", "kappa_points", "table_alpha_kappa", "ACCURACY_COLUMNS", "accuracy_rows",
@@ -161,8 +161,8 @@ def table_op_vs_dp(out, config, estimates, moment_rows, score_rows):
         e = next((e for e in estimates if e["problem"] == problem and e["solver"] == config.optimal_solver
                   and e["d"] == config.spectra_dim and e["kappa"] == 1.0), {})
         m = next((r for r in moment_rows if r["problem"] == problem and r["kappa"] == 1.0
-                  and not is_hebbian(r["solver"])), {})
-        s = next((r for r in score_rows if r["problem"] == problem and not is_hebbian(r["solver"])), {})
+                  and not solver_spec(r["solver"]).is_hebbian), {})
+        s = next((r for r in score_rows if r["problem"] == problem and not solver_spec(r["solver"]).is_hebbian), {})
         rows.append({"problem": problem.upper(),
                      **{k: e.get(k, math.nan) for k in ("p_c", "p_c_low", "p_c_high", "alpha")},
                      "sv_m4": m.get("sv_m4", math.nan), "sv_max": m.get("sv_max", math.nan),

@@ -4,7 +4,7 @@
 * ``optimal`` -- certified decision and max-margin W by L-BFGS on the squared hinge
   (:func:`validation.solvers.optimal.solve_optimal`, ``notes/optimal_solver.md``); with
   ``options={"give_up": True}`` or ``{"top_k": k}`` a search for the most recalled
-  inputs or for top-k storage (:mod:`validation.solvers.modes`, status ``not_found``
+  inputs or for top-k storage (:mod:`validation.solvers.searches`, status ``not_found``
   when it ends without a storing W: a lower bound, not a certificate).
   At kappa < 1 (rank ``m < d``) ``optimal`` is a restart search
   (:mod:`validation.solvers.rank_search`, ``restarts`` starts, status ``not_found``
@@ -14,10 +14,10 @@
 * ``lp`` -- exact feasibility by linear programming (HiGHS), small d, full rank.
 * ``adam`` -- Adam on the softmax cross-entropy (baseline with a step budget).
 
-Every solver has one entry in the registry (:mod:`validation.solvers.registry`): its
+Every solver has one entry in the registry (:mod:`validation.solvers.engine.registry`): its
 function, options class, what its verdicts certify, memory estimate and sweep defaults;
 :func:`solve`, :func:`check_problem`, :func:`solver_bytes` and :func:`solve_arguments`
-read it, and :func:`~validation.solvers.registry.register_solver` adds a solver.
+read it, and :func:`~validation.solvers.engine.registry.register_solver` adds a solver.
 
 The solver functions share argument names: ``solver(instance, kappa=1.0, *, tol,
 max_iter, time_limit, seed, refine, options)``, each taking only those it uses (see
@@ -25,14 +25,12 @@ max_iter, time_limit, seed, refine, options)``, each taking only those it uses (
 dataclass (:class:`OptimalOptions`, :class:`SVPOptions`, :class:`LPOptions`, :class:`AdamOptions`), which
 :func:`solve` builds from a mapping.
 
-Layout (imports run downward only): the bottom layer is :mod:`~validation.solvers.solution`
-(the result type, statuses, the rank rule), :mod:`~validation.solvers.options`,
-:mod:`~validation.solvers.threads` and :mod:`~validation.solvers.memories` (Hebbian W,
-truncated SVD, factor convention); the engine is :mod:`~validation.solvers.problem`,
-:mod:`~validation.solvers.screening`, :mod:`~validation.solvers.lbfgs`,
-:mod:`~validation.solvers.start`, :mod:`~validation.solvers.dual_ascent`,
-:mod:`~validation.solvers.decision` and :mod:`~validation.solvers.warmup`; the solver
-modules import those, never one another nor this front end.
+Layout (imports run downward only): the engine, :mod:`validation.solvers.engine` (the
+result type, options, threads, memories, the registry, the constraint problem, L-BFGS, the
+decision run, the certified max margin, warm-up), is a subpackage of its own; the solver
+modules beside it (``hebbian``, ``optimal``, ``searches``, ``rank_search``, ``svp``, ``lp``,
+``adam``, ``maxmargin``, ``rank_margin``) import the engine, never one another nor this
+front end.
 
 Every solver returns a :class:`Solution` (a :class:`replica.common.results.Result`)
 whose ``stored`` flag is verified in float64 by :func:`validation.recall.recall_check`
@@ -47,22 +45,24 @@ import warnings
 
 from replica.common.checks import check_kappa, check_memory
 
-from .options import (
+from .engine.options import (
     SHARED_ARGUMENTS,
     AdamOptions,
     LPOptions,
     OptimalOptions,
+    SolveBudget,
     SolverOptions,
     SVPOptions,
     check_restarts,
 )
-from .registry import dense_solve_bytes, register_solver, solver_names, solver_spec
-from .solution import STATUSES, Solution, assess, rank_for
-from .threads import BLAS_THREAD_VARIABLES, ensure_threads, set_threads, thread_count
+from .engine.registry import dense_solve_bytes, register_solver, solver_names, solver_spec
+from .engine.solution import STATUSES, Solution, assess, rank_for
+from .engine.threads import BLAS_THREAD_VARIABLES, ensure_threads, set_threads, thread_count
 
 __all__ = ["Solution", "solve", "solve_arguments", "SHARED_ARGUMENTS", "SOLVERS", "STATUSES", "rank_for",
            "assess", "check_problem", "solver_bytes", "set_threads", "thread_count", "BLAS_THREAD_VARIABLES",
-           "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "SolverOptions", "register_solver"]
+           "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "SolverOptions", "SolveBudget",
+           "register_solver"]
 
 
 def __getattr__(name):
@@ -164,7 +164,7 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
     ----------
     instance : validation.Instance
         From :func:`validation.make_instance`.
-    solver : {"optimal", "hebbian", "lp", "adam"}
+    solver : {"optimal", "hebbian", "lp", "adam", "svp"}
         See the module docstring and ``notes/simulation.md``.
     kappa : float
         Rank ratio in (0, 1]; the rank is ``max(1, round(kappa d))``.  ``lp``
@@ -279,7 +279,8 @@ def _shared_keywords(spec, function, **shared):
     An argument the solver does not take (``spec.shared``) raises, except ``seed``, which
     every solver accepts (the deterministic ones ignore it); one the solver takes but this
     function does not (``optimal``: ``seed`` and ``restarts`` at full rank and in the
-    search modes) is dropped.
+    search modes) is dropped.  A function with a ``budget`` parameter gets them as one
+    :class:`~validation.solvers.engine.options.SolveBudget`.
     """
     takes = inspect.signature(function).parameters
     out = {}
@@ -288,6 +289,6 @@ def _shared_keywords(spec, function, **shared):
             continue
         if name not in spec.shared and name != "seed":
             raise ValueError(f"solver {spec.name!r} does not take {name}; got {name}={value!r}")
-        if name in takes:
+        if name in takes or "budget" in takes:
             out[name] = value
-    return out
+    return {"budget": SolveBudget(**out)} if "budget" in takes else out

@@ -39,9 +39,9 @@ from replica.common.seeds import resolve_seed
 from .. import _rng
 from ..ensembles import check_square_instance
 from ..recall import recall_check
-from .solution import Solution, assess, rank_for
-from .memories import balanced_factors
-from .options import AdamOptions
+from .engine.solution import Solution, assess, rank_for
+from .engine.memories import balanced_factors
+from .engine.options import AdamOptions
 
 __all__ = ["solve_adam", "AdamOptions"]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import time
 
-from .memories import even_split, hebbian_memory, truncated_svd
-from .solution import Solution, assess, check_full_rank_if_rectangular, check_rank, rank_for
+from .engine.memories import even_split, hebbian_memory, truncated_svd
+from .engine.solution import Solution, assess, check_full_rank_if_rectangular, check_rank, rank_for
 
 __all__ = ["solve_hebbian", "hebbian_matrix"]
 
@@ -38,7 +38,7 @@ def hebbian_matrix(instance, kappa=1.0):
         keep the m largest singular values).
     factors : tuple (Q, R) or None
         For ``m < d``: the balanced factors ``Q = U_m diag(s_m)^(1/2)``,
-        ``R = V_m diag(s_m)^(1/2)`` (:mod:`validation.solvers.memories`); ``W`` equals
+        ``R = V_m diag(s_m)^(1/2)`` (:mod:`validation.solvers.engine.memories`); ``W`` equals
         ``Q @ R.T`` to rounding (W is evaluated as ``(U_m diag(s_m)) @ V_m^T``).
 
     Raises

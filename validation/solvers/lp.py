@@ -28,9 +28,9 @@ import numpy as np
 from replica.common.checks import check_int, check_real
 
 from .. import _rng
-from .solution import Solution, assess
-from .memories import hebbian_memory
-from .options import MAX_NONZEROS, LPOptions
+from .engine.solution import Solution, assess
+from .engine.memories import hebbian_memory
+from .engine.options import MAX_NONZEROS, LPOptions
 
 __all__ = ["solve_lp", "lp_nonzeros", "MAX_NONZEROS", "LPOptions"]
 

@@ -5,13 +5,14 @@ margin constraint ``m_i(W) >= 1``, by dual block coordinate ascent with a certif
 duality gap: the verified ``margin`` (a lower bound on the best normalised margin) and
 the ``margin_bound`` (an upper bound), stopping when their relative gap is at most
 ``tol``. The method, its working set and its certificates are described in the engine
-module :mod:`validation.solvers.dual_ascent` and in ``notes/max_margin.md``.
+module :mod:`validation.solvers.engine.dual_ascent` and in ``notes/max_margin.md``.
 """
 
 from __future__ import annotations
 
-from .dual_ascent import DualAscentRun, MaxMarginOptions, MaxMarginResult, checked_max_margin_arguments
-from .warmup import warm_up_max_margin
+from .engine.dual_ascent import DualAscentRun, checked_max_margin_arguments
+from .engine.dual_working_set import MaxMarginOptions, MaxMarginResult
+from .engine.warmup import warm_up_max_margin
 
 __all__ = ["solve_max_margin", "MaxMarginResult", "MaxMarginOptions"]
 

@@ -31,7 +31,7 @@ rank this is the certified max-margin solver
 block coordinate ascent that stops once the certified relative gap
 ``(margin_bound - margin) / margin_bound`` is at most ``refine_tol``
 (``OptimalOptions``, default 0.02).  At rank m, and in the rounds of the search modes
-(constraints left out, :mod:`validation.solvers.modes`), it follows the ridge path
+(constraints left out, :mod:`validation.solvers.searches`), it follows the ridge path
 ``lam -> 0`` (the L2-SVM continuation) with the bound above, which need not close.
 
 Rank ``m = max(1, round(kappa d))`` (``kappa < 1``)
@@ -53,11 +53,12 @@ Speed
 Constraints are handled on a *working set*: for each input the competitors whose
 margin lies below ``1 + active_slack * sigma`` (``sigma = ||W||_F / d`` is the
 standard deviation of a competitor score), at most ``max_active`` per input.
-L-BFGS iterates on the working set (numba kernels, ``validation._optimal_kernels``),
+L-BFGS iterates on the working set (numba kernels, ``validation.solvers.engine._optimal_kernels``),
 and a full pass over all ``p (p - 1)`` constraints (blocked float32 GEMM for OP,
 regenerated candidates for DP; the ``p x p`` (``p x K``) score matrix is never held) refreshes
 the working set every ``refresh`` iterations, and whenever the working set is
-recalled or its problem has converged.  DP full passes are *screened* (:class:`validation.solvers.screening.DPScreen`):
+recalled or its problem has converged.  DP full passes are *screened*
+(:class:`validation.solvers.engine.screening.DPScreen`):
 an input whose untracked candidates provably keep margins above the working-set
 threshold (a Cauchy-Schwarz bound from its last full scan) has only its tracked
 candidates regenerated; the pass's working set, loss and violation counts are those of
@@ -67,20 +68,20 @@ and checked in float64.  See ``notes/optimal_solver.md``.
 Layout
 ------
 This module is the front end (:func:`solve_optimal`).  The engine lives below it:
-:mod:`~validation.solvers.problem` (constraints, working set, full passes, float64
-verification), :mod:`~validation.solvers.screening` (DP screen),
-:mod:`~validation.solvers.lbfgs` (L-BFGS, exact line search),
-:mod:`~validation.solvers.start` (unknowns, starting points),
-:mod:`~validation.solvers.decision` (the decision run), :mod:`~validation.solvers.dual_ascent`
-(the certified max-margin refinement) and :mod:`~validation.solvers.warmup`.
+:mod:`~validation.solvers.engine.problem` (constraints, working set, full passes, float64
+verification), :mod:`~validation.solvers.engine.screening` (DP screen),
+:mod:`~validation.solvers.engine.lbfgs` (L-BFGS, exact line search),
+:mod:`~validation.solvers.engine.start` (unknowns, starting points),
+:mod:`~validation.solvers.engine.decision` (the decision run), :mod:`~validation.solvers.engine.dual_ascent`
+(the certified max-margin refinement) and :mod:`~validation.solvers.engine.warmup`.
 """
 
 from __future__ import annotations
 
-from .decision import DecisionRun, checked_arguments, monitored
-from .options import OptimalOptions
-from .registry import search_mode
-from .warmup import warm_up
+from .engine.decision import DecisionRun, checked_arguments, monitored
+from .engine.options import OptimalOptions
+from .engine.registry import search_mode
+from .engine.warmup import warm_up
 
 __all__ = ["solve_optimal", "OptimalOptions", "monitored"]
 
@@ -116,7 +117,7 @@ def solve_optimal(instance, kappa=1.0, *, tol=1e-3, max_iter=20000, time_limit=N
         The other settings (:class:`validation.solvers.OptimalOptions`: warm start,
         working-set and L-BFGS parameters, and the search modes ``give_up=True`` and
         ``top_k=k``, which repeat this solve with constraints left out:
-        :mod:`validation.solvers.modes`).
+        :mod:`validation.solvers.searches`).
     seed : None, int, SeedSequence or Generator, optional
         Only the give-up restarts (``give_up_restarts > 0``) draw random numbers: their
         cost perturbations come from this seed (None: ``DEFAULT_SEED``).  Ignored

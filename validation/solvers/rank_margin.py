@@ -14,7 +14,7 @@ replaces every ``A_i`` by its projection ``P_S A_i``:
     S_R = {Y R^T}:   P_R A_i = (t_mu - u_rho) (R R^T e_mu)^T    (projected inputs).
 
 The certified solver :func:`~validation.solvers.maxmargin.solve_max_margin` solves each
-such half-step exactly (its :class:`~validation.solvers.dual_ascent.MaxMarginData` carries
+such half-step exactly (its :class:`~validation.solvers.engine.dual_ascent.MaxMarginData` carries
 the projection); its full passes score with ``W`` itself, which lies in ``S``.  The
 alternation sets ``Q`` to the column space
 of the current ``W``, solves in ``S_Q``, sets ``R`` to the row space, solves in ``S_R``,
@@ -43,11 +43,12 @@ from replica.common.results import Result
 from replica.common.seeds import as_generator
 
 from ..ensembles import check_square_instance
-from .dual_ascent import DualAscentRun, MaxMarginData, MaxMarginOptions
-from .memories import balanced_factors, truncated_svd
-from .options import SolverOptions
-from .solution import rank_for
-from .warmup import warm_up_max_margin
+from .engine.dual_ascent import DualAscentRun
+from .engine.dual_working_set import MaxMarginData, MaxMarginOptions
+from .engine.memories import balanced_factors, truncated_svd
+from .engine.options import SolverOptions
+from .engine.solution import rank_for
+from .engine.warmup import warm_up_max_margin
 
 __all__ = ["solve_rank_max_margin", "RankMarginResult", "RankMarginOptions"]
 

@@ -10,7 +10,7 @@ stationary point of the factor problem without storing a storable instance.  The
    (or the user's ``options.initial``), 1 the truncated Hebbian W, ``>= 2`` random
    Gaussian factors from the solve's ``seed`` (start ``k`` draws from
    ``SeedSequence(seed, spawn_key=(k,))``, so a seed reproduces the search bit for bit).
-3. **Per start**: factor L-BFGS (:class:`validation.solvers.decision.DecisionRun` with
+3. **Per start**: factor L-BFGS (:class:`validation.solvers.engine.decision.DecisionRun` with
    ``options.initial = (Q, R)``) for at most
    ``options.start_max_iter`` iterations.  (Singular value projection,
    :mod:`validation.solvers.svp`, from the point where a start ends was measured as a
@@ -33,12 +33,12 @@ import numpy as np
 from replica.common.seeds import resolve_seed
 
 from ..ensembles import check_square_instance
-from .decision import DecisionRun, checked_arguments
-from .memories import balanced_factors, hebbian_memory, project_rank
-from .options import OptimalOptions, check_restarts
-from .registry import search_mode
-from .solution import assess, check_rank, rank_for
-from .warmup import warm_up
+from .engine.decision import DecisionRun, checked_arguments
+from .engine.memories import balanced_factors, hebbian_memory, project_rank
+from .engine.options import OptimalOptions, SolveBudget, check_restarts
+from .engine.registry import search_mode
+from .engine.solution import assess, check_rank, rank_for
+from .engine.warmup import warm_up
 
 __all__ = ["solve_rank_search", "check_restarts", "DEFAULT_RESTARTS", "uses_rank_search"]
 
@@ -183,8 +183,7 @@ class _Search:
                 f"{sol.recall_fraction:.4g})")
 
 
-def solve_rank_search(instance, kappa, *, tol=1e-3, max_iter=None, time_limit=None, seed=None, refine=True,
-                      restarts=None, options=None):
+def solve_rank_search(instance, kappa, *, budget=None, options=None):
     """Rank-m storability by a restart search (``notes/rank_search.md``).
 
     Parameters
@@ -192,19 +191,22 @@ def solve_rank_search(instance, kappa, *, tol=1e-3, max_iter=None, time_limit=No
     instance : validation.Instance
     kappa : float
         Rank fraction with ``m = max(1, round(kappa d)) < d``.
-    tol, refine, options
-        As :func:`validation.solvers.optimal.solve_optimal`, for the full-rank decision
-        and every start; ``options.start_max_iter`` is the L-BFGS budget of one start.
-    max_iter : int, optional
-        L-BFGS iterations of the whole search (full-rank decision and starts); when it
-        runs out before the planned starts end the status is ``undecided``.  ``None``
-        (default): 20000 for the full-rank decision plus ``start_max_iter`` per start.
-    time_limit : float, optional
-        Wall time of the whole search.
-    seed : None, int, SeedSequence or Generator, optional
-        Stream of the random starts (``None``: ``DEFAULT_SEED``).
-    restarts : int, optional
-        Most starts (``None``: :data:`DEFAULT_RESTARTS`).
+    budget : SolveBudget, optional
+        The shared arguments of the solve (:func:`validation.solve` builds it; None fields
+        take the defaults below):
+
+        * ``tol``, ``refine`` -- as :func:`validation.solvers.optimal.solve_optimal`, for the
+          full-rank decision and every start (defaults ``1e-3`` and True);
+        * ``max_iter`` -- L-BFGS iterations of the whole search (full-rank decision and
+          starts); when it runs out before the planned starts end the status is
+          ``undecided``.  ``None``: 20000 for the full-rank decision plus
+          ``start_max_iter`` per start;
+        * ``time_limit`` -- wall time of the whole search;
+        * ``seed`` -- stream of the random starts (``None``: ``DEFAULT_SEED``);
+        * ``restarts`` -- most starts (``None``: :data:`DEFAULT_RESTARTS`).
+    options : OptimalOptions or mapping, optional
+        As :func:`validation.solvers.optimal.solve_optimal`; ``options.start_max_iter`` is
+        the L-BFGS budget of one start.
 
     Returns
     -------
@@ -226,10 +228,12 @@ def solve_rank_search(instance, kappa, *, tol=1e-3, max_iter=None, time_limit=No
     """
     kappa = check_rank(check_square_instance(instance, "solve_rank_search"), kappa)
     options = OptimalOptions.coerce(options)
-    restarts = check_restarts(restarts)
+    b = SolveBudget() if budget is None else budget
+    restarts = check_restarts(b.restarts)
+    max_iter = b.max_iter
     if max_iter is None:
         max_iter = 20000 + (DEFAULT_RESTARTS if restarts is None else restarts) * options.start_max_iter
     warm_up()  # compilation is not part of the time limit
-    budget = {"tol": tol, "max_iter": max_iter, "time_limit": time_limit, "seed": seed, "refine": bool(refine),
-              "restarts": restarts}
-    return _Search(instance, kappa, options, budget).run()
+    search = {"tol": 1e-3 if b.tol is None else b.tol, "max_iter": max_iter, "time_limit": b.time_limit,
+              "seed": b.seed, "refine": True if b.refine is None else bool(b.refine), "restarts": restarts}
+    return _Search(instance, kappa, options, search).run()

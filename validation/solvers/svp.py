@@ -10,8 +10,8 @@ iteration never diverges.  At ``kappa = 1`` there is no projection and the metho
 plain gradient descent with an exact line search.
 
 The arrays, working sets and full passes are those of the ``optimal`` solver
-(:class:`validation.solvers.problem.ConstraintProblem`,
-:func:`~validation.solvers.problem.full_pass`): the gradient is taken on the working set
+(:class:`validation.solvers.engine.problem.ConstraintProblem`,
+:func:`~validation.solvers.engine.problem.full_pass`): the gradient is taken on the working set
 of the last full pass, every accepted point is checked by a full pass over all
 constraints, and ``stored`` is certified by float64 recall on all of them.
 The squared-hinge residuals of every full pass give the Gordan-type bound of
@@ -28,12 +28,12 @@ import numpy as np
 from replica.common.checks import check_int, check_real
 
 from ..ensembles import check_square_instance
-from .lbfgs import line_search
-from .memories import dense_memory, project_rank
-from .options import SVPOptions
-from .problem import ConstraintProblem, exact_min_margins, full_pass
-from .solution import Solution, assess, check_rank, rank_for
-from .warmup import warm_up
+from .engine.lbfgs import line_search
+from .engine.memories import dense_memory, project_rank
+from .engine.options import SVPOptions
+from .engine.problem import ConstraintProblem, exact_min_margins, full_pass
+from .engine.solution import Solution, assess, check_rank, rank_for
+from .engine.warmup import warm_up
 
 __all__ = ["solve_svp", "SVPOptions", "project_rank", "check_rank"]
 

@@ -94,7 +94,7 @@ class Solution(Result):
     factors : tuple (Q, R) or None
         At rank ``m < d``: ``W = Q @ R.T`` (to rounding) with Q, R of shape (d, m), split
         evenly, ``Q = U_m S_m^(1/2)``, ``R = V_m S_m^(1/2)``, for every solver
-        (:mod:`validation.solvers.memories`); None at full rank.
+        (:mod:`validation.solvers.engine.memories`); None at full rank.
     stored : bool
         The returned W recalls all p inputs (verified in float64, ties fail).
     recall_fraction : float
@@ -122,7 +122,7 @@ class Solution(Result):
         ``undecided``: neither (for a search: a budget cut it short).  ``not_found``:
         only the searches of ``optimal`` -- the rank-m restart search
         (:mod:`validation.solvers.rank_search`) and the search modes (``give_up``,
-        ``top_k``; :mod:`validation.solvers.modes`) -- the search ran to its end
+        ``top_k``; :mod:`validation.solvers.searches`) -- the search ran to its end
         without a storing W, a *lower-bound* verdict (the W recalls
         ``recall_fraction`` of the inputs, ``info["lower_bound"]`` is True), never a
         certificate; capacity estimates count it as not stored and report it apart.

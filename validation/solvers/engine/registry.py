@@ -26,6 +26,13 @@ read the spec of a solver instead of testing its name.  A spec states
   without a search mode): ``optimal``, ``lp`` and ``hebbian``.
 
 A contributor adds a solver with one module and one :func:`register_solver` call.
+
+Beside the solvers, the registry knows the *memories* a measurement runs that are not one
+solver's plain solve: the Zipf error (:func:`validation.measure_zipf`, ``notes/zipf.md``)
+measures the weighted give-up search, the Hebbian rule, the frequency-weighted Hebbian
+memory and Adam on the plain and the frequency-weighted cross-entropy.  Each is a
+:class:`MemorySpec` (its run, label, what its error bounds and its theory);
+:func:`register_memory` adds one.
 """
 
 from __future__ import annotations
@@ -40,7 +47,13 @@ from .options import SHARED_ARGUMENTS, AdamOptions, LPOptions, OptimalOptions, S
 from .solution import rank_for
 
 __all__ = ["EntryPoint", "SolverSpec", "register_solver", "unregister_solver", "solver_spec", "solver_names",
-           "search_mode", "NOT_STORED_MEANINGS", "dense_solve_bytes"]
+           "search_mode", "rank_solver", "NOT_STORED_MEANINGS", "HEBBIAN_THEORY", "OPTIMAL_THEORY",
+           "dense_solve_bytes", "MemorySpec", "register_memory", "memory_spec", "memory_names", "MEMORY_BOUNDS"]
+
+HEBBIAN_THEORY = "hebbian"
+"""The theory memory of the Hebbian rule (``capacity_theory``, ``accuracy_theory``): ``replica.hebbian_*``."""
+OPTIMAL_THEORY = "optimal"
+"""The theory memory of the best W (``capacity_theory``, ``accuracy_theory``): ``replica.capacity`` and co."""
 
 NOT_STORED_MEANINGS = ("class", "rule", "never")
 """Values of :attr:`SolverSpec.not_stored`: a certificate for the class of W, the rule's own W, never said."""
@@ -117,9 +130,9 @@ def _svp_bytes(d, p, problem, rank, options):
 def _optimal_search_modes(options):
     """The search mode that ``OptimalOptions`` select: give-up, top-k, or None (the decision)."""
     if options.give_up:
-        return EntryPoint("validation.solvers.modes", "solve_give_up")
+        return EntryPoint("validation.solvers.searches", "solve_give_up")
     if options.top_k > 1:
-        return EntryPoint("validation.solvers.modes", "solve_top_k")
+        return EntryPoint("validation.solvers.searches", "solve_top_k")
     return None
 
 
@@ -134,7 +147,7 @@ class SolverSpec:
     entry : EntryPoint
         ``function(instance, kappa=..., **shared, options=...)`` returning a :class:`validation.Solution`.
     options : type or None
-        Its :class:`~validation.solvers.options.SolverOptions` subclass (None: no options).
+        Its :class:`~validation.solvers.engine.options.SolverOptions` subclass (None: no options).
     not_stored : {"class", "rule", "never"}
         What its ``not_stored`` certifies (:data:`NOT_STORED_MEANINGS`).
     memory : callable
@@ -191,6 +204,79 @@ class SolverSpec:
         if unknown:
             raise ValueError(f"shared arguments of solver {self.name!r} must be among {SHARED_ARGUMENTS}, "
                              f"got {unknown}")
+
+    # -- what the measurements, the reproduction and the command lines ask of a solver --
+
+    @property
+    def is_hebbian(self) -> bool:
+        """Its capacity goes with the Hebbian theory (``replica.hebbian_*``), not the optimal memory's."""
+        return self.capacity_theory == HEBBIAN_THEORY
+
+    @property
+    def label(self) -> str:
+        """The name of its memory in tables and figure titles (``"Hebbian"`` or the solver name)."""
+        return "Hebbian" if self.is_hebbian else self.name
+
+    @property
+    def accuracy_is_exact(self) -> bool:
+        """Its W is the memory its theory describes (a rule's own W): its accuracy is no lower bound."""
+        return self.not_stored == "rule"
+
+    @property
+    def trains_cross_entropy(self) -> bool:
+        """It trains on the softmax cross-entropy (the protocol of ``notes/ce_protocol.md``)."""
+        return self.objective == "cross_entropy"
+
+    @property
+    def has_search_modes(self) -> bool:
+        """It has the search modes ``give_up`` and ``top_k`` (``notes/top_k.md``, ``notes/recall_accuracy.md``)."""
+        return self.search_modes is not None
+
+    @property
+    def takes_restarts(self) -> bool:
+        """It takes the setting ``restarts`` of the rank-m search."""
+        return "restarts" in self.shared
+
+    @property
+    def takes_run_options(self) -> bool:
+        """It takes the solve options of ``validation reproduce`` (time limit, ``refine``, ``restarts``, give-up)."""
+        return self.takes_restarts and self.has_search_modes
+
+    @property
+    def scales_to_large_d(self) -> bool:
+        """It can run the large-d capacity estimates: it has no size limit of its own (the LP has one)."""
+        return self.check_size is None
+
+    def searches_rank(self, d, rank) -> bool:
+        """At rank ``rank < d`` it runs the rank-m restart search (``notes/rank_search.md``)."""
+        return self.rank_search is not None and rank < d
+
+    def time_limited_options(self, time_limit) -> dict:
+        """Options of a decision with a wall-time budget per solve (the sweep defaults and ``time_limit``).
+
+        ``{}`` for a solver without sweep defaults (it runs on its own budgets).
+        """
+        return dict(self.sweep_options, time_limit=time_limit) if self.sweep_options else {}
+
+    def decision_settings(self) -> dict:
+        """Options of a capacity decision: storability only (the sweep defaults; ``optimal``: ``refine=False``)."""
+        return dict(self.sweep_options)
+
+    def rank_search_settings(self, kappa, restarts) -> dict:
+        """Options of a rank-constrained solve: ``restarts`` starts of the rank-m search at ``kappa < 1``."""
+        return {"restarts": restarts} if self.rank_search is not None and kappa < 1.0 else {}
+
+    def capacity_ensemble(self, hebbian_ensemble) -> str:
+        """Ensemble of its capacity estimates ``hebbian_ensemble`` for the Hebbian rule, else gaussian."""
+        return hebbian_ensemble if self.is_hebbian else "gaussian"
+
+    def accuracy_reference(self) -> str:
+        """The solver whose accuracy theory its curve is compared with (a cross-entropy baseline: :func:`rank_solver`).
+
+        A solver trained on the cross-entropy has no accuracy theory of its own; its curve is
+        set beside the best memory's, the one of the rank-m capable certified solver.
+        """
+        return rank_solver() if self.trains_cross_entropy else self.name
 
     def uses_rank_search(self, d, kappa, options) -> bool:
         """True when a solve at ``(d, kappa)`` with ``options`` (the options class) runs the rank search."""
@@ -290,6 +376,11 @@ def solver_spec(name: str) -> SolverSpec:
     return _SPECS[check_choice(name, "solver", solver_names())]
 
 
+def rank_solver() -> str:
+    """The solver of rank-constrained memories (kappa < 1): the first registered one with a rank-m search."""
+    return next(name for name in solver_names() if solver_spec(name).rank_search is not None)
+
+
 def search_mode(solver, options):
     """The search-mode function that ``options`` select for ``solver`` (None: the plain solve)."""
     entry = solver_spec(solver).search_mode(options)
@@ -322,3 +413,116 @@ register_solver(SolverSpec(
 register_solver(SolverSpec(
     "svp", EntryPoint("validation.solvers.svp", "solve_svp"), SVPOptions, not_stored="class", memory=_svp_bytes,
     shared=_FULL, undecided_as_not_stored=True))
+
+
+# ----------------------------------------------------------------------------------
+# the memories a measurement runs (the Zipf error)
+# ----------------------------------------------------------------------------------
+
+MEMORY_BOUNDS = ("exact", "upper_bound")
+"""Values of :attr:`MemorySpec.bound`: the error of the memory named, or an upper bound on the best memory's."""
+
+
+@dataclass(frozen=True)
+class MemorySpec:
+    """A memory that a measurement runs on weighted instances (the Zipf error, ``notes/zipf.md``).
+
+    Attributes
+    ----------
+    name : str
+        The name ``measure_zipf(solvers=...)`` takes.
+    label : str
+        Its name in tables and legends.
+    run : EntryPoint
+        ``run(instance, settings) -> (W, budget_ended)``: the memory of one instance
+        (``settings``: the measurement's :class:`validation.zipf.ZipfSettings`).
+    bound : {"exact", "upper_bound"}
+        ``exact``: the error of the memory it names; ``upper_bound``: the error of a W
+        found by a search or training, an upper bound on the error of the best memory.
+    measures : str
+        What its error is, in words.
+    theory : mapping or None
+        Keyword arguments of ``replica.zipf_error`` beside ``d, N, a`` (None: no theory).
+    theory_source : str
+        The theory's name in tables (or why there is none).
+    theory_ensemble : bool
+        The theory takes the instances' ensemble.
+    theory_stderr : bool
+        The theory has a Monte-Carlo standard error.
+    exponent : callable or None
+        ``exponent(a)``: the asymptotic exponent of d in the error at fixed N (None: none known).
+    """
+
+    name: str
+    label: str
+    run: EntryPoint
+    bound: str
+    measures: str
+    theory: Mapping | None = None
+    theory_source: str = "none"
+    theory_ensemble: bool = False
+    theory_stderr: bool = False
+    exponent: Callable | None = None
+
+    def __post_init__(self):
+        check_choice(self.bound, "bound", MEMORY_BOUNDS)
+
+
+_MEMORIES: dict = {}
+
+
+def register_memory(spec: MemorySpec, replace: bool = False) -> MemorySpec:
+    """Add a memory that measurements run (then ``measure_zipf(solvers=[name])`` measures it).
+
+    Raises
+    ------
+    ValueError
+        If ``spec`` is not a :class:`MemorySpec` or its name is taken (without ``replace``).
+    """
+    if not isinstance(spec, MemorySpec):
+        raise ValueError(f"spec must be a MemorySpec, got {type(spec).__name__}")
+    if spec.name in _MEMORIES and not replace:
+        raise ValueError(f"memory {spec.name!r} is registered already; pass replace=True to replace it")
+    _MEMORIES[spec.name] = spec
+    return spec
+
+
+def memory_names() -> tuple:
+    """The registered memory names, in registration order."""
+    return tuple(_MEMORIES)
+
+
+def memory_spec(name: str) -> MemorySpec:
+    """The spec of a registered memory (``ValueError`` listing the registered ones for an unknown name)."""
+    return _MEMORIES[check_choice(name, "solvers", memory_names())]
+
+
+_RUNS = "validation.zipf_memories"
+_NO_CE_THEORY = "none (no theory of the cross-entropy memory)"
+register_memory(MemorySpec(
+    "optimal", "optimal, weighted give-up (upper bound on the best E)", EntryPoint(_RUNS, "weighted_give_up"),
+    "upper_bound", "error of the W of the weighted give-up search (largest squared hinge per unit of "
+    "frequency given up first): its recalled mass is a lower bound on the best, so this is an upper "
+    "bound on the error of the best memory",
+    theory={"memory": "optimal"}, theory_source="replica.zipf_error(memory='optimal') (replica-symmetric)",
+    theory_stderr=True, exponent=lambda a: -2.0 * (a - 1.0)))
+register_memory(MemorySpec(
+    "hebbian", "Hebbian", EntryPoint(_RUNS, "hebbian_rule"), "exact",
+    "error of the Hebbian memory W = sum_mu u_mu e_mu^T",
+    theory={"memory": "hebbian", "weights": None}, theory_source="replica.zipf_error(memory='hebbian')",
+    theory_ensemble=True))
+register_memory(MemorySpec(
+    "hebbian_frequency", "Hebbian, w = f", EntryPoint(_RUNS, "frequency_weighted_hebbian"), "exact",
+    "error of the frequency-weighted Hebbian memory W = sum_mu f_mu u_mu e_mu^T",
+    theory={"memory": "hebbian", "weights": "frequency"},
+    theory_source="replica.zipf_error(memory='hebbian', weights='frequency')", theory_ensemble=True,
+    exponent=lambda a: -(a - 1.0) / (2.0 * a)))
+register_memory(MemorySpec(
+    "adam", "Adam-CE", EntryPoint(_RUNS, "adam_cross_entropy"), "upper_bound",
+    "error of the W trained by Adam on the unweighted cross-entropy for the step "
+    "budget: an upper bound on the error of the best memory", theory_source=_NO_CE_THEORY))
+register_memory(MemorySpec(
+    "adam_frequency", "Adam-CE, f-weighted", EntryPoint(_RUNS, "adam_weighted_cross_entropy"), "upper_bound",
+    "error of the W trained by Adam on the frequency-weighted cross-entropy "
+    "sum_mu f_mu CE_mu for the step budget: an upper bound on the error of the best memory",
+    theory_source=_NO_CE_THEORY))

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from validation import _optimal_kernels as _k
+from . import _optimal_kernels as _k
 
 __all__ = ["line_search", "LBFGS", "norm_poly", "dot", "norm"]
 

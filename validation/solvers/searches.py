@@ -56,10 +56,10 @@ import numpy as np
 from replica.common.seeds import resolve_seed, restart_stream
 
 from ..ensembles import check_square_instance
-from .decision import DecisionRun
-from .problem import ConstraintProblem
-from .solution import Solution, assess, rank_for
-from .start import Unknowns, initial_point
+from .engine.decision import DecisionRun
+from .engine.problem import ConstraintProblem
+from .engine.solution import Solution, assess, rank_for
+from .engine.start import Unknowns, initial_point
 
 __all__ = ["solve_give_up", "solve_top_k", "top_k_check"]
 
@@ -472,7 +472,7 @@ def solve_top_k(instance, kappa, *, tol, max_iter, time_limit, refine, options, 
         ``not_found`` when the exempt sets stopped changing (or ``max_rounds`` ended)
         without it: a lower-bound verdict, not a certificate; ``undecided`` when the
         time or iteration budget ended a round of the first run (a Ctrl-C under
-        :func:`validation.solvers.decision.monitored` too; the message then starts with
+        :func:`validation.solvers.engine.decision.monitored` too; the message then starts with
         ``interrupted``).  ``recall_fraction`` is the top-k
         recall fraction of the W, ``margin`` its plain (top-1) normalised margin;
         ``info``: ``top_k``, ``top_k_recalled`` (count), ``top1_fraction``, ``rounds``,

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..capacity import record_status
 from ..capacity.trials import trial_instance
-from ..measure import score_distribution, spectrum
+from ..spectra_and_scores import score_distribution, spectrum
 from ..solvers import solve, solve_arguments
 from ..sweep import Task, task_seed
 
@@ -28,9 +28,9 @@ def measurement_trial(task: Task) -> dict:
     """Solve one instance and measure its singular values and scores.
 
     Scores are in competitor standard deviations, ``S / (||W||_F / d)``
-    (:func:`validation.measure.score_distribution`: targets read through the instance's
+    (:func:`validation.spectra_and_scores.score_distribution`: targets read through the instance's
     target map); singular values in the units of ``replica.asymptotic.spectra.spectrum(kappa)``
-    (:func:`validation.measure.spectrum`: the ``round(kappa d)`` largest, times
+    (:func:`validation.spectra_and_scores.spectrum`: the ``round(kappa d)`` largest, times
     ``sqrt(F(kappa)) sqrt(d) / ||W||_F``; ``notes/spectra.md``).  At most
     ``max_competitors`` (option, default 3000) competitor scores are kept, uniformly
     sampled (seeded by the instance seed).  The option ``outputs`` (``K`` distinct answers,

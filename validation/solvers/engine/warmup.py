@@ -1,9 +1,9 @@
 """Compilation of the numba kernels once per process, before the clock of the first solve starts.
 
 Two warm-ups, on tiny instances: :func:`warm_up_max_margin` compiles the kernels of the
-certified max-margin solver (:mod:`validation.solvers.dual_ascent`,
-``validation._maxmargin_kernels``), :func:`warm_up` those of the decision run
-(:mod:`validation.solvers.decision`, ``validation._optimal_kernels``: OP and DP, full rank
+certified max-margin solver (:mod:`validation.solvers.engine.dual_ascent`,
+``validation.solvers.engine._maxmargin_kernels``), :func:`warm_up` those of the decision run
+(:mod:`validation.solvers.engine.decision`, ``validation.solvers.engine._optimal_kernels``: OP and DP, full rank
 and factors, the ridge-path refinement) and then the max-margin ones.  JIT compilation
 never counts against a ``time_limit``.
 """
@@ -11,7 +11,8 @@ never counts against a ``time_limit``.
 from __future__ import annotations
 
 from .decision import DecisionRun, monitored
-from .dual_ascent import DualAscentRun, MaxMarginOptions
+from .dual_ascent import DualAscentRun
+from .dual_working_set import MaxMarginOptions
 from .options import OptimalOptions
 
 __all__ = ["warm_up", "warm_up_max_margin"]

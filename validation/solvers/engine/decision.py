@@ -2,7 +2,7 @@
 
 :class:`DecisionRun` is one solve at full rank or rank m (method, certificates and
 working sets: :mod:`validation.solvers.optimal` and ``notes/optimal_solver.md``).  It is
-the engine of ``optimal``, of the search modes (:mod:`validation.solvers.modes`: rounds
+the engine of ``optimal``, of the search modes (:mod:`validation.solvers.searches`: rounds
 with constraints left out) and of the rank-m restart search
 (:mod:`validation.solvers.rank_search`).  :func:`monitored` installs a progress
 callback for every run in its block.
@@ -69,7 +69,7 @@ def score_sigma(W, d):
 # truncates violated constraints (notes/optimal_solver.md, section 7)
 _EARLY_RISE = 3.0
 _EARLY_PASSES = 3
-# the aggregated not-stored bound (validation.solvers.certificate): iterates are kept once
+# the aggregated not-stored bound (validation.solvers.engine.certificate): iterates are kept once
 # their own in-loop bound is below _KEEP x tol and the combination is sought once it is
 # below _SEEK x tol (the combinations measured are 1-3x below the last iterate's bound)
 _KEEP, _SEEK = 100.0, 10.0
@@ -340,7 +340,7 @@ class DecisionRun:
         if r.sum() > 0 and not self.params.factored:
             # in-loop bound: d ||sum_i lam_i a_i|| / sum_i lam_i for the best nonnegative
             # combination lam of the residuals of this and the last few iterates (the float32
-            # gradients give it; validation.solvers.certificate).  Below tol it is recomputed
+            # gradients give it; validation.solvers.engine.certificate).  Below tol it is recomputed
             # in float64; that value is a certificate as it stands (it holds for any lam >= 0
             # on any subset, notes/optimal_solver.md, section 3), so not_stored needs no
             # further full pass

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from validation import _optimal_kernels as _k
+from . import _optimal_kernels as _k
 from validation import _rng
 
 from .memories import hebbian_memory
@@ -73,7 +73,7 @@ class ConstraintProblem:
             self.code = int(instance.candidate_code)
         elif self.problem != "op":
             raise ValueError(f"instance.problem must be 'op' or 'dp', got {self.problem!r}")
-        # constraints left out (validation.solvers.modes): blocked[mu, rho] drops (mu, rho)
+        # constraints left out (validation.solvers.searches): blocked[mu, rho] drops (mu, rho)
         self.blocked = None if blocked is None else np.asarray(blocked, dtype=bool)
 
     def hebbian(self):

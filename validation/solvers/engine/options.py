@@ -29,13 +29,30 @@ import numpy as np
 from replica.common.checks import check_choice, check_int, check_real
 
 __all__ = ["SolverOptions", "OptimalOptions", "LPOptions", "AdamOptions", "SVPOptions", "MAX_NONZEROS",
-           "SHARED_ARGUMENTS", "check_restarts"]
+           "SHARED_ARGUMENTS", "SolveBudget", "check_restarts"]
 
 MAX_NONZEROS = 2_000_000
 """Default largest LP constraint matrix (nonzeros) that ``solver="lp"`` accepts."""
 
 SHARED_ARGUMENTS = ("tol", "max_iter", "time_limit", "seed", "refine", "restarts")
 """Arguments that every solver understands under the same name (see :func:`validation.solve`)."""
+
+
+@dataclass(frozen=True)
+class SolveBudget:
+    """The shared arguments of one solve (:data:`SHARED_ARGUMENTS`) as one object.
+
+    A solver function with a ``budget`` parameter gets them this way from
+    :func:`validation.solve` (those given, the others None) instead of one keyword each.
+    None is the solver's default for every field.
+    """
+
+    tol: float | None = None
+    max_iter: int | None = None
+    time_limit: float | None = None
+    seed: Any = None
+    refine: bool | None = None
+    restarts: int | None = None
 
 
 @dataclass(frozen=True)
@@ -144,7 +161,7 @@ class OptimalOptions(SolverOptions):
     give_up : bool
         Give-up mode (default False): maximise the number of recalled inputs by giving
         up the costliest unrecalled inputs and re-solving
-        (:func:`validation.solvers.modes.solve_give_up`); the result is a lower bound on
+        (:func:`validation.solvers.searches.solve_give_up`); the result is a lower bound on
         the best accuracy, status ``not_found`` when not all are recalled.  With
         ``Instance.weights`` set it gives up the largest cost per unit of frequency
         and reports the recalled mass, a lower bound on the best (``notes/zipf.md``).
@@ -177,7 +194,7 @@ class OptimalOptions(SolverOptions):
         (default 0.5, > 0).
     top_k : int
         Top-k recall (default 1: plain recall).  ``k >= 2`` stores every input in the
-        top k (:func:`validation.solvers.modes.solve_top_k`); must be below the number
+        top k (:func:`validation.solvers.searches.solve_top_k`); must be below the number
         of candidates of the instance (checked by the solver).
     top_k_restarts : int
         Top-k mode: further runs of the search from random starts when the first does not
@@ -195,7 +212,7 @@ class OptimalOptions(SolverOptions):
         creeps on an unstorable instance instead of stopping).
     screen_dp : bool
         Screen the full passes of DP instances (default True,
-        :class:`validation.solvers.screening.DPScreen`, ``notes/optimal_solver.md``,
+        :class:`validation.solvers.engine.screening.DPScreen`, ``notes/optimal_solver.md``,
         section 6): an input whose untracked candidates provably stay above the
         working-set threshold has only its tracked ones regenerated.  The pass's working
         set, loss and violation counts are those of a plain pass (False), in canonical

@@ -4,7 +4,7 @@ For d in ``DIMENSIONS``, problem in ``PROBLEMS``, input and output spectrum expo
 ``EXPONENTS`` (``power_law_spectrum(d, a)``: eigenvalues proportional to ``i^-a``, mean 1;
 diagonal covariances, the package normalisation trace = d) and loads ``p = LOADS * d``,
 ``TRIALS`` instances ``make_instance(d, p, problem, seed=task_seed(SEED, p, trial),
-input_covariance=..., output_covariance=...)`` are solved by ``solve(inst, "hebbian")``
+embeddings=EmbeddingModel(input_covariance=..., output_covariance=...))`` are solved by ``solve(inst, "hebbian")``
 and their recall fractions averaged: mean and standard error over the instances (the
 same seeds, so the same isotropic draws g, for every pair of exponents: the columns
 differ only by the covariance).  The theory column is
@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from validation import make_instance, solve
+from validation import EmbeddingModel, make_instance, solve
 from replica import power_law_spectrum
 from validation.solvers import set_threads
 from validation.sweep import task_seed
@@ -66,8 +66,8 @@ def measure():
                 for a_in in EXPONENTS:
                     for a_out in EXPONENTS:
                         spec_in, spec_out = power_law_spectrum(d, a_in), power_law_spectrum(d, a_out)
-                        acc = np.array([solve(make_instance(d, p, problem, seed=task_seed(SEED, p, t),
-                                                            input_covariance=spec_in, output_covariance=spec_out),
+                        model = EmbeddingModel(input_covariance=spec_in, output_covariance=spec_out)
+                        acc = np.array([solve(make_instance(d, p, problem, seed=task_seed(SEED, p, t), embeddings=model),
                                               "hebbian").recall_fraction for t in range(TRIALS)])
                         rows.append({"d": d, "p": p, "problem": problem, "input_exponent": a_in,
                                      "output_exponent": a_out, "trials": TRIALS, "mean_accuracy": float(acc.mean()),

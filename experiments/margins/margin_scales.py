@@ -21,7 +21,7 @@ import pathlib
 import numpy as np
 
 import replica
-from validation import make_instance, solve
+from validation import EmbeddingModel, make_instance, solve
 from validation.solvers import set_threads
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -34,7 +34,7 @@ def main() -> None:
     lines = [f"d = {d}, p = {p}, decoupled problem, certified gap 0.5 %"]
     for ensemble in ("gaussian", "sphere"):
         for t in range(3):
-            inst = make_instance(d, p, "dp", ensemble, seed=np.random.SeedSequence([0, d, p, t]))
+            inst = make_instance(d, p, "dp", seed=np.random.SeedSequence([0, d, p, t]), embeddings=EmbeddingModel(ensemble))
             sol = solve(inst, "optimal", refine=True, time_limit=30, options={"refine_tol": 0.005})
             W = sol.matrix()
             norm = np.linalg.norm(W)

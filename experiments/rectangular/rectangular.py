@@ -5,7 +5,7 @@ and problem (DP, OP) this script measures P(stored) on a grid of p and fits p_c 
 capacity machinery of :mod:`validation.capacity`:
 
 * a trial at ``(p, trial)`` is ``make_instance(None, p, problem, seed=task_seed(row_seed, p,
-  trial), d_in=d_in, d_out=d_out)`` solved by ``solve(inst, "optimal", refine=False,
+  trial), embeddings=EmbeddingModel(d_in=d_in, d_out=d_out))`` solved by ``solve(inst, "optimal", refine=False,
   time_limit=TIME_LIMIT)`` (the sweep setting of ``optimal``: certified decisions only),
   its verdict counted by ``validation.capacity.record_status``; ``undecided`` trials are
   counted and left out of the fit (the capacity default for ``optimal``);
@@ -37,7 +37,7 @@ import time
 
 import numpy as np
 
-from validation import make_instance, solve
+from validation import EmbeddingModel, make_instance, solve
 from validation.capacity import fit_logistic, record_status
 from validation.intervals import wilson_interval
 from validation.solvers import set_threads
@@ -77,8 +77,8 @@ class Row:
         c = self.counts.setdefault(p, [0, 0, 0])
         start = sum(c)
         for trial in range(start, start + trials):
-            inst = make_instance(None, p, self.problem, seed=task_seed(self.seed, p, trial), d_in=self.d_in,
-                                 d_out=self.d_out)
+            inst = make_instance(None, p, self.problem, seed=task_seed(self.seed, p, trial),
+                                 embeddings=EmbeddingModel(d_in=self.d_in, d_out=self.d_out))
             status = record_status(solve(inst, "optimal", refine=False, time_limit=TIME_LIMIT))["status"]
             c[("stored", "not_stored", "undecided").index(status)] += 1
         return c

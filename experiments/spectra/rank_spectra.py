@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
 import replica  # noqa: E402
-from replica.spectra import normalized_singular_values  # noqa: E402
+from replica.asymptotic.spectra import normalized_singular_values  # noqa: E402
 from validation import make_instance, solve  # noqa: E402
 from validation.recall import normalised_margin, recall_check  # noqa: E402
 from validation.solvers import set_threads  # noqa: E402

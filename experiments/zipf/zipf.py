@@ -27,6 +27,7 @@ import subprocess
 import time
 
 
+from validation import ZipfSettings
 from validation.figures import plot_zipf
 from validation.solvers import set_threads
 from validation.zipf import (ZIPF_LABELS, ZIPF_SOLVERS, ZIPF_THEORY, measure_zipf, overloaded_facts, slope_rows,
@@ -71,7 +72,7 @@ def _measure_runs(dimensions, trials) -> list[dict]:
     for a in EXPONENTS:
         for d in dimensions:
             r = measure_zipf(d, facts(d), a, solvers=SOLVERS, trials=trials, problem=PROBLEM, seed=SEED,
-                             adam_steps=ADAM_STEPS, progress=False)
+                             settings=ZipfSettings(adam_steps=ADAM_STEPS, progress=False))
             runs.append(r.to_dict())
             print(f"a={a} d={d} N={r.N}: {r.seconds:.0f} s; "
                   + ", ".join(f"{pt.solver} {pt.error:.4g}" for pt in r.points), flush=True)
@@ -129,7 +130,7 @@ def add_solvers(data, solvers, adam_steps) -> dict:
     out["measurements"] = []
     for m in data["measurements"]:
         r = measure_zipf(m["d"], m["N"], m["a"], solvers=solvers, trials=m["trials"], problem=m["problem"],
-                         seed=m["seed"], adam_steps=adam_steps, progress=False)
+                         seed=m["seed"], settings=ZipfSettings(adam_steps=adam_steps, progress=False))
         out["measurements"].append({**m, "points": m["points"] + [pt.to_dict() for pt in r.points]})
         print(f"a={m['a']} d={m['d']} N={m['N']}: {r.seconds:.0f} s; "
               + ", ".join(f"{pt.solver} {pt.error:.4g}" for pt in r.points), flush=True)

@@ -4,14 +4,14 @@ Writes ``experiments/zipf/README.md`` and its data ``experiments/zipf/zipf_sampl
 dimension in ``DIMENSIONS``, exponent in ``EXPONENTS`` and number ``T`` of training
 samples in ``SAMPLES``, ``INSTANCES`` independent instances: the counts ``n_mu`` of
 ``T`` i.i.d. draws from ``f_mu ∝ mu^-a`` over ``N`` facts (a multinomial draw), one
-instance ``validation.make_instance(d, N, "op", seed=..., weights=f)`` of all ``N``
+instance ``validation.make_instance(d, N, "op", seed=..., facts=FactSettings(weights=f))`` of all ``N``
 facts (every output competes), and the memories
 
 * ``hebbian``: ``W = sum_{mu seen} u_mu e_mu^T``;
 * ``hebbian-counts``: ``W = sum_mu n_mu u_mu e_mu^T``;
 * ``optimal`` (at ``OPTIMAL_DIMENSIONS``, where at most ``OPTIMAL_MAX_SEEN`` facts are seen
   in expectation): the decision solve of the ``optimal`` solver with the constraints of
-  the unseen facts left out (``validation.solvers.decision.DecisionRun(..., blocked=...)``,
+  the unseen facts left out (``validation.solvers.engine.decision.DecisionRun(..., blocked=...)``,
   the restricted problem of the give-up search), so that the seen facts' targets must beat
   all ``N`` outputs.  When the seen facts cannot all be stored, a give-up search weighted
   by the frequencies: each round gives up the fraction ``GIVE_UP_FRACTION`` of the
@@ -40,11 +40,11 @@ import numpy as np
 
 from replica import ZipfFacts, zipf_error, zipf_frequencies
 from replica.common.seeds import DEFAULT_SEED
-from validation import make_instance
+from validation import FactSettings, make_instance
 from validation.recall import recall_check
-from validation.solvers.decision import DecisionRun
-from validation.solvers.memories import hebbian_memory
-from validation.solvers.options import OptimalOptions
+from validation.solvers.engine.decision import DecisionRun
+from validation.solvers.engine.memories import hebbian_memory
+from validation.solvers.engine.options import OptimalOptions
 from experiments.pages import demote_headings, write_block
 from experiments.provenance import read_record, write_record
 
@@ -121,7 +121,7 @@ def measure():
                     draw, inst_seed = ss.spawn(2)
                     counts = np.random.default_rng(draw).multinomial(T, f)
                     seen = counts > 0
-                    instance = make_instance(d, N, "op", seed=inst_seed, weights=f)
+                    instance = make_instance(d, N, "op", seed=inst_seed, facts=FactSettings(weights=f))
                     memories = {
                         "hebbian": hebbian_memory(instance.targets[seen], instance.inputs[seen]),
                         "hebbian-counts": hebbian_memory(instance.targets, counts[:, None] * instance.inputs),

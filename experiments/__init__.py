@@ -67,6 +67,9 @@ class Experiment:
         PNG bytes depend on the matplotlib version).
     data : tuple of str
         The committed data the page is rendered from.
+    checked_by : str
+        For a script that writes only data: the experiment that renders that data (and
+        whose check covers it); "" otherwise.
     """
 
     name: str
@@ -78,6 +81,7 @@ class Experiment:
     figures: tuple[str, ...] = ()
     data: tuple[str, ...] = ()
     notes: str = ""
+    checked_by: str = ""
 
     @property
     def module(self) -> str:

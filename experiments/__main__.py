@@ -73,11 +73,13 @@ def check(experiment: Experiment, root: Path = ROOT) -> tuple[bool, str]:
 
 
 def _list(root: Path) -> int:
-    rows = [("topic", "experiment", "wall time (2 cores)", "render from data", "data")]
+    rows = [("topic", "experiment", "wall time (2 cores)", "render from data", "committed data")]
     for topic in topics(root):
         for e in topic.experiments:
-            rows.append((topic.name, e.name, e.wall_time, "yes" if e.render is not None else "no (measured page)",
-                         ", ".join(e.data) or "-"))
+            rendered = ("yes" if e.render is not None else f"by {e.checked_by}" if e.checked_by
+                        else "no (measured page)")
+            rows.append((topic.name, e.name, e.wall_time, rendered,
+                         f"{len(e.data)} file(s)" if e.data else "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for i, row in enumerate(rows):
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
@@ -90,8 +92,12 @@ def _list(root: Path) -> int:
 
 def _check(names, root: Path) -> int:
     chosen = [find(n, root) for n in names] if names else experiments(root)
-    failed, unchecked = [], []
+    failed, unchecked, through = [], [], []
     for e in chosen:
+        if e.checked_by:
+            print(f"- {e.topic}/{e.name}: writes data only; rendered and checked by {e.checked_by}")
+            through.append(e.name)
+            continue
         if e.render is None:
             unchecked.append(e.name)
             print(f"- {e.topic}/{e.name}: not checked (no render mode: its page is written by the measurement)")
@@ -101,7 +107,8 @@ def _check(names, root: Path) -> int:
         if not ok:
             failed.append(e.name)
             print(diff)
-    print(f"\n{len(chosen) - len(failed) - len(unchecked)} agree with their committed data, {len(failed)} differ, "
+    print(f"\n{len(chosen) - len(failed) - len(unchecked) - len(through)} agree with their committed data, "
+          f"{len(failed)} differ, {len(through)} are checked through the experiment that renders their data, "
           f"{len(unchecked)} have no render mode")
     if failed:
         print("differ: " + ", ".join(failed) + " (python -m experiments run NAME --render rewrites them)",

@@ -473,6 +473,10 @@ SIZE_EXEMPT = {
     # every shared argument is a keyword of the one public entry point, and calls such as
     # solve(inst, "adam", max_iter=...) or solve(inst, "optimal", refine=False) are everywhere
     "validation.solvers.solve": "parameters",
+    # capacity(d, kappa, margin, top_k, *, outputs, problem, ensemble, rel_tol, tol, max_iter, seed): the
+    # front end of the most used prediction names every keyword in its signature (no **accuracy);
+    # capacity(d, rel_tol=...) and capacity(d, seed=...) are used by every sweep and command line
+    "replica.optimal.finite_size.capacity": "parameters",
 }
 _JIT = {"njit", "jit", "vectorize", "guvectorize", "generated_jit", "cfunc", "stencil"}
 

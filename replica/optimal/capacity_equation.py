@@ -21,7 +21,7 @@ from ..common.seeds import DEFAULT_SEED, resolve_seed
 from .cost import NORMAL_LAW, SAMPLE_ROUNDS, CostEstimator, control_mean, expected_cost_from, field_law, rows_for
 from ..asymptotic.quarter_circle import tail_second_moment
 
-__all__ = [
+__all__ = ["capacity_regime",
     "PROBLEMS",
     "MAX_TOP_K",
     "CapacityResult",
@@ -104,6 +104,12 @@ class CapacityResult(Result):
     ensemble: str = "gaussian"
     effective_weights: int = 0  # N_eff in p E[C] = F N_eff: d^2, or d (K - 1) for the OP with K <= d
     validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
+
+
+def capacity_regime(result: CapacityResult) -> dict:
+    """The parameters of a capacity result that choose its validity regime (``replica.common.validity``)."""
+    return {"d": result.d, "kappa": result.kappa, "margin": result.margin, "top_k": result.top_k,
+            "outputs": result.outputs, "problem": result.problem, "ensemble": result.ensemble}
 
 
 def _initial_guess(target: float) -> float:

@@ -42,6 +42,7 @@ import numpy as np
 from scipy import special
 
 from .capacity_equation import (
+    capacity_regime,
     MAX_TOP_K,
     PROBLEMS,
     AccuracySettings,
@@ -95,8 +96,7 @@ __all__ = ["reference_p_c",
 # error is reported as ``stderr``).
 
 
-@reports_validity("capacity", lambda r: {"d": r.d, "kappa": r.kappa, "margin": r.margin, "top_k": r.top_k,
-                                           "outputs": r.outputs, "problem": r.problem, "ensemble": r.ensemble})
+@reports_validity("capacity", capacity_regime)
 def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, outputs=None, problem="dp", ensemble="gaussian", rel_tol=1e-3,
              tol=1e-9, max_iter=100, seed=None):
     """Finite-size capacity of the optimal (rank ``kappa d``) memory: ``p_c E[C_{p_c}] = F(kappa) d^2``.

@@ -172,8 +172,19 @@ def _results_page(topic: Path) -> str:
             return path
         return os.path.relpath(topic / path, DOCS / "results")
 
+    def linked(path: str) -> str:
+        """A link to another topic's README becomes a link to that topic's results page."""
+        target, _, anchor = path.partition("#")
+        if "://" in target or not target.endswith("README.md"):
+            return path
+        folder = (topic / target).resolve().parent
+        if folder.parent == (ROOT / "experiments").resolve() and (folder / "README.md").exists():
+            return f"{folder.name}.md" + (f"#{anchor}" if anchor else "")
+        return path
+
     text = (topic / "README.md").read_text(encoding="utf-8")
     text = re.sub(r"(!\[[^\]]*\]\()([^)\s]+)(\))", lambda m: m.group(1) + moved(m.group(2)) + m.group(3), text)
+    text = re.sub(r"((?<!!)\[[^\]]*\]\()([^)\s]+)(\))", lambda m: m.group(1) + linked(m.group(2)) + m.group(3), text)
     text = re.sub(r"^(```\{include\} )(\S+)$", lambda m: m.group(1) + moved(m.group(2)), text, flags=re.M)
     return (f"<!-- This file is written by docs/conf.py from experiments/{topic.name}/README.md; do not edit. -->\n\n"
             + text.rstrip("\n") + "\n\n"

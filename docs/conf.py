@@ -80,7 +80,10 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "matplotlib_animations": False,
     "image_scrapers": ("matplotlib",),
+    # the scripts are numbered in reading order: plot_<n>_<name>.py
     "within_subsection_order": "FileNameSortKey",
+    # show what a script prints, not the value of a cell's last expression
+    "capture_repr": (),
     # the timing page is written into the build, not into docs/
     "write_computation_times": True,
     "reset_modules": ("matplotlib",),

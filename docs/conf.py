@@ -11,6 +11,11 @@ code, the notes and the experiments (none of them is committed):
   myst-parser (the notes are never copied);
 * ``results/<topic>.md``: one page per experiment topic, which includes
   ``experiments/<topic>/README.md`` (the topic's results page, with its figures).
+
+The example gallery ``auto_examples/`` is written by sphinx-gallery, which runs every
+``examples/plot_*.py`` script of the repository during the build (the build fails when
+one fails). Formulas are typeset by a copy of MathJax shipped inside the site
+(``sphinx-mathjax-offline``), so that they render without network access.
 """
 
 from __future__ import annotations
@@ -41,6 +46,10 @@ extensions = [
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
+    "sphinx_gallery.gen_gallery",
+    # MathJax 3 from the sphinx-mathjax-offline wheel, copied into _static/mathjax and used
+    # by sphinx.ext.mathjax (the default math renderer): no page loads anything from the network
+    "sphinx-mathjax-offline",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -56,8 +65,32 @@ html_theme_options = {
 html_title = "linear-memory-capacity"
 exclude_patterns = ["_build"]
 
+# sphinx-gallery: the scripts live in the repository's examples/; their pages, figures
+# and downloads are generated into docs/auto_examples/ (ignored by git) at every build.
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "ignore_pattern": r"__init__\.py",
+    # a failing example stops nothing at once but fails the build at its end
+    "abort_on_example_error": False,
+    "only_warn_on_example_error": False,
+    "plot_gallery": "True",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "matplotlib_animations": False,
+    "image_scrapers": ("matplotlib",),
+    # the scripts are numbered in reading order: plot_<n>_<name>.py
+    "within_subsection_order": "FileNameSortKey",
+    # show what a script prints, not the value of a cell's last expression
+    "capture_repr": (),
+    # the timing page is written into the build, not into docs/
+    "write_computation_times": True,
+    "reset_modules": ("matplotlib",),
+}
+
 # myst-parser: the notes and reports are GitHub markdown; equations are $...$, $$...$$
-# (dollarmath) or amsmath environments, rendered by MathJax.
+# (dollarmath) or amsmath environments, rendered by MathJax (the local copy above).
 myst_enable_extensions: list[str] = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
 
@@ -142,8 +175,19 @@ def _results_page(topic: Path) -> str:
             return path
         return os.path.relpath(topic / path, DOCS / "results")
 
+    def linked(path: str) -> str:
+        """A link to another topic's README becomes a link to that topic's results page."""
+        target, _, anchor = path.partition("#")
+        if "://" in target or not target.endswith("README.md"):
+            return path
+        folder = (topic / target).resolve().parent
+        if folder.parent == (ROOT / "experiments").resolve() and (folder / "README.md").exists():
+            return f"{folder.name}.md" + (f"#{anchor}" if anchor else "")
+        return path
+
     text = (topic / "README.md").read_text(encoding="utf-8")
     text = re.sub(r"(!\[[^\]]*\]\()([^)\s]+)(\))", lambda m: m.group(1) + moved(m.group(2)) + m.group(3), text)
+    text = re.sub(r"((?<!!)\[[^\]]*\]\()([^)\s]+)(\))", lambda m: m.group(1) + linked(m.group(2)) + m.group(3), text)
     text = re.sub(r"^(```\{include\} )(\S+)$", lambda m: m.group(1) + moved(m.group(2)), text, flags=re.M)
     return (f"<!-- This file is written by docs/conf.py from experiments/{topic.name}/README.md; do not edit. -->\n\n"
             + text.rstrip("\n") + "\n\n"

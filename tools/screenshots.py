@@ -7,9 +7,9 @@ Usage::
 
 Takes PNG screenshots of the index, the tutorial, the API page and two results pages with
 headless Chromium (Debian's ``chromium`` package, ``/usr/bin/chromium``).  The pages are
-opened from the file system; nothing is fetched from the network, so equations show as
-MathJax source where the MathJax script cannot be loaded.  The screenshots are not
-committed.
+opened from the file system; nothing is fetched from the network (the site ships its own
+copy of MathJax, so equations are typeset; ``tools/check_math_rendered.py`` checks every
+page for that).  The screenshots are not committed.
 """
 
 from __future__ import annotations

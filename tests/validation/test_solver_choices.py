@@ -46,7 +46,9 @@ def test_the_parser_finds_the_lists():
     assert "validation/solvers/__init__.py:solve" in found and "validation/zipf.py:measure_zipf" in found
 
 
-@pytest.mark.parametrize("where, parameter, choices", listed_choices(), ids=lambda x: str(x))
+# ids in sorted order: a set's repr depends on the hash seed, and every xdist worker must collect the same ids
+@pytest.mark.parametrize("where, parameter, choices", listed_choices(),
+                         ids=lambda x: ",".join(sorted(x)) if isinstance(x, frozenset) else str(x))
 def test_docstring_choices_are_the_registry(where, parameter, choices):
     assert choices == expected(parameter), (
         f"{where}: {parameter} lists {sorted(choices)}, the registry has {sorted(expected(parameter))}")

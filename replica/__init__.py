@@ -78,6 +78,8 @@ _LAZY = {
     "rectangular_hebbian_capacity": "replica.variants",
     "RectangularHebbianCapacityResult": "replica.variants",
     # correlated embeddings (notes/covariance.md)
+    # d_out x d_in memories with few outputs: the hull limit (notes/rectangular_few_outputs.md)
+    "few_outputs_capacity": "replica.variants", "FewOutputsCapacityResult": "replica.variants",
     "power_law_spectrum": "replica.variants",
     "effective_rank": "replica.variants",
     "covariance_hebbian_accuracy": "replica.variants",

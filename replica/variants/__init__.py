@@ -6,7 +6,9 @@
   (``notes/zipf.md``); its pieces in :mod:`replica.variants.zipf_facts` (the frequencies
   and the facts seen in ``T`` samples) and :mod:`replica.variants.zipf_memories` (the
   knapsack of the optimal memory, the Gaussian model of the weighted Hebbian memory).
-* :mod:`replica.variants.rectangular` -- ``d_out x d_in`` memories (``notes/rectangular.md``).
+* :mod:`replica.variants.rectangular` -- ``d_out x d_in`` memories (``notes/rectangular.md``);
+  :mod:`replica.variants.few_outputs` -- the same with few outputs, where the outputs' hull
+  limits the capacity (``notes/rectangular_few_outputs.md``).
 * :mod:`replica.variants.covariance` -- correlated embeddings ``Sigma^{1/2} g``
   (``notes/covariance.md``).
 
@@ -31,6 +33,7 @@ from .rectangular import (
     rectangular_hebbian_capacity,
     tail_second_moment_rectangular,
 )
+from .few_outputs import FewOutputsCapacityResult, few_outputs_capacity
 from .zipf import ZipfError, ZipfFacts, knapsack_kept, zipf_error, zipf_frequencies
 
 __all__ = [
@@ -38,5 +41,6 @@ __all__ = [
     "zipf_error", "ZipfError", "ZipfFacts", "knapsack_kept", "zipf_frequencies",
     "rectangular_capacity", "RectangularCapacityResult", "tail_second_moment_rectangular",
     "rectangular_hebbian_capacity", "RectangularHebbianCapacityResult",
+    "few_outputs_capacity", "FewOutputsCapacityResult",
     "power_law_spectrum", "effective_rank", "covariance_hebbian_accuracy", "CovarianceHebbianAccuracy",
 ]

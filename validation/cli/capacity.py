@@ -13,7 +13,7 @@ from ..capacity.settings import BRACKET_FROM_D, CapacityDesign
 from ..solvers.engine.registry import solver_spec
 from .common import add_restarts_option, add_top_k_restarts_option, executor_from_args, mode_options, restarts_setting
 
-_COLUMNS = ["p", "alpha", "trials", "stored", "not_stored", "undecided", "errors"]
+_COLUMNS = ["p", "alpha", "trials", "stored", "not_stored", "undecided", "errors", "bits_per_parameter"]
 
 
 def register(subparsers) -> None:
@@ -110,10 +110,11 @@ def _summary(est) -> str:
         outputs += f" restarts={restarts if restarts is not None else f'{DEFAULT_RESTARTS} (default)'}"
     return (f"d={est.d} problem={est.problem}{outputs} solver={est.solver} kappa={est.kappa:g} "
             f"ensemble={est.ensemble} trials/point={est.trials} seed={est.seed} design={est.design}\n"
-            f"measured  p_c = {_measured(est)}"
+            f"measured  p_c = {_measured(est)}  bits/parameter = {est.bits_per_parameter:.4f}"
             f"{f'  (a LOWER BOUND: {est.not_found} not_found verdicts)' if est.not_found else ''}\n"
             f"theory    p_c = {est.theory['p_c']:.2f}  alpha = {est.theory['alpha']:.4f}  "
-            f"alpha_c(d->inf) = {est.theory['alpha_c']:.4f}  ({est.theory['source']})\n"
+            f"alpha_c(d->inf) = {est.theory['alpha_c']:.4f}  bits/parameter = "
+            f"{est.theory_bits_per_parameter:.4f}  ({est.theory['source']})\n"
             f"status: {est.status}; {est.message}\n\n")
 
 
@@ -164,11 +165,12 @@ def _exit_status(est) -> int:
 
 
 SUMMARY_QUANTITIES = ("d", "problem", "solver", "kappa", "ensemble", "trials", "seed", "design", "criterion",
-                      "p_c", "p_c_low", "p_c_high", "alpha", "alpha_low", "alpha_high", "status", "message")
+                      "p_c", "p_c_low", "p_c_high", "alpha", "alpha_low", "alpha_high", "bits_per_parameter",
+                      "status", "message")
 """Rows of the second CSV section (``quantity,value``; ``outputs`` after ``problem`` with
 ``--outputs``, then ``generator`` for the DP; ``not_found`` after ``message`` when some trials had that verdict), then
-``theory_p_c``, ``theory_alpha``, ``theory_alpha_c`` and ``theory_source``; missing numbers
-are empty."""
+``theory_p_c``, ``theory_alpha``, ``theory_alpha_c``, ``theory_bits_per_parameter`` and
+``theory_source``; missing numbers are empty."""
 
 
 def _summary_rows(est) -> list:
@@ -184,5 +186,6 @@ def _summary_rows(est) -> list:
     if est.not_found:
         rows.append({"quantity": "not_found", "value": est.not_found})
     rows += [{"quantity": f"theory_{k}", "value": v} for k, v in (data.get("theory") or {}).items()]
+    rows.append({"quantity": "theory_bits_per_parameter", "value": data.get("theory_bits_per_parameter")})
     rows.append({"quantity": "theory_source", "value": data.get("theory_source")})
     return [{"quantity": r["quantity"], "value": "" if r["value"] is None else r["value"]} for r in rows]

@@ -82,6 +82,7 @@ _LAZY = {
     "MaxMarginResult": "validation.solvers.maxmargin",
     "MaxMarginOptions": "validation.solvers.maxmargin",
     "estimate_capacity": "validation.capacity",
+    "estimate_embedding_capacity": "validation.capacity",
     "CapacityEstimate": "validation.capacity",
     "measure_accuracy": "validation.accuracy",
     "accuracy_bound": "validation.accuracy_bound",

@@ -113,6 +113,10 @@ class CapacityEstimate(Result):
     generator : int or None
         DP: the candidate generator of the instances (``make_instance(generator=)``);
         None for the OP (the key ``generator`` is then absent from ``to_dict``).
+    d_in, d_out, embeddings, facts : int, int, str, int, or None
+        Set by :func:`validation.capacity.estimate_embedding_capacity`: the shape of the
+        memory (loads ``p ln p / (d_in d_out)``), the embeddings file and its number of
+        facts N; None otherwise (the keys are then absent from ``to_dict``).
     """
 
     STATUSES: ClassVar[tuple] = LogisticFit.STATUSES
@@ -145,17 +149,24 @@ class CapacityEstimate(Result):
     outputs: int | None = None
     not_found: int = 0
     generator: int | None = None
+    d_in: int | None = None
+    d_out: int | None = None
+    embeddings: str | None = None
+    facts: int | None = None
+
+    def _shape(self) -> tuple:
+        return (self.d, self.d) if self.d_in is None else (self.d_in, self.d_out)
 
     @property
     def bits_per_parameter(self) -> float:
         """``p_c log2 p_c / (free parameters)`` of the fitted p_c (NaN when the fit failed)."""
-        return bits_per_parameter(self.p_c, self.d, self.d, self.kappa)
+        return bits_per_parameter(self.p_c, *self._shape(), self.kappa)
 
     @property
     def theory_bits_per_parameter(self) -> float:
         """``bits_per_parameter`` of the theory's p_c (NaN without one)."""
         p_c = self.theory.get("p_c")
-        return math.nan if p_c is None else bits_per_parameter(p_c, self.d, self.d, self.kappa)
+        return math.nan if p_c is None else bits_per_parameter(p_c, *self._shape(), self.kappa)
 
     @property
     def lower_bound(self) -> bool:
@@ -178,5 +189,7 @@ class CapacityEstimate(Result):
                 **({"not_found": self.not_found} if self.not_found else {}),
                 **({} if self.generator is None else {"generator": self.generator}),
                 "bits_per_parameter": self.bits_per_parameter,
-                "theory_bits_per_parameter": self.theory_bits_per_parameter}
+                "theory_bits_per_parameter": self.theory_bits_per_parameter,
+                **({} if self.embeddings is None else {"d_in": self.d_in, "d_out": self.d_out,
+                                                       "embeddings": self.embeddings, "facts": self.facts})}
 

@@ -2,8 +2,8 @@
 
 ``make_instance`` builds a random memory problem (original or decoupled),
 ``Instance.from_embeddings`` the original problem of given vectors (a trained model's
-embeddings: ``notes/simulation.md``, "Facts in given embeddings"), and ``solve`` runs one
-of the solvers (``hebbian``, ``optimal``, ``lp``, ``adam``, ``svp``) on it.
+embeddings: ``notes/simulation.md``, "Facts in given embeddings"), and ``solve``
+runs one of the solvers (``hebbian``, ``optimal``, ``lp``, ``adam``, ``svp``) on it.
 """
 
 from __future__ import annotations

@@ -272,7 +272,7 @@ def test_validation_capacity_csv_has_summary_section(capsys):
     argv = ["capacity", "--d", "4", "--trials", "1", "--rounds", "0", "--workers", "0", "--format", "csv"]
     assert validation_main(argv) == 0
     grid, summary = capsys.readouterr().out.split("\n\n")
-    assert grid.splitlines()[0] == "p,alpha,trials,stored,not_stored,undecided,errors"
+    assert grid.splitlines()[0] == "p,alpha,trials,stored,not_stored,undecided,errors,bits_per_parameter"
     values = {r["quantity"]: r["value"] for r in csv.DictReader(io.StringIO(summary))}
     for name in ("p_c", "p_c_low", "p_c_high", "theory_p_c", "theory_alpha_c", "status", "seed"):
         assert name in values

@@ -1,7 +1,9 @@
 """Simulations of linear associative memories: instances, solvers, measurements.
 
-``make_instance`` builds a random memory problem (original or decoupled), and
-``solve`` runs one of the solvers (``hebbian``, ``optimal``, ``lp``, ``adam``, ``svp``) on it.
+``make_instance`` builds a random memory problem (original or decoupled),
+``Instance.from_embeddings`` the original problem of given vectors (a trained model's
+embeddings: ``notes/simulation.md``, "Facts in given embeddings"), and ``solve``
+runs one of the solvers (``hebbian``, ``optimal``, ``lp``, ``adam``, ``svp``) on it.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ _LAZY = {
     "MaxMarginResult": "validation.solvers.maxmargin",
     "MaxMarginOptions": "validation.solvers.maxmargin",
     "estimate_capacity": "validation.capacity",
+    "estimate_embedding_capacity": "validation.capacity",
     "CapacityEstimate": "validation.capacity",
     "measure_accuracy": "validation.accuracy",
     "accuracy_bound": "validation.accuracy_bound",

@@ -51,7 +51,7 @@ from replica.common.seeds import resolve_seed
 from replica.variants.covariance import power_law_spectrum
 
 from . import _rng
-from .instance import Instance, check_square_instance
+from .instance import Instance, check_square_instance, check_weights
 
 __all__ = ["make_instance", "EmbeddingModel", "FactSettings", "instance_bytes", "check_generator", "Instance",
            "PROBLEMS", "ENSEMBLES", "power_law_spectrum", "covariance_root", "check_square_instance"]
@@ -148,23 +148,6 @@ def _draw_vectors(rng: np.random.Generator, count: int, d: int, ensemble: str) -
     else:
         z /= np.sqrt(d)
     return z
-
-
-def _weights(p, weights):
-    """Checked, normalised query frequencies for ``make_instance``: ``(w, normalised)``."""
-    if weights is None:
-        return None, False
-    w = np.array(weights, dtype=np.float64)
-    if w.shape != (p,):
-        raise ValueError(f"weights must have length p = {p}, got shape {w.shape}")
-    if not np.all(np.isfinite(w)) or np.any(w <= 0.0):
-        raise ValueError("weights must be finite and positive")
-    total = float(w.sum())
-    normalised = not math.isclose(total, 1.0, rel_tol=1e-12, abs_tol=0.0)
-    if normalised:
-        w /= total
-    w.setflags(write=False)
-    return w, normalised
 
 
 def _answer_map(p, outputs, targets):
@@ -423,7 +406,7 @@ def make_instance(d, p, problem="op", ensemble=None, seed=None, *, embeddings=No
     seed = resolve_seed(seed)
     generator = check_generator(generator)
     K, answer_map = _answer_map(p, facts.outputs, facts.targets)
-    w, normalised = _weights(p, facts.weights)
+    w, normalised = check_weights(p, facts.weights)
     covariances = (_root(embeddings.input_covariance, d_in, "input_covariance"),
                    _root(embeddings.output_covariance, d_out, "output_covariance"))
     _check_instance_memory(d, d_in, d_out, p)

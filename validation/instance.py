@@ -14,15 +14,19 @@ import numpy as np
 
 from replica.common.checks import check_int
 from replica.common.results import json_safe
+from replica.common.seeds import resolve_seed
 
 from . import _rng
 
-__all__ = ["Instance", "check_square_instance"]
+__all__ = ["Instance", "check_square_instance", "check_weights", "GIVEN_ENSEMBLE"]
+
+GIVEN_ENSEMBLE = "given"
+"""``Instance.ensemble`` of an instance built by :meth:`Instance.from_embeddings`."""
 
 
 @dataclass(frozen=True, eq=False)
 class Instance:
-    """A random memory problem; build it with :func:`make_instance`.
+    """A memory problem: a random one from :func:`make_instance`, given vectors by :meth:`from_embeddings`.
 
     Attributes
     ----------
@@ -35,7 +39,8 @@ class Instance:
     d_in, d_out : int
         Input and output dimensions (both ``d`` when square); a memory is ``d_out x d_in``.
     problem : {"op", "dp"}
-    ensemble : {"gaussian", "sphere"}
+    ensemble : {"gaussian", "sphere", "given"}
+        ``"given"``: the vectors were given (:meth:`from_embeddings`), not drawn.
     seed : int
         The resolved integer seed (``replica.common.seeds.resolve_seed``): the
         instance is a pure function of ``(seed, d, p, problem, ensemble)``.
@@ -103,6 +108,78 @@ class Instance:
                 object.__setattr__(self, "d_in", self.d)
             if not self.d_out:
                 object.__setattr__(self, "d_out", self.d)
+
+    @classmethod
+    def from_embeddings(cls, inputs, outputs, answers=None, weights=None, *, seed=None) -> Instance:
+        """The original problem (OP) of given vectors: a memory must map every input to its answer.
+
+        Fact ``mu`` asks input ``inputs[mu]`` for answer ``outputs[answers[mu]]``; every row
+        of ``outputs`` competes for every input, as in the OP of :func:`make_instance`
+        (``notes/simulation.md``, "Facts in given embeddings").  The instance goes to every
+        solver that takes an OP instance (:func:`validation.solve`); the decisions and their
+        certificates are those of a drawn instance.  Its ``ensemble`` is ``"given"``.
+
+        Parameters
+        ----------
+        inputs : array_like of real, shape (p, d_in)
+            Row ``mu`` is the input ``e_mu`` of fact ``mu`` (for example a subject
+            representation); ``p >= 2``, ``d_in >= 2``.
+        outputs : array_like of real, shape (K, d_out)
+            Row ``k`` is the output ``u_k`` (for example an unembedding row); ``K >= 2``,
+            ``d_out >= 2``.  Rows no fact answers are competitors only.
+        answers : array_like of int, shape (p,), optional
+            ``answers[mu]`` is the row of ``outputs`` that answers fact ``mu`` (integral
+            floats accepted).  None (default): fact ``mu`` answers output ``mu``, which
+            needs ``K = p``.
+        weights : array_like of float, shape (p,), optional
+            Query frequencies of the facts, finite and positive; divided by their sum if
+            they do not sum to one (``weights_normalised``), as in :class:`FactSettings`.
+        seed : None, int, SeedSequence or Generator, optional
+            Stored as ``Instance.seed`` (resolved by ``replica.common.seeds.resolve_seed``;
+            None: the package default): the seed of the random starts of ``adam`` at
+            ``kappa < 1``.  The vectors do not depend on it.
+
+        Returns
+        -------
+        Instance
+            ``problem="op"``, ``ensemble="given"``, read-only float64 copies of the
+            arrays; ``d = d_in`` when ``d_in == d_out`` (square), else None.  With
+            ``answers`` it has ``outputs=K``, ``answer_map=answers`` and
+            ``output_vectors=outputs``; without, one answer per fact (``outputs=None``).
+            A :func:`make_instance` OP instance rebuilt from its own arrays
+            (``inputs``, and ``targets`` or ``output_vectors`` with ``answer_map``) has
+            the same arrays bit for bit, so every solver gives it the same result.
+
+        Raises
+        ------
+        ValueError
+            One line naming the argument: ``inputs`` or ``outputs`` not a 2-D array of
+            real numbers, with fewer than 2 rows or columns, or with a NaN or infinite
+            entry; ``answers`` missing while ``K != p``, of the wrong length, not
+            integers, or out of ``[0, K - 1]``; an answer whose output vector equals
+            another row of ``outputs`` (the two always score the same, so the fact can
+            never be recalled; two facts answered by identical rows can never both be);
+            two identical inputs with different answers (the same reason); ``weights``
+            of the wrong length, not finite or not positive.
+        """
+        inputs = _given_matrix(inputs, "inputs", "fact")
+        outputs = _given_matrix(outputs, "outputs", "output")
+        p, K = inputs.shape[0], outputs.shape[0]
+        answer_map = _given_answers(answers, p, K)
+        index = np.arange(p) if answer_map is None else answer_map
+        _check_distinct_answers(outputs, index)
+        _check_consistent_inputs(inputs, index)
+        w, normalised = check_weights(p, weights)
+        targets = outputs if answer_map is None else np.ascontiguousarray(outputs[answer_map])
+        for arr in (inputs, outputs, targets, answer_map):
+            if arr is not None:
+                arr.setflags(write=False)
+        d_in, d_out = inputs.shape[1], outputs.shape[1]
+        return cls(d=d_in if d_in == d_out else None, p=p, problem="op", ensemble=GIVEN_ENSEMBLE,
+                   seed=resolve_seed(seed), inputs=inputs, targets=targets, dp_key=np.uint64(0),
+                   outputs=None if answer_map is None else K, answer_map=answer_map,
+                   output_vectors=None if answer_map is None else outputs, weights=w,
+                   weights_normalised=normalised, d_in=d_in, d_out=d_out)
 
     @property
     def square(self) -> bool:
@@ -288,3 +365,103 @@ def check_square_instance(instance, function: str) -> int:
         raise ValueError(f"{function} needs a square instance (d_in == d_out); got d_in={instance.d_in}, "
                          f"d_out={instance.d_out}")
     return int(instance.d)
+
+
+def check_weights(p, weights):
+    """Checked query frequencies of ``p`` facts, divided by their sum: ``(w, normalised)``.
+
+    ``(None, False)`` for ``weights=None``; ``normalised`` is True when the given weights
+    did not sum to one.  ValueError naming ``weights``: not of length ``p``, not finite
+    or not positive.
+    """
+    if weights is None:
+        return None, False
+    w = np.array(weights, dtype=np.float64)
+    if w.shape != (p,):
+        raise ValueError(f"weights must have length p = {p}, got shape {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w <= 0.0):
+        raise ValueError("weights must be finite and positive")
+    total = float(w.sum())
+    normalised = not math.isclose(total, 1.0, rel_tol=1e-12, abs_tol=0.0)
+    if normalised:
+        w /= total
+    w.setflags(write=False)
+    return w, normalised
+
+
+def _given_matrix(values, name, row):
+    """A C-contiguous float64 copy of a 2-D finite real array with at least 2 rows and 2 columns."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "biuf" or arr.dtype.kind == "b":
+        raise ValueError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array (one row per {row}), got shape {arr.shape}")
+    if arr.shape[0] < 2 or arr.shape[1] < 2:
+        raise ValueError(f"{name} must have at least 2 rows and 2 columns, got shape {arr.shape}")
+    arr = np.array(arr, dtype=np.float64, order="C")
+    bad = np.argwhere(~np.isfinite(arr))
+    if bad.size:
+        i, j = (int(x) for x in bad[0])
+        raise ValueError(f"{name} must be finite: entry [{i}, {j}] is {arr[i, j]!r} "
+                         f"({len(bad)} non-finite entries)")
+    return arr
+
+
+def _given_answers(answers, p, K):
+    """The checked answer map (int64 array of length ``p`` in ``[0, K - 1]``), or None (fact mu answers mu)."""
+    if answers is None:
+        if K != p:
+            raise ValueError(f"answers is needed when outputs has a different number of rows than inputs "
+                             f"(K = {K} outputs, p = {p} facts): give the row of outputs that answers each fact")
+        return None
+    arr = np.asarray(answers)
+    if arr.ndim != 1 or arr.shape[0] != p:
+        raise ValueError(f"answers must have one entry per fact (length p = {p}, the rows of inputs), "
+                         f"got shape {arr.shape}")
+    if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"answers must be integers (rows of outputs), got dtype {arr.dtype}"
+                         + (" with non-integral values" if arr.dtype.kind == "f" else ""))
+    bad = np.flatnonzero((arr < 0) | (arr >= K))
+    if bad.size:
+        mu = int(bad[0])
+        raise ValueError(f"answers must be rows of outputs, in [0, K - 1] = [0, {K - 1}]: fact {mu} has "
+                         f"answer {int(arr[mu])} ({bad.size} out of range)")
+    return np.array(arr, dtype=np.int64)
+
+
+def _identical_rows(arr):
+    """Groups (arrays of row indices, increasing) of two or more bit-identical rows of ``arr``."""
+    _, inverse, counts = np.unique(arr, axis=0, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    return [np.flatnonzero(inverse == g) for g in np.flatnonzero(counts > 1)]
+
+
+def _check_distinct_answers(outputs, index):
+    """ValueError naming ``outputs`` when an answer's output vector equals another row of ``outputs``."""
+    answered = np.zeros(outputs.shape[0], dtype=bool)
+    answered[index] = True
+    for rows in _identical_rows(outputs):
+        hits = rows[answered[rows]]
+        if hits.size >= 2:
+            a, b = int(hits[0]), int(hits[1])
+            fa, fb = int(np.flatnonzero(index == a)[0]), int(np.flatnonzero(index == b)[0])
+            raise ValueError(f"outputs rows {a} and {b} are identical and both are answers (of facts {fa} and "
+                             f"{fb}): they always score the same, so they can never both be recalled")
+        if hits.size == 1:
+            a, b = int(hits[0]), int(rows[rows != hits[0]][0])
+            fa = int(np.flatnonzero(index == a)[0])
+            raise ValueError(f"outputs row {a} (the answer of fact {fa}) is identical to row {b}: they always "
+                             f"score the same, so fact {fa} can never be recalled")
+
+
+def _check_consistent_inputs(inputs, index):
+    """ValueError naming ``inputs`` when two identical inputs have different answers."""
+    for rows in _identical_rows(inputs):
+        answers = index[rows]
+        if np.any(answers != answers[0]):
+            other = int(rows[np.flatnonzero(answers != answers[0])[0]])
+            raise ValueError(f"inputs rows {int(rows[0])} and {other} are identical but their answers differ "
+                             f"(outputs {int(index[rows[0]])} and {int(index[other])}): they can never both be "
+                             "recalled")

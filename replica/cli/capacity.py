@@ -12,8 +12,8 @@ import sys
 from ..common.cliutil import add_command, render
 
 COLUMNS = ["d", "kappa", "margin", "top_k", "p_c", "stderr", "alpha", "alpha_stderr", "alpha_c", "converged",
-           "validity"]
-HEBBIAN_COLUMNS = ["hebbian_p_c", "hebbian_alpha", "hebbian_alpha_c", "hebbian_converged"]
+           "bits_per_parameter", "validity"]
+HEBBIAN_COLUMNS = ["hebbian_p_c", "hebbian_alpha", "hebbian_alpha_c", "hebbian_converged", "hebbian_bits_per_parameter"]
 MODEL_COLUMNS = ["outputs", "problem", "ensemble", "effective_weights"]  # shown when a model option is given
 
 
@@ -25,7 +25,9 @@ def register(subparsers) -> None:
             "Solve p E[C_p] = F(kappa) d^2 for the finite-size capacity p_c of an optimal "
             "rank-kappa*d memory (E[C_p]: expected water-filling cost, Monte Carlo with "
             "common random numbers; stderr from the Monte-Carlo error).  alpha = p_c ln p_c / d^2 "
-            "tends to alpha_c = F(kappa)/2 as d grows.  See notes/finite_size_capacity.md.  With "
+            "tends to alpha_c = F(kappa)/2 as d grows; bits_per_parameter = p_c log2 p_c / (free "
+            "parameters: d^2 at full rank, m (2 d - m) at rank m), 1/(2 ln 2) ~= 0.72 at alpha = 1/2.  "
+            "See notes/finite_size_capacity.md.  With "
             "--outputs K (K distinct answers) the block has K fields and p_c E[C_K] = F d min(K-1, d) "
             "(--problem op) or F d^2 (--problem dp), notes/many_to_one.md; --ensemble sphere uses the "
             "exact law of unit-vector projections, notes/sphere_ensemble.md."
@@ -56,7 +58,7 @@ def _hebbian_row(d, kappa, ensemble):
     result = hebbian_capacity(d, ensemble=ensemble, kappa=kappa)
     return {"hebbian_p_c": float(result.p_c), "hebbian_alpha": float(result.alpha),
             "hebbian_alpha_c": float(alpha_c_hebbian(kappa)), "hebbian_converged": bool(result.converged),
-            "ensemble": ensemble}
+            "hebbian_bits_per_parameter": result.bits_per_parameter, "ensemble": ensemble}
 
 
 def run(args) -> int:
@@ -70,7 +72,8 @@ def run(args) -> int:
         row = {"d": result.d, "kappa": result.kappa, "margin": result.margin, "top_k": result.top_k,
                "p_c": result.p_c, "stderr": result.stderr, "alpha": result.alpha,
                "alpha_stderr": result.alpha_stderr, "alpha_c": result.alpha_c,
-               "converged": result.converged, "validity": result.validity.summary(), "seed": result.seed}
+               "converged": result.converged, "bits_per_parameter": result.bits_per_parameter,
+               "validity": result.validity.summary(), "seed": result.seed}
         if model:
             row.update({name: getattr(result, name) for name in MODEL_COLUMNS})
         if args.hebbian:

@@ -48,7 +48,7 @@ from typing import NamedTuple
 import numpy as np
 from ..common.checks import check_int, check_kappa, check_real
 from ..common.ensembles import ENSEMBLES, check_ensemble
-from ..common.loads import p_from_load
+from ..common.loads import BitsPerParameter, p_from_load
 from ..common.validity import Validity, reports_validity
 from ..common.results import Result
 from ..common.roots import brent, walk_bracket
@@ -120,13 +120,15 @@ def hebbian_success_probability(d, p, ensemble="gaussian"):
 # public: capacity
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class HebbianCapacityResult(Result):
+class HebbianCapacityResult(BitsPerParameter, Result):
     """Finite-size Hebbian capacity: ``P(all stored) = 1/2`` at ``p = p_c`` (see :func:`hebbian_capacity`).
 
     ``status``: ``"converged"`` (``|P - 1/2| <= tol`` at ``p_c``), ``"not_converged"``
     (the root was not accepted), ``"max_iter"`` (Brent's method ran out of iterations)
     or ``"unbracketed"`` (``P(all stored) <= 1/2`` already at ``p = 2``, or still above
     1/2 at ``p = 1e15``; ``p_c`` is then NaN).  ``message`` gives the residual.
+    ``bits_per_parameter`` (a property, also in ``to_dict()``): ``p_c log2 p_c`` over the
+    free parameters of the rank-``kappa d`` memory (``replica.common.loads.bits_per_parameter``).
     """
 
     STATUSES = ("converged", "not_converged", "max_iter", "unbracketed")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..common.checks import check_choice, check_int, check_kappa, check_real
+from ..common.loads import BitsPerParameter
 from ..common.results import Result
 from ..common.validity import Validity
 from ..common.roots import BelowLimit, RootSearch, bracketed_root, brent
@@ -68,13 +69,14 @@ def root_status(search: RootSearch, tol, rel_stderr, rel_tol, regular=True):
 
 
 @dataclass(frozen=True)
-class CapacityResult(Result):
+class CapacityResult(BitsPerParameter, Result):
     """Finite-size capacity from ``p_c E[C_{p_c}] = F(kappa) d^2`` (see :func:`replica.optimal.finite_size.capacity`).
 
     ``status``: ``"converged"`` (residual ``<= tol``, relative stderr of ``E[C]``
     ``<= rel_tol`` and an increasing equation at the root), ``"not_converged"`` (one of
     these checks failed) or ``"max_iter"`` (the root search ran out of iterations).
-    ``message`` gives the residual.
+    ``message`` gives the residual.  ``bits_per_parameter`` (a property, also in ``to_dict()``):
+    ``p_c log2 p_c`` over the free parameters of the memory (``replica.common.loads.bits_per_parameter``).
     """
 
     STATUSES = ("converged", "not_converged", "max_iter")

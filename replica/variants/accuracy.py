@@ -27,7 +27,7 @@ import numpy as np
 from ..common.deprecation import accepts_old_calls, fold_keywords
 from ..common.checks import check_at_least, check_choice, check_int, check_real, check_scalar_kappa, scalar_or_array
 from ..common.ensembles import check_ensemble
-from ..common.loads import p_from_load
+from ..common.loads import BitsPerParameter, p_from_load
 from ..common.validity import Validity, reports_validity
 from ..common.results import Result
 from ..optimal.finite_size import reference_p_c
@@ -250,7 +250,7 @@ def optimal_accuracy(d, p, kappa=1.0, *, size=_DEFAULT_SIZE, tol=1e-9, seed=None
 # accuracy capacity
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class AccuracyCapacityResult(Result):
+class AccuracyCapacityResult(BitsPerParameter, Result):
     """Largest ``p`` whose predicted accuracy is at least ``accuracy`` (see :func:`accuracy_capacity`).
 
     ``p_c`` is real; ``alpha = p_c ln p_c / d^2``; ``achieved`` is the predicted
@@ -260,7 +260,9 @@ class AccuracyCapacityResult(Result):
     ``status``: ``"converged"`` (the root's residual ``|achieved - accuracy| <= tol``),
     ``"not_converged"`` (residual check failed), ``"max_iter"`` (Brent's method ran out
     of iterations) or ``"unbracketed"`` (no ``p >= 2`` reaches the threshold, or the
-    accuracy stays above it up to ``p = 1e12``; ``p_c`` is then NaN).
+    accuracy stays above it up to ``p = 1e12``; ``p_c`` is then NaN).  ``bits_per_parameter``
+    (a property, also in ``to_dict()``): ``p_c log2 p_c`` over the free parameters
+    (``replica.common.loads.bits_per_parameter``).
     """
 
     STATUSES = ("converged", "not_converged", "max_iter", "unbracketed")

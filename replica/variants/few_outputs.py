@@ -122,9 +122,10 @@ def cloud_statistics(p: int, d_out: int, replica: int = 0) -> dict:
         return table["entries"][key]
     rng = np.random.default_rng(np.random.SeedSequence([table["seed"], d_out, p, replica]))
     nonvertices, j_counts, distance2 = _clouds(p, d_out, clouds, rng)
-    COMPUTED[key] = {"p": p, "d_out": d_out, "n_clouds": clouds, "rep": replica, "nonvert_mean": float(nonvertices.mean()),
-            "nonvert_var": float(nonvertices.var(ddof=1)), "all_vertex": float(np.mean(nonvertices == 0)),
-            "jcount": j_counts.tolist(), "mean_dist2": distance2 / max(1, int(j_counts.sum()))}
+    COMPUTED[key] = {"p": p, "d_out": d_out, "n_clouds": clouds, "rep": replica,
+                     "nonvert_mean": float(nonvertices.mean()), "nonvert_var": float(nonvertices.var(ddof=1)),
+                     "all_vertex": float(np.mean(nonvertices == 0)), "jcount": j_counts.tolist(),
+                     "mean_dist2": distance2 / max(1, int(j_counts.sum()))}
     return COMPUTED[key]
 
 

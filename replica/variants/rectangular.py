@@ -44,6 +44,7 @@ from ..optimal.capacity_equation import (
 from ..common.checks import check_choice, check_int, check_kappa, check_real, check_scalar_kappa, scalar_or_array
 from ..common.ensembles import check_ensemble
 from ..common.validity import Validity, reports_validity
+from ..common.loads import BitsPerParameter
 from ..common.results import Result
 from ..common.roots import BelowLimit, bracketed_root, brent
 from ..optimal.cost import SAMPLE_ROUNDS, CostEstimator, expected_cost_from, field_law, rows_for
@@ -175,6 +176,10 @@ class RectangularCapacityResult(CapacityResult):
     d_out: int = 0
     rank: int = 0  # round(kappa min(d_in, d_out))
 
+    def memory_shape(self) -> tuple:
+        """``(d_in, d_out, kappa)``: ``bits_per_parameter`` counts ``rank (d_in + d_out - rank)`` parameters."""
+        return self.d_in, self.d_out, self.kappa
+
 
 def _rectangular_result(base: CapacityResult, d_in, d_out, **changes) -> RectangularCapacityResult:
     fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(CapacityResult)}
@@ -300,12 +305,13 @@ def rectangular_capacity(d_in, d_out, kappa=1.0, *, margin=0.0, top_k=1, problem
 # Hebbian memory
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class RectangularHebbianCapacityResult(Result):
+class RectangularHebbianCapacityResult(BitsPerParameter, Result):
     """Finite-size Hebbian capacity of a ``d_out x d_in`` memory (see :func:`rectangular_hebbian_capacity`).
 
     ``status``: ``"converged"`` (``|P - 1/2| <= tol`` at ``p_c``), ``"not_converged"``,
     ``"max_iter"`` or ``"unbracketed"`` (``p_c`` is then NaN), as for
-    :class:`replica.hebbian.HebbianCapacityResult`.  ``alpha = p_c ln p_c / (d_in d_out)``.
+    :class:`replica.hebbian.HebbianCapacityResult`.  ``alpha = p_c ln p_c / (d_in d_out)``;
+    ``bits_per_parameter = p_c log2 p_c / (d_in d_out)`` (a property, also in ``to_dict()``).
     """
 
     STATUSES = ("converged", "not_converged", "max_iter", "unbracketed")
@@ -325,6 +331,10 @@ class RectangularHebbianCapacityResult(Result):
     status: str
     message: str
     validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
+
+    def memory_shape(self) -> tuple:
+        """``(d_in, d_out, 1.0)``: a full-rank memory."""
+        return self.d_in, self.d_out, 1.0
 
 
 @reports_validity("rectangular_hebbian_capacity", lambda r: {

@@ -33,7 +33,9 @@ Modules: :mod:`~validation.capacity.loads` (alpha(p) and p(alpha)),
 (the storage trial and the counting of verdicts), :mod:`~validation.capacity.settings`
 (keywords and the measurement's task), :mod:`~validation.capacity.design` (where the
 points go), :mod:`~validation.capacity.driver` (:func:`estimate_capacity`) and
-:mod:`~validation.capacity.compare` (the table of ``validation compare``).
+:mod:`~validation.capacity.compare` (the table of ``validation compare``) and
+:mod:`~validation.capacity.embeddings` (:func:`estimate_embedding_capacity`: facts sampled
+from given embeddings, ``validation capacity --embeddings``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from ..ensembles import ENSEMBLES, PROBLEMS
 from ..solvers import SOLVERS
 from .compare import TABLE_ROWS, comparison_markdown, comparison_row
 from .driver import estimate_capacity
+from .embeddings import EMBEDDING_TRIAL, embedding_theory, estimate_embedding_capacity, load_embeddings, sample_facts
 from .fit import LogisticFit, fit_logistic
 from .loads import load, p_from_load
 from .results import CapacityEstimate, CurvePoint
@@ -53,4 +56,5 @@ __all__ = ["CurvePoint", "CapacityEstimate", "CapacityDesign", "SweepSettings", 
            "estimate_capacity", "fit_logistic", "theory_capacity", "storage_trial", "load", "parse_criterion",
            "DESIGNS", "PROBLEMS", "SOLVERS", "ENSEMBLES",
            "p_from_load", "record_status", "TrialCounts", "TABLE_ROWS", "comparison_row", "comparison_markdown",
-           "STORAGE_TRIAL", "BRACKET_FROM_D"]
+           "STORAGE_TRIAL", "BRACKET_FROM_D", "estimate_embedding_capacity", "load_embeddings", "sample_facts",
+           "embedding_theory", "EMBEDDING_TRIAL"]

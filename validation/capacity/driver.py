@@ -104,7 +104,7 @@ def _estimate(run: _Estimation, seconds: float, first_error=None) -> CapacityEst
     """The :class:`CapacityEstimate` of the final counts (``ValueError`` when every trial failed)."""
     m, design, counts, theory = run.template, run.design, run.counts, run.theory
     fit = counts.fit()
-    curve = counts.curve(m.d)
+    curve = counts.curve(m.d, m.kappa)
     if first_error is not None and all(c.errors == c.trials for c in curve):
         raise ValueError(f"every trial of {m.problem}/{m.solver} d={m.d} kappa={m.kappa:g} failed with an "
                          f"error; the first: {first_error}")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from replica.common.loads import bits_per_parameter
 from replica.common.results import Result
 
 from .fit import LogisticFit
@@ -22,7 +24,8 @@ class CurvePoint(Result):
     no W found, not a certificate), which the fit counts as not stored.  ``status`` is
     ``"ok"`` when at least one trial was decided (stored, not stored or not found) and
     ``"undecided"`` when none was (every trial undecided or an error); ``converged`` is
-    ``status == "ok"``.
+    ``status == "ok"``.  ``bits_per_parameter``: ``p log2 p`` over the free parameters of the
+    memory (``replica.common.loads.bits_per_parameter``; NaN when not given).
     """
 
     STATUSES: ClassVar[tuple] = ("ok", "undecided")
@@ -38,10 +41,11 @@ class CurvePoint(Result):
     converged: bool
     message: str
     not_found: int = 0
+    bits_per_parameter: float = math.nan
 
     @classmethod
-    def from_counts(cls, d, p, counts) -> CurvePoint:
-        """From ``[stored, not_stored, undecided, errors, trials(, not_found)]`` at ``p``."""
+    def from_counts(cls, d, p, counts, kappa=1.0) -> CurvePoint:
+        """From ``[stored, not_stored, undecided, errors, trials(, not_found)]`` at ``p`` (rank ``kappa d``)."""
         stored, not_stored, undecided, errors, trials = counts[:5]
         not_found = counts[5] if len(counts) > 5 else 0
         ok = stored + not_stored + not_found > 0
@@ -49,7 +53,7 @@ class CurvePoint(Result):
         if not_found:
             message += f", {not_found} not found (lower-bound verdicts)"
         return cls(p, load(d, p), trials, stored, not_stored, undecided, errors,
-                   "ok" if ok else "undecided", ok, message, not_found)
+                   "ok" if ok else "undecided", ok, message, not_found, bits_per_parameter(p, d, d, kappa))
 
     @property
     def decided(self) -> int:
@@ -65,6 +69,10 @@ class CapacityEstimate(Result):
     ----------
     p_c, p_c_low, p_c_high : float
         Where the fitted P(stored) = 1/2 and its 95 % profile-likelihood interval.
+    bits_per_parameter : float
+        Property (also in ``to_dict()``, and ``theory_bits_per_parameter`` for the theory's
+        p_c): ``p_c log2 p_c`` over the free parameters of the rank-``kappa d`` memory
+        (``replica.common.loads.bits_per_parameter``); NaN when p_c is.
     alpha, alpha_low, alpha_high : float
         The same as loads p ln p / d^2.
     slope : float
@@ -105,6 +113,10 @@ class CapacityEstimate(Result):
     generator : int or None
         DP: the candidate generator of the instances (``make_instance(generator=)``);
         None for the OP (the key ``generator`` is then absent from ``to_dict``).
+    d_in, d_out, embeddings, facts : int, int, str, int, or None
+        Set by :func:`validation.capacity.estimate_embedding_capacity`: the shape of the
+        memory (loads ``p ln p / (d_in d_out)``), the embeddings file and its number of
+        facts N; None otherwise (the keys are then absent from ``to_dict``).
     """
 
     STATUSES: ClassVar[tuple] = LogisticFit.STATUSES
@@ -137,6 +149,24 @@ class CapacityEstimate(Result):
     outputs: int | None = None
     not_found: int = 0
     generator: int | None = None
+    d_in: int | None = None
+    d_out: int | None = None
+    embeddings: str | None = None
+    facts: int | None = None
+
+    def _shape(self) -> tuple:
+        return (self.d, self.d) if self.d_in is None else (self.d_in, self.d_out)
+
+    @property
+    def bits_per_parameter(self) -> float:
+        """``p_c log2 p_c / (free parameters)`` of the fitted p_c (NaN when the fit failed)."""
+        return bits_per_parameter(self.p_c, *self._shape(), self.kappa)
+
+    @property
+    def theory_bits_per_parameter(self) -> float:
+        """``bits_per_parameter`` of the theory's p_c (NaN without one)."""
+        p_c = self.theory.get("p_c")
+        return math.nan if p_c is None else bits_per_parameter(p_c, *self._shape(), self.kappa)
 
     @property
     def lower_bound(self) -> bool:
@@ -157,5 +187,9 @@ class CapacityEstimate(Result):
                 "design": self.design, "criterion": self.criterion,
                 **({} if self.outputs is None else {"outputs": self.outputs}),
                 **({"not_found": self.not_found} if self.not_found else {}),
-                **({} if self.generator is None else {"generator": self.generator})}
+                **({} if self.generator is None else {"generator": self.generator}),
+                "bits_per_parameter": self.bits_per_parameter,
+                "theory_bits_per_parameter": self.theory_bits_per_parameter,
+                **({} if self.embeddings is None else {"d_in": self.d_in, "d_out": self.d_out,
+                                                       "embeddings": self.embeddings, "facts": self.facts})}
 

@@ -178,5 +178,5 @@ class TrialCounts:
             return LogisticFit.with_status("failed")
         return fit_logistic(ps, [self.by_p[p][0] for p in ps], decided)
 
-    def curve(self, d) -> tuple:
-        return tuple(CurvePoint.from_counts(d, p, self.by_p[p]) for p in self.points())
+    def curve(self, d, kappa=1.0) -> tuple:
+        return tuple(CurvePoint.from_counts(d, p, self.by_p[p], kappa) for p in self.points())

@@ -13,7 +13,7 @@ from ..capacity.settings import BRACKET_FROM_D, CapacityDesign
 from ..solvers.engine.registry import solver_spec
 from .common import add_restarts_option, add_top_k_restarts_option, executor_from_args, mode_options, restarts_setting
 
-_COLUMNS = ["p", "alpha", "trials", "stored", "not_stored", "undecided", "errors"]
+_COLUMNS = ["p", "alpha", "trials", "stored", "not_stored", "undecided", "errors", "bits_per_parameter"]
 
 
 def register(subparsers) -> None:
@@ -32,7 +32,13 @@ def register(subparsers) -> None:
                     "whole estimate).",
         seed=True, seed_help="base seed, an integer in [0, 2**63 - 1] (default: the package seed, "
              "replica.common.seeds.DEFAULT_SEED)", executor=True)
-    parser.add_argument("--d", type=int, required=True, help="dimension (>= 2)")
+    parser.add_argument("--d", type=int, default=None, help="dimension (>= 2); required unless --embeddings")
+    parser.add_argument("--embeddings", default=None, metavar="FILE.npz",
+                        help="measure the capacity of given embeddings instead of a Gaussian ensemble: a .npz with "
+                             "arrays inputs (N x d_in), outputs (K x d_out) and optionally answers (length N; "
+                             "default fact i answers output i); each trial samples p of the N facts (seeded) and "
+                             "solves their original problem; theory: the Gaussian replica.capacity(d) or "
+                             "replica.rectangular_capacity(d_in, d_out) of the same shape")
     parser.add_argument("--problem", choices=PROBLEMS, default="op", help="op (original) or dp (decoupled)")
     parser.add_argument("--solver", choices=SOLVERS, default="optimal", help="the solver (default optimal)")
     parser.add_argument("--kappa", type=float, default=1.0, help="rank fraction in (0, 1]")
@@ -108,12 +114,15 @@ def _summary(est) -> str:
 
         restarts = est.solver_options.get("restarts")
         outputs += f" restarts={restarts if restarts is not None else f'{DEFAULT_RESTARTS} (default)'}"
-    return (f"d={est.d} problem={est.problem}{outputs} solver={est.solver} kappa={est.kappa:g} "
+    head = f"d={est.d}" if est.embeddings is None else \
+        f"embeddings={est.embeddings} N={est.facts} facts d_in={est.d_in} d_out={est.d_out}"
+    return (f"{head} problem={est.problem}{outputs} solver={est.solver} kappa={est.kappa:g} "
             f"ensemble={est.ensemble} trials/point={est.trials} seed={est.seed} design={est.design}\n"
-            f"measured  p_c = {_measured(est)}"
+            f"measured  p_c = {_measured(est)}  bits/parameter = {est.bits_per_parameter:.4f}"
             f"{f'  (a LOWER BOUND: {est.not_found} not_found verdicts)' if est.not_found else ''}\n"
             f"theory    p_c = {est.theory['p_c']:.2f}  alpha = {est.theory['alpha']:.4f}  "
-            f"alpha_c(d->inf) = {est.theory['alpha_c']:.4f}  ({est.theory['source']})\n"
+            f"alpha_c(d->inf) = {est.theory['alpha_c']:.4f}  bits/parameter = "
+            f"{est.theory_bits_per_parameter:.4f}  ({est.theory['source']})\n"
             f"status: {est.status}; {est.message}\n\n")
 
 
@@ -121,6 +130,7 @@ def run(args) -> int:
     from ..capacity import estimate_capacity
     from ..store import STORE_SUFFIXES, ResultStore
 
+    _check_arguments(args)
     options = mode_options(args.solver, top_k=args.top_k, top_k_restarts=args.top_k_restarts)
     restarts = restarts_setting(args.solver, args.restarts)
     if restarts:
@@ -130,12 +140,15 @@ def run(args) -> int:
     store = ResultStore(args.out) if args.out else None
     executor = executor_from_args(args)
     try:
-        est = estimate_capacity(args.d, args.problem, args.solver, args.kappa, args.ensemble,
-                                trials=args.trials, seed=args.seed, rounds=args.rounds,
-                                design=args.design, executor=executor, store=store, progress=True,
-                                criterion=args.criterion, outputs=args.outputs, generator=args.generator,
-                                solver_options=options,
-                                **({} if args.bracket_step is None else {"bracket_step": args.bracket_step}))
+        if args.embeddings is not None:
+            est = _embedding_estimate(args, executor, store, options)
+        else:
+            est = estimate_capacity(args.d, args.problem, args.solver, args.kappa, args.ensemble,
+                                    trials=args.trials, seed=args.seed, rounds=args.rounds,
+                                    design=args.design, executor=executor, store=store, progress=True,
+                                    criterion=args.criterion, outputs=args.outputs, generator=args.generator,
+                                    solver_options=options,
+                                    **({} if args.bracket_step is None else {"bracket_step": args.bracket_step}))
     finally:
         executor.shutdown()
         if store is not None:
@@ -154,6 +167,31 @@ def run(args) -> int:
     return _exit_status(est)
 
 
+def _check_arguments(args) -> None:
+    """``--d`` without ``--embeddings``; with it, none of the options of the drawn ensembles."""
+    if args.embeddings is None:
+        if args.d is None:
+            raise ValueError("--d is required (or --embeddings FILE.npz)")
+        return
+    checks = (("--d", args.d is not None), ("--problem dp", args.problem != "op"),
+              ("--ensemble", args.ensemble != "gaussian"), ("--outputs", args.outputs is not None),
+              ("--generator", args.generator is not None))
+    given = [name for name, used in checks if used]
+    if given:
+        raise ValueError(f"{given[0]} does not apply with --embeddings (the facts, their shape and answers are "
+                         "those of the file; the problem is the original one)")
+
+
+def _embedding_estimate(args, executor, store, options):
+    """:func:`validation.capacity.estimate_embedding_capacity` of ``--embeddings`` with the sweep's arguments."""
+    from ..capacity import estimate_embedding_capacity
+
+    return estimate_embedding_capacity(
+        args.embeddings, args.solver, args.kappa, trials=args.trials, seed=args.seed, rounds=args.rounds,
+        design=args.design, executor=executor, store=store, progress=True, criterion=args.criterion,
+        solver_options=options, **({} if args.bracket_step is None else {"bracket_step": args.bracket_step}))
+
+
 def _exit_status(est) -> int:
     """0, or 1 with one line on stderr when some trials raised (the estimate is printed)."""
     if not est.errors:
@@ -164,11 +202,12 @@ def _exit_status(est) -> int:
 
 
 SUMMARY_QUANTITIES = ("d", "problem", "solver", "kappa", "ensemble", "trials", "seed", "design", "criterion",
-                      "p_c", "p_c_low", "p_c_high", "alpha", "alpha_low", "alpha_high", "status", "message")
+                      "p_c", "p_c_low", "p_c_high", "alpha", "alpha_low", "alpha_high", "bits_per_parameter",
+                      "status", "message")
 """Rows of the second CSV section (``quantity,value``; ``outputs`` after ``problem`` with
 ``--outputs``, then ``generator`` for the DP; ``not_found`` after ``message`` when some trials had that verdict), then
-``theory_p_c``, ``theory_alpha``, ``theory_alpha_c`` and ``theory_source``; missing numbers
-are empty."""
+``theory_p_c``, ``theory_alpha``, ``theory_alpha_c``, ``theory_bits_per_parameter`` and
+``theory_source``; missing numbers are empty."""
 
 
 def _summary_rows(est) -> list:
@@ -183,6 +222,9 @@ def _summary_rows(est) -> list:
         rows.insert(2, {"quantity": "outputs", "value": est.outputs})
     if est.not_found:
         rows.append({"quantity": "not_found", "value": est.not_found})
+    if est.embeddings is not None:
+        rows += [{"quantity": q, "value": data.get(q)} for q in ("embeddings", "facts", "d_in", "d_out")]
     rows += [{"quantity": f"theory_{k}", "value": v} for k, v in (data.get("theory") or {}).items()]
+    rows.append({"quantity": "theory_bits_per_parameter", "value": data.get("theory_bits_per_parameter")})
     rows.append({"quantity": "theory_source", "value": data.get("theory_source")})
     return [{"quantity": r["quantity"], "value": "" if r["value"] is None else r["value"]} for r in rows]

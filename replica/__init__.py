@@ -80,6 +80,8 @@ _LAZY = {
     # correlated embeddings (notes/covariance.md)
     # d_out x d_in memories with few outputs: the hull limit (notes/rectangular_few_outputs.md)
     "few_outputs_capacity": "replica.variants", "FewOutputsCapacityResult": "replica.variants",
+    # the best recall count at the integer p, with the hull correction (notes/recall_accuracy.md, section 7)
+    "finite_size_accuracy": "replica.variants", "FiniteSizeAccuracyResult": "replica.variants",
     "power_law_spectrum": "replica.variants",
     "effective_rank": "replica.variants",
     "covariance_hebbian_accuracy": "replica.variants",

@@ -2,6 +2,8 @@
 
 * :mod:`replica.variants.accuracy` -- the fraction of facts recalled and the capacity at
   a threshold accuracy (``notes/recall_accuracy.md``).
+* :mod:`replica.variants.accuracy_finite` -- the best count at the integer ``p``, with the
+  outputs' hull (``notes/recall_accuracy.md``, section 7).
 * :mod:`replica.variants.zipf` -- the recall error of facts asked with Zipf frequencies
   (``notes/zipf.md``); its pieces in :mod:`replica.variants.zipf_facts` (the frequencies
   and the facts seen in ``T`` samples) and :mod:`replica.variants.zipf_memories` (the
@@ -33,6 +35,7 @@ from .rectangular import (
     rectangular_hebbian_capacity,
     tail_second_moment_rectangular,
 )
+from .accuracy_finite import FiniteSizeAccuracyResult, finite_size_accuracy
 from .few_outputs import FewOutputsCapacityResult, few_outputs_capacity
 from .zipf import ZipfError, ZipfFacts, knapsack_kept, zipf_error, zipf_frequencies
 
@@ -41,6 +44,6 @@ __all__ = [
     "zipf_error", "ZipfError", "ZipfFacts", "knapsack_kept", "zipf_frequencies",
     "rectangular_capacity", "RectangularCapacityResult", "tail_second_moment_rectangular",
     "rectangular_hebbian_capacity", "RectangularHebbianCapacityResult",
-    "few_outputs_capacity", "FewOutputsCapacityResult",
+    "few_outputs_capacity", "FewOutputsCapacityResult", "finite_size_accuracy", "FiniteSizeAccuracyResult",
     "power_law_spectrum", "effective_rank", "covariance_hebbian_accuracy", "CovarianceHebbianAccuracy",
 ]

@@ -1,0 +1,75 @@
+"""The few-outputs capacity of rectangular memories (replica.variants.few_outputs).
+
+References: closed forms of point clouds in one and two dimensions (only the two extreme
+points of a line are vertices; every point of a triangle is one, and a Gaussian vector lies
+in a vertex's normal cone with probability equal to the cone's angle over 2 pi, which
+averages to 1/3 over a triangle's vertices); the certified measurements of
+``experiments/rectangular/few_outputs_measured.json`` (an independent solver); the budget
+theory ``replica.rectangular_capacity`` where the hull does not bind.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import replica
+from replica.variants.few_outputs import _clouds, kinematic_factor
+
+MEASURED = Path(__file__).resolve().parents[2] / "experiments" / "rectangular" / "few_outputs_measured.json"
+
+
+def test_on_a_line_only_the_two_extreme_points_are_vertices():
+    nonvertices, j_counts, _ = _clouds(6, 1, 40, np.random.default_rng(0))
+    assert np.all(nonvertices == 4)
+    assert j_counts.sum() == 2 * 40  # the two vertices of every cloud
+
+
+def test_a_gaussian_vector_lies_in_a_triangle_vertex_cone_a_third_of_the_time():
+    clouds = 3000
+    nonvertices, j_counts, _ = _clouds(3, 2, clouds, np.random.default_rng(1))
+    assert np.all(nonvertices == 0)
+    inside = j_counts[0] / j_counts.sum()  # J = 0: the vector is in the cone, nothing active
+    assert abs(inside - 1 / 3) < 4 * math.sqrt(2 / 9 / (3 * clouds))
+
+
+def test_the_kinematic_factor_is_one_below_d_in_and_a_probability_above():
+    pmf = np.array([0.2, 0.5, 0.3])
+    assert kinematic_factor(pmf, 10, 16, 2) == 1.0
+    values = [kinematic_factor(pmf, p, 16, 2) for p in (20, 25, 30, 40)]
+    assert all(0.0 <= v <= 1.0 for v in values) and values == sorted(values, reverse=True)
+
+
+def test_where_the_hull_binds_the_capacity_does_not_depend_on_d_in():
+    small, large = replica.few_outputs_capacity(32, 4), replica.few_outputs_capacity(64, 4)
+    assert small.p_c == large.p_c and small.p_c < 32  # p_c below d_in: the budget never binds
+    assert small.hull_only_p_c == pytest.approx(small.p_c, rel=0.02)
+
+
+def test_at_a_quarter_it_meets_the_budget_theory():
+    # d_out = 16 points are almost all vertices at p ~ 180: the budget limit decides, as in rectangular_capacity
+    few, budget = replica.few_outputs_capacity(64, 16), replica.rectangular_capacity(64, 16)
+    assert few.p_c == pytest.approx(budget.p_c, rel=0.01)
+
+
+@pytest.mark.parametrize("problem", ["dp", "op"])
+def test_within_its_tolerance_of_the_certified_measurements(problem):
+    rows = [r for r in json.loads(MEASURED.read_text())["rows"] if r["problem"] == problem and r["fit_status"] == "ok"]
+    assert len(rows) >= 5
+    for r in rows:
+        theory = replica.few_outputs_capacity(r["d_in"], r["d_out"], problem=problem)
+        assert theory.status == "converged" and theory.stderr < 0.01 * theory.p_c
+        assert abs(theory.p_c / r["p_c"] - 1) <= 0.08, (r["d_in"], r["d_out"], theory.p_c, r["p_c"])
+
+
+def test_bad_arguments_are_refused_with_their_name():
+    with pytest.raises(ValueError, match="d_out"):
+        replica.few_outputs_capacity(32, 0)
+    with pytest.raises(ValueError, match="problem"):
+        replica.few_outputs_capacity(32, 8, problem="xp")
+    with pytest.raises(ValueError, match="replicas"):
+        replica.few_outputs_capacity(32, 8, replicas=1)

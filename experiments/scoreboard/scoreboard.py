@@ -187,46 +187,39 @@ def top_k_regimes():
             for (problem, k), points in sorted(groups.items())]
 
 
-def rectangular_regimes():
-    """d_out x d_in memories at full rank, from the rectangular experiment."""
-    rows = json.loads((EXPERIMENTS / "rectangular" / "rectangular.json").read_text())["rows"]
-    tolerance = TOLERANCES["rectangular_capacity"][1]
+def _shape_points(rows, theory_of, tolerance):
+    """Points of fitted rows of d_out x d_in memories, grouped by (problem, d_out / d_in)."""
     groups = {}
     for r in rows:
         if r["fit_status"] != "ok":
             continue
-        theory = replica.rectangular_capacity(r["d_in"], r["d_out"], problem=r["problem"]).p_c
+        theory = theory_of(r["d_in"], r["d_out"], problem=r["problem"]).p_c
         error, verdict = relative_point(theory, r["p_c"], r["p_c_low"], r["p_c_high"], tolerance)
         trials = sum(pt["stored"] + pt["not_stored"] for pt in r["points"])
         groups.setdefault((r["problem"], r["d_out"] / r["d_in"]), []).append(
             {"d_in": r["d_in"], "theory": theory, "measured": r["p_c"], "low": r["p_c_low"], "high": r["p_c_high"],
              "trials": trials, "measured_text": _interval_text(r["p_c"], r["p_c_low"], r["p_c_high"], "interval"),
              "error": error, "verdict": verdict})
+    return sorted(groups.items())
+
+
+def rectangular_regimes():
+    """d_out x d_in memories at full rank, from the rectangular experiment (the budget theory)."""
+    rows = json.loads((EXPERIMENTS / "rectangular" / "rectangular.json").read_text())["rows"]
+    tolerance = TOLERANCES["rectangular_capacity"][1]
     return [_regime("rectangular_capacity", f"{problem.upper()}, d_out / d_in = {ratio:g}, full rank, gaussian",
-                    "experiments/rectangular", {"problem": problem, "ratio": ratio, "kappa": 1.0, "margin": 0.0, "top_k": 1,
-                                                             "ensemble": "gaussian"}, ["d_in"], points,
-                    tolerance)
-            for (problem, ratio), points in sorted(groups.items())]
+                    "experiments/rectangular", {"problem": problem, "ratio": ratio, "kappa": 1.0, "margin": 0.0,
+                                                "top_k": 1, "ensemble": "gaussian"}, ["d_in"], points, tolerance)
+            for (problem, ratio), points in _shape_points(rows, replica.rectangular_capacity, tolerance)]
 
 
 def few_outputs_regimes():
     """Few outputs (d_out / d_in <= 1/4), the main certified run of the rectangular experiment."""
     rows = json.loads((EXPERIMENTS / "rectangular" / "few_outputs_measured.json").read_text())["rows"]
     tolerance = TOLERANCES["few_outputs_capacity"][1]
-    groups = {}
-    for r in rows:
-        if r["fit_status"] != "ok":
-            continue
-        theory = replica.few_outputs_capacity(r["d_in"], r["d_out"], problem=r["problem"]).p_c
-        error, verdict = relative_point(theory, r["p_c"], r["p_c_low"], r["p_c_high"], tolerance)
-        trials = sum(pt["stored"] + pt["not_stored"] for pt in r["points"])
-        groups.setdefault((r["problem"], r["d_out"] / r["d_in"]), []).append(
-            {"d_in": r["d_in"], "theory": theory, "measured": r["p_c"], "low": r["p_c_low"], "high": r["p_c_high"],
-             "trials": trials, "measured_text": _interval_text(r["p_c"], r["p_c_low"], r["p_c_high"], "interval"),
-             "error": error, "verdict": verdict})
     return [_regime("few_outputs_capacity", f"{problem.upper()}, d_out / d_in = {ratio:g}, gaussian",
                     "experiments/rectangular", {"problem": problem, "ratio": ratio}, ["d_in"], points, tolerance)
-            for (problem, ratio), points in sorted(groups.items())]
+            for (problem, ratio), points in _shape_points(rows, replica.few_outputs_capacity, tolerance)]
 
 
 def _read_csv(path):

@@ -282,6 +282,17 @@ def _accuracy_regimes(prediction, theory_of, match):
                     "experiments/accuracy", match, ["d", "load"], points, tolerance)]
 
 
+def _rounded(value):
+    """Floats to 9 significant digits: the table does not carry the last bits of a BLAS reduction."""
+    if isinstance(value, float):
+        return float(f"{value:.9g}")
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
+
+
 def build() -> dict:
     """The validity table from the committed data of every experiment."""
     regimes = (capacity_regimes() + top_k_regimes() + rectangular_regimes() + few_outputs_regimes()
@@ -291,9 +302,9 @@ def build() -> dict:
         name = regime.pop("prediction")
         kind = TOLERANCES.get(name, TOLERANCES["capacity"])[0]
         predictions.setdefault(name, {"error_kind": kind, "regimes": []})["regimes"].append(regime)
-    return {"generated_by": "python -m experiments run scoreboard",
+    return _rounded({"generated_by": "python -m experiments run scoreboard",
             "tolerances": {k: {"error_kind": v[0], "tolerance": v[1], "what": v[2]} for k, v in TOLERANCES.items()},
-            "predictions": predictions}
+            "predictions": predictions})
 
 
 def _cell(value, kind):

@@ -9,6 +9,7 @@ records no error for the trials that were in flight.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -60,6 +61,11 @@ def _interrupt(store, workers, delay, signals=1):
         proc.communicate()
         pytest.fail(f"workers={workers}: no exit within 10 s of SIGINT (sent {delay:.2f} s after start)")
     elapsed = time.perf_counter() - sent
+    # CPython's own atexit hook of concurrent.futures can report a closed wake-up pipe when the
+    # signal lands while the pool shuts down ("Exception ignored in: <module 'threading'>",
+    # OSError in process.py _python_exit); that report, and only that one, is not the package's
+    err = re.sub(r"Exception ignored in: <module 'threading'.*?OSError: \[Errno 9\] Bad file descriptor\n?", "", err,
+                 flags=re.S) if "concurrent/futures/process.py" in err else err
     assert "Traceback" not in err, err
     assert elapsed < 10
     if alive and proc.returncode == 0:

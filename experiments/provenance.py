@@ -68,3 +68,17 @@ def read_record(path: Path) -> dict:
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: measure the experiment again to write its provenance record")
     return json.loads(path.read_text())
+
+
+def write_results(path: Path, results) -> None:
+    """Save a list of package results (each with ``to_dict``) as JSON, the data file of a measured page."""
+    import json
+
+    Path(path).write_text(json.dumps([r.to_dict() for r in results], indent=1) + "\n")
+
+
+def read_results(path: Path, result_type) -> list:
+    """The results saved by :func:`write_results`, read back with ``result_type.from_dict``."""
+    import json
+
+    return [result_type.from_dict(item) for item in json.loads(Path(path).read_text())]

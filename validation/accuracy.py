@@ -162,6 +162,11 @@ class AccuracyPoint(Result):
         out["theory_inside"] = self.theory_inside
         return out
 
+    @classmethod
+    def from_dict(cls, data: dict) -> AccuracyPoint:
+        """The point of a :meth:`to_dict` payload (``None`` read back as NaN), e.g. from a saved JSON file."""
+        return cls(**{f.name: math.nan if data[f.name] is None else data[f.name] for f in dataclasses.fields(cls)})
+
 
 def _point(d, p, fractions, errors, stored, theory, exact) -> AccuracyPoint:
     """The :class:`AccuracyPoint` of the per-instance recall fractions at ``p``."""
@@ -248,6 +253,21 @@ class AccuracyCurve(Result):
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["points"] = [pt.to_dict() for pt in self.points]
         return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> AccuracyCurve:
+        """The curve of a :meth:`to_dict` payload, e.g. from a saved JSON file.
+
+        Examples
+        --------
+        >>> from validation.accuracy import measure_accuracy
+        >>> curve = measure_accuracy(8, [6, 10], solver="hebbian", trials=4, seed=0, progress=False)
+        >>> AccuracyCurve.from_dict(curve.to_dict()).to_dict() == curve.to_dict()
+        True
+        """
+        fields = {f.name: data[f.name] for f in dataclasses.fields(cls)}
+        fields["points"] = tuple(AccuracyPoint.from_dict(pt) for pt in data["points"])
+        return cls(**fields)
 
 
 # ---------------------------------------------------------------------------------

@@ -8,9 +8,13 @@ the alpha = 1/8 and 1/2 marks).  The measurement is ``validation.accuracy.measur
 ``TRIALS`` instances per load, run in this process (one core).
 See ``notes/recall_accuracy.md``, "In simulation".
 
+The curves are saved in ``experiments/accuracy/accuracy_hebbian.json`` (``AccuracyCurve.to_dict``) with a
+provenance record; ``--render`` rewrites the page block and the figure from them.
+
 Usage::
 
-    python -m experiments.accuracy.accuracy_hebbian            # writes experiments/accuracy/README.md and .png
+    python -m experiments.accuracy.accuracy_hebbian            # measure (about 1 min), write data, page and .png
+    python -m experiments.accuracy.accuracy_hebbian --render   # page and .png from the committed data
 """
 
 from __future__ import annotations
@@ -24,14 +28,16 @@ import numpy as np
 import replica
 from replica.common.ensembles import ENSEMBLES
 from replica.common.seeds import DEFAULT_SEED
-from validation.accuracy import loads_from_alpha, measure_accuracy
-from experiments.pages import demote_headings, write_block
+from validation.accuracy import AccuracyCurve, loads_from_alpha, measure_accuracy
+from experiments.pages import demote_headings, render_only, write_block
+from experiments.provenance import read_record, read_results, write_record, write_results
 
 DIMENSIONS = (64, 128)
 ALPHAS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1.0)
 TRIALS = 40
 SEED = DEFAULT_SEED
 HERE = pathlib.Path(__file__).resolve().parent
+DATA, PROVENANCE = HERE / "accuracy_hebbian.json", HERE / "accuracy_hebbian.provenance.json"
 
 
 def _fraction(a: float) -> str:
@@ -112,8 +118,14 @@ def _real_loads(d, alphas):
     return list(x / special.lambertw(x).real)
 
 
-def main() -> None:
-    curves, seconds = measure()
+def main(argv=None) -> None:
+    if render_only(__doc__.splitlines()[0], argv):
+        seconds = read_record(PROVENANCE)["wall_time_s"]
+    else:
+        curves, seconds = measure()
+        write_results(DATA, curves)
+        write_record(PROVENANCE, command="python -m experiments.accuracy.accuracy_hebbian", seed=SEED, seconds=seconds)
+    curves = read_results(DATA, AccuracyCurve)  # the page shows what the data file holds
     text = markdown(curves, seconds)
     write_block(HERE / "README.md", "accuracy_hebbian", demote_headings(text), "accuracy_hebbian")
     figure(curves, HERE / "accuracy_hebbian.png")

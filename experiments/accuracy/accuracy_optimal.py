@@ -10,9 +10,13 @@ best accuracy) and without (the plain decision solver: the recall fraction of it
 returned W).  Run in this process (one core).  See ``notes/recall_accuracy.md``,
 "Give-up mode".
 
+The curves are saved in ``experiments/accuracy/accuracy_optimal.json`` (``AccuracyCurve.to_dict``, give-up then
+plain for each d) with a provenance record; ``--render`` rewrites the page block and the figure from them.
+
 Usage::
 
-    python -m experiments.accuracy.accuracy_optimal            # writes experiments/accuracy/README.md and .png
+    python -m experiments.accuracy.accuracy_optimal            # measure (about 4 min), write data, page and .png
+    python -m experiments.accuracy.accuracy_optimal --render   # page and .png from the committed data
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ import numpy as np
 import replica
 from validation.accuracy import measure_accuracy
 from validation.solvers import set_threads
-from experiments.pages import demote_headings, write_block
+from validation.accuracy import AccuracyCurve
+from experiments.pages import demote_headings, render_only, write_block
+from experiments.provenance import read_record, read_results, write_record, write_results
 
 DIMENSIONS = (16, 32)
 FACTORS = (1.0, 1.25, 1.5, 1.75, 2.0)
@@ -33,6 +39,7 @@ TRIALS = 16
 PROBLEM = "dp"
 SEED = 0
 HERE = pathlib.Path(__file__).resolve().parent
+DATA, PROVENANCE = HERE / "accuracy_optimal.json", HERE / "accuracy_optimal.provenance.json"
 
 
 def loads(d) -> list:
@@ -116,9 +123,16 @@ def figure(curves, path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
-    set_threads(1)
-    curves, seconds = measure()
+def main(argv=None) -> None:
+    if render_only(__doc__.splitlines()[0], argv):
+        seconds = read_record(PROVENANCE)["wall_time_s"]
+    else:
+        set_threads(1)
+        curves, seconds = measure()
+        write_results(DATA, [curve for pair in curves for curve in pair])
+        write_record(PROVENANCE, command="python -m experiments.accuracy.accuracy_optimal", seed=SEED, seconds=seconds)
+    saved = read_results(DATA, AccuracyCurve)  # the page shows what the data file holds: (give-up, plain) per d
+    curves = list(zip(saved[0::2], saved[1::2]))
     text = markdown(curves, seconds)
     write_block(HERE / "README.md", "accuracy_optimal", demote_headings(text), "accuracy_optimal")
     figure(curves, HERE / "accuracy_optimal.png")

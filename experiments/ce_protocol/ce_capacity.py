@@ -19,16 +19,22 @@ Writes ``experiments/ce_protocol/README.md`` (tables, run time, seeds) and ``exp
 
 Everything runs in this process on one thread.  See ``notes/ce_protocol.md``.
 
+What the page and the figure show is saved in ``experiments/ce_protocol/ce_capacity.json`` with a provenance
+record; ``--render`` rewrites both from the committed data.
+
 Usage::
 
     python -m experiments.ce_protocol.ce_capacity            # about 25 minutes on one core
+    python -m experiments.ce_protocol.ce_capacity --render   # the page and the figure from the committed data
 """
 
 from __future__ import annotations
 
+import json
 import math
 import pathlib
 import time
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -37,7 +43,8 @@ from replica.common.seeds import DEFAULT_SEED
 from validation.capacity import estimate_capacity
 from validation.ce_protocol import CEProtocol, ce_capacity
 from validation.solvers import set_threads
-from experiments.pages import demote_headings, write_block
+from experiments.pages import demote_headings, render_only, write_block
+from experiments.provenance import read_record, write_record
 
 DIMENSIONS = (8, 16, 32, 64, 128)
 SEEDS = {8: 5, 16: 5, 32: 5, 64: 5, 128: 1}
@@ -49,6 +56,7 @@ ACCURACY = 0.99
 SEED = DEFAULT_SEED
 PAPER_C = 1.3                  # d^2 = 1.3 N ln N in the paper's figure
 HERE = pathlib.Path(__file__).resolve().parent
+DATA, PROVENANCE = HERE / "ce_capacity.json", HERE / "ce_capacity.provenance.json"
 
 
 def alpha_of(n, d):
@@ -75,6 +83,35 @@ def measure():
         print(f"d={d}: optimal p_c {optimal[d].p_c:.1f}", flush=True)
     for d in sorted(set(THEORY_DIMENSIONS) | set(DIMENSIONS)):
         theory[d] = replica.accuracy_capacity(d, accuracy=ACCURACY)
+    return adam, paper, optimal, theory
+
+
+def _ce_summary(r) -> dict:
+    return {"mean": r.mean, "minimum": r.minimum, "maximum": r.maximum, "alpha": r.alpha,
+            "capacities": list(r.capacities), "status": r.status,
+            "per_seed": [{"alpha": s.alpha, "status": s.status, "runs": len(s.trials)} for s in r.per_seed]}
+
+
+def save(adam, paper, optimal, theory) -> None:
+    """What the page and the figure show, as JSON (keys: the dimensions as strings)."""
+    data = {"adam": {d: _ce_summary(r) for d, r in adam.items()},
+            "paper": {d: _ce_summary(r) for d, r in paper.items()},
+            "optimal": {d: {"p_c": e.p_c, "p_c_low": e.p_c_low, "p_c_high": e.p_c_high, "alpha": e.alpha}
+                        for d, e in optimal.items()},
+            "theory": {d: {"p_c": t.p_c} for d, t in theory.items()}}
+    DATA.write_text(json.dumps(data, indent=1) + "\n")
+
+
+def load():
+    """The saved ``(adam, paper, optimal, theory)``, as objects with the attributes the page reads."""
+    def ce(r):
+        per_seed = [SimpleNamespace(alpha=s["alpha"], status=s["status"], trials=range(s["runs"]))
+                    for s in r["per_seed"]]
+        return SimpleNamespace(**{**r, "per_seed": per_seed})
+
+    data = json.loads(DATA.read_text())
+    adam, paper = ({int(d): ce(r) for d, r in data[key].items()} for key in ("adam", "paper"))
+    optimal, theory = ({int(d): SimpleNamespace(**r) for d, r in data[key].items()} for key in ("optimal", "theory"))
     return adam, paper, optimal, theory
 
 
@@ -158,13 +195,19 @@ def figure(adam, optimal, theory, path):
     fig.savefig(path, dpi=130)
 
 
-def main():
-    set_threads(1)
-    t = time.perf_counter()
-    adam, paper, optimal, theory = measure()
-    seconds = time.perf_counter() - t
+def main(argv=None):
+    if render_only(__doc__.splitlines()[0], argv):
+        seconds = read_record(PROVENANCE)["wall_time_s"]
+    else:
+        set_threads(1)
+        t = time.perf_counter()
+        save(*measure())
+        seconds = time.perf_counter() - t
+        write_record(PROVENANCE, command="python -m experiments.ce_protocol.ce_capacity", seed=SEED, seconds=seconds)
+    adam, paper, optimal, theory = load()  # the page shows what the data file holds
     figure(adam, optimal, theory, HERE / "ce_capacity.png")
-    write_block(HERE / "README.md", "ce_capacity", demote_headings(markdown(adam, paper, optimal, theory, seconds)), "ce_capacity")
+    write_block(HERE / "README.md", "ce_capacity", demote_headings(markdown(adam, paper, optimal, theory, seconds)),
+                "ce_capacity")
     print(f"wrote experiments/ce_protocol/README.md and experiments/ce_protocol/ce_capacity.png ({seconds / 60:.1f} min)")
 
 

@@ -14,9 +14,13 @@ with a ``not_found`` trial is a LOWER BOUND; the page shows the counts.  ``R`` i
 saturated setting of ``experiments/rank/README.md``.  The page is rewritten after every
 row, so an interrupted run leaves the rows it finished.
 
+The rows are saved in ``experiments/rank/rank_capacity.json`` with a provenance record; ``--render`` rewrites
+the page block from them.
+
 Usage::
 
-    python -m experiments.rank.rank_capacity                 # every row of ROWS
+    python -m experiments.rank.rank_capacity                 # every row of ROWS (about 30 min)
+    python -m experiments.rank.rank_capacity --render        # the page from the committed data
     python -m experiments.rank.rank_capacity --d 16 32       # only these dimensions (the page holds the rows of the run)
     python -m experiments.rank.rank_capacity --out DIR       # trials kept in the result store DIR (reused on a rerun)
 """
@@ -24,6 +28,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import pathlib
 import sys
 import time
@@ -34,6 +39,7 @@ from validation.solvers import set_threads
 from validation.store import ResultStore
 from validation.sweep import make_executor
 from experiments.pages import demote_headings, write_block
+from experiments.provenance import read_record, write_record
 
 SEED = 0
 # d -> starts per search (the saturated setting of experiments/rank/README.md: at d = 16, 32 eight
@@ -45,6 +51,7 @@ DESIGN = {16: (32, 2, 0.25), 32: (16, 1, 0.2), 64: (8, 1, 0.1)}
 ROWS = tuple((d, problem, kappa) for d in (16, 32, 64) for kappa in KAPPAS for problem in ("dp", "op"))
 HERE = pathlib.Path(__file__).resolve().parent
 PAGE = HERE / "README.md"
+DATA, PROVENANCE = HERE / "rank_capacity.json", HERE / "rank_capacity.provenance.json"
 
 
 def measure(d, problem, kappa, store=None):
@@ -59,14 +66,21 @@ def _num(x):
     return "nan" if x is None or x != x else f"{x:.1f}"
 
 
-def _row(d, problem, kappa, est, theory, seconds) -> str:
-    curve = est.to_dict()["curve"]
-    trials = sum(c["trials"] for c in curve)
-    rel = "nan" if est.p_c is None or est.p_c != est.p_c else f"{100 * (est.p_c / theory - 1):+.1f} %"
-    kind = "lower bound" if est.lower_bound else "estimate"
-    return (f"| {problem.upper()} | {d} | {kappa:g} | {theory:.1f} | {_num(est.p_c)} "
-            f"[{_num(est.p_c_low)}, {_num(est.p_c_high)}] | {rel} | {kind} | {trials} | "
-            f"{est.not_found} | {est.undecided} | {RESTARTS[d]} | {seconds:.0f} |")
+def summary(d, problem, kappa, est, theory, seconds) -> dict:
+    """What the page shows of one row (a JSON-safe dict; NaN as None)."""
+    out = est.to_dict()
+    return {"d": d, "problem": problem, "kappa": kappa, "theory": theory, "p_c": out["p_c"],
+            "p_c_low": out["p_c_low"], "p_c_high": out["p_c_high"], "lower_bound": bool(est.lower_bound),
+            "trials": sum(c["trials"] for c in out["curve"]), "not_found": est.not_found,
+            "undecided": est.undecided, "starts": RESTARTS[d], "seconds": seconds}
+
+
+def _row(r) -> str:
+    rel = "nan" if r["p_c"] is None else f"{100 * (r['p_c'] / r['theory'] - 1):+.1f} %"
+    kind = "lower bound" if r["lower_bound"] else "estimate"
+    return (f"| {r['problem'].upper()} | {r['d']} | {r['kappa']:g} | {r['theory']:.1f} | {_num(r['p_c'])} "
+            f"[{_num(r['p_c_low'])}, {_num(r['p_c_high'])}] | {rel} | {kind} | {r['trials']} | "
+            f"{r['not_found']} | {r['undecided']} | {r['starts']} | {r['seconds']:.0f} |")
 
 
 def write(rows, seconds, done) -> str:
@@ -85,16 +99,20 @@ def write(rows, seconds, done) -> str:
             f"(column *kind*).  `undecided` trials (a budget cut the search) are left out of the fit.  "
             f"The number of starts is the saturated setting of `experiments/rank/README.md`.  A rerun with "
             f"`--out DIR` reuses the trials in the store: then the seconds are those of the rerun.\n\n"
-            + head + "\n".join(rows) + "\n")
+            + head + "\n".join(_row(r) for r in rows) + "\n")
     write_block(PAGE, "rank_capacity", demote_headings(text), "rank_capacity")
     return text
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="rank-m p_c(kappa) against the finite-size theory")
     parser.add_argument("--d", type=int, nargs="+", default=None, help="only these dimensions")
     parser.add_argument("--out", default=None, help="folder of a result store (trials reused on a rerun)")
-    args = parser.parse_args()
+    parser.add_argument("--render", action="store_true", help="write the page from the committed data, without measuring")
+    args = parser.parse_args(argv)
+    if args.render:
+        sys.stdout.write(write(json.loads(DATA.read_text()), read_record(PROVENANCE)["wall_time_s"], done=True))
+        return
     store = None if args.out is None else ResultStore(args.out)
     set_threads(1)
     start = time.perf_counter()
@@ -105,10 +123,13 @@ def main() -> None:
         t0 = time.perf_counter()
         est = measure(d, problem, kappa, store)
         theory = replica.capacity(d, kappa=kappa).p_c
-        rows.append(_row(d, problem, kappa, est, theory, time.perf_counter() - t0))
-        sys.stderr.write(rows[-1] + "\n")
+        rows.append(summary(d, problem, kappa, est, theory, time.perf_counter() - t0))
+        sys.stderr.write(_row(rows[-1]) + "\n")
+        DATA.write_text(json.dumps(rows, indent=1) + "\n")
         write(rows, time.perf_counter() - start, done=False)
-    sys.stdout.write(write(rows, time.perf_counter() - start, done=True))
+    seconds = time.perf_counter() - start
+    write_record(PROVENANCE, command="python -m experiments.rank.rank_capacity", seed=SEED, seconds=seconds)
+    sys.stdout.write(write(json.loads(DATA.read_text()), seconds, done=True))
 
 
 if __name__ == "__main__":

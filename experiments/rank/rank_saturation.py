@@ -15,10 +15,14 @@ R = 1, 2, 4, 8, 16, 32, the counts of ``not_stored`` (full-rank certificate),
 point: the smallest R from which on every P(stored | R') lies in the interval of
 P(stored | 32).
 
+The per-trial records are kept (and reused on a rerun) in ``experiments/rank/rank_saturation.jsonl``, the
+committed data, with a provenance record; ``--render`` rewrites the page block from them without solving.
+
 Usage::
 
-    python -m experiments.rank.rank_saturation              # writes experiments/rank/README.md
-    python -m experiments.rank.rank_saturation --records F  # per-trial records kept (and reused) in F (JSON lines)
+    python -m experiments.rank.rank_saturation              # measure (about 20 min), write the data and the page
+    python -m experiments.rank.rank_saturation --records F  # per-trial records kept (and reused) in F instead
+    python -m experiments.rank.rank_saturation --render     # the page from the committed data
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from validation import make_instance, solve
 from validation.figures import wilson_interval
 from validation.solvers import set_threads
 from experiments.pages import demote_headings, write_block
+from experiments.provenance import read_record, write_record
 
 SEED = 0
 MAX_STARTS = 32
@@ -44,6 +49,7 @@ TIME_LIMIT = 600.0
 CONFIGS = tuple((d, problem, kappa) for d in (16, 32) for kappa in (0.5, 0.25) for problem in ("dp", "op"))
 HERE = pathlib.Path(__file__).resolve().parent
 PAGE = HERE / "README.md"
+DATA, PROVENANCE = HERE / "rank_saturation.jsonl", HERE / "rank_saturation.provenance.json"
 
 
 def _key(d, problem, kappa, p, trial):
@@ -137,11 +143,13 @@ def _load_records(path):
         return {r["key"]: r for r in map(json.loads, fh) if r}
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="saturation of the rank-m search")
-    parser.add_argument("--records", type=pathlib.Path, default=None,
-                        help="JSON-lines file of per-trial records (reused on a rerun)")
-    args = parser.parse_args()
+    parser.add_argument("--records", type=pathlib.Path, default=DATA,
+                        help="JSON-lines file of per-trial records (reused on a rerun; default: the committed data)")
+    parser.add_argument("--render", action="store_true",
+                        help="write the page from the records, without solving (every trial must be recorded)")
+    args = parser.parse_args(argv)
     set_threads(1)
     cache = _load_records(args.records)
     start = time.perf_counter()
@@ -154,16 +162,24 @@ def main() -> None:
             for trial in range(TRIALS[d]):
                 key = _key(d, problem, kappa, p, trial)
                 if key not in cache:
+                    if args.render:
+                        raise SystemExit(f"{args.records} has no record {key}: measure again (without --render)")
                     cache[key] = run_trial(d, problem, kappa, p, trial)
-                    if args.records is not None:
-                        with args.records.open("a") as fh:
-                            fh.write(json.dumps(cache[key]) + "\n")
+                    with args.records.open("a") as fh:
+                        fh.write(json.dumps(cache[key]) + "\n")
                 records.append(cache[key])
             results.append(((d, problem, kappa, p, load), records))
-            sys.stderr.write(f"{problem} d={d} kappa={kappa} p={p}: {stored_within(records, MAX_STARTS)} "
-                             f"{time.perf_counter() - start:.0f} s\n")
-            write(results, time.perf_counter() - start, done=False)
-    sys.stdout.write(write(results, time.perf_counter() - start, done=True))
+            if not args.render:
+                sys.stderr.write(f"{problem} d={d} kappa={kappa} p={p}: {stored_within(records, MAX_STARTS)} "
+                                 f"{time.perf_counter() - start:.0f} s\n")
+                write(results, time.perf_counter() - start, done=False)
+    if args.render:
+        seconds = read_record(PROVENANCE)["wall_time_s"]
+    else:
+        seconds = time.perf_counter() - start
+        if args.records == DATA:
+            write_record(PROVENANCE, command="python -m experiments.rank.rank_saturation", seed=SEED, seconds=seconds)
+    sys.stdout.write(write(results, seconds, done=True))
 
 
 if __name__ == "__main__":

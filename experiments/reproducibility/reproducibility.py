@@ -9,17 +9,19 @@ from the first run.  Usage: ``python -m experiments.reproducibility.reproducibil
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from experiments.pages import write_block
+from experiments.pages import render_only, write_block
+from experiments.provenance import read_record, write_record
 
-OUT = Path(__file__).resolve().parent / "README.md"
+HERE = Path(__file__).resolve().parent
+OUT, DATA, PROVENANCE = HERE / "README.md", HERE / "reproducibility.json", HERE / "reproducibility.provenance.json"
 
 VARIANTS = {
     "this machine's kernels": {},
@@ -96,12 +98,20 @@ def table(runs: dict) -> list[str]:
     return lines
 
 
-def main() -> int:
-    runs = {name: run(env) for name, env in VARIANTS.items()}
+def main(argv=None) -> int:
+    if not render_only(__doc__.splitlines()[0], argv):
+        start = time.perf_counter()
+        runs = {name: run(env) for name, env in VARIANTS.items()}
+        DATA.write_text(json.dumps(runs, indent=1) + "\n")
+        write_record(PROVENANCE, command="python -m experiments.reproducibility.reproducibility", seed=1,
+                     seconds=time.perf_counter() - start, variants=VARIANTS)
+    runs = json.loads(DATA.read_text())  # the page shows what the data file holds
+    record = read_record(PROVENANCE)
     lines = [
-        f"Measured on {datetime.date.today().isoformat()} on one 2-core x86-64 machine (AVX-512), "
-        "one process per variant, each with an empty numba cache. Each cell gives the relative "
-        "difference from the run with this machine's own kernels (\"identical\": the same bits).",
+        f"Measured on {record['date']} on one machine ({record['machine']['cpu']}, {record['machine']['cores']} "
+        f"logical cores), one process per variant, each with an empty numba cache, {record['wall_time_s']:.0f} s in "
+        "all. Each cell gives the relative difference from the run with this machine's own kernels "
+        "(\"identical\": the same bits).",
         "",
     ] + table(runs)
     write_block(OUT, "reproducibility", lines, "reproducibility")

@@ -6,18 +6,21 @@ one thread, serial executor) and writes ``experiments/sphere/README.md``: the me
 (logistic fit in ln p, 95 % profile-likelihood interval; ``notes/capacity_estimation.md``)
 beside ``replica.capacity(d, ensemble="sphere")`` (``notes/sphere_ensemble.md``), and the
 same measurement and theory (``replica.capacity(d)``) for Gaussian embeddings, with the
-relative differences.  The page is
-rewritten after every row, so an interrupted run leaves the rows it finished.
+relative differences.  The rows are saved in ``experiments/sphere/sphere_optimal.json``
+with a provenance record, and the page is rewritten after every row, so an interrupted run
+leaves the rows it finished; ``--render`` rewrites the page from the committed data.
 
 Usage::
 
-    python -m experiments.sphere.sphere_optimal            # writes experiments/sphere/README.md
+    python -m experiments.sphere.sphere_optimal            # measure (about 8 min), write the data and the page
     python -m experiments.sphere.sphere_optimal --out DIR  # the same, trials kept in the store DIR
+    python -m experiments.sphere.sphere_optimal --render   # the page from the committed data
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import pathlib
 import sys
 import time
@@ -28,6 +31,7 @@ from validation.solvers import set_threads
 from validation.store import ResultStore
 from validation.sweep import make_executor
 from experiments.pages import demote_headings, write_block
+from experiments.provenance import read_record, write_record
 
 SEED = 0
 # (d, problem, trials per grid point, refinement rounds, half-width of the first grid,
@@ -37,6 +41,7 @@ ROWS = ((16, "dp", 60, 2, 0.25, None), (16, "op", 60, 2, 0.25, None),
         (64, "op", 16, 2, 0.1, 120.0), (64, "dp", 6, 1, 0.1, 120.0))
 HERE = pathlib.Path(__file__).resolve().parent
 PAGE = HERE / "README.md"
+DATA, PROVENANCE = HERE / "sphere_optimal.json", HERE / "sphere_optimal.provenance.json"
 
 
 def measure(d, problem, trials, rounds, width, time_limit, ensemble, store=None):
@@ -51,6 +56,13 @@ def measure(d, problem, trials, rounds, width, time_limit, ensemble, store=None)
                              solver_options=options, store=store)
 
 
+def summary(est) -> dict:
+    """What the page shows of one estimate (a JSON-safe dict; NaN as None)."""
+    out = est.to_dict()
+    return {"p_c": out["p_c"], "p_c_low": out["p_c_low"], "p_c_high": out["p_c_high"],
+            "trials": sum(c["trials"] for c in out["curve"]), "undecided": est.undecided}
+
+
 def _rel(x, ref):
     return "nan" if x is None or x != x else f"{100 * (x / ref - 1):+.1f} %"
 
@@ -60,30 +72,32 @@ def _num(x):
 
 
 def _measured(est) -> str:
-    return f"{_num(est.p_c)} [{_num(est.p_c_low)}, {_num(est.p_c_high)}]"
+    return f"{_num(est['p_c'])} [{_num(est['p_c_low'])}, {_num(est['p_c_high'])}]"
 
 
 def _trials(est) -> str:
-    return f"{sum(c['trials'] for c in est.to_dict()['curve'])} ({est.undecided})"
+    return f"{est['trials']} ({est['undecided']})"
 
 
-def table(rows, theory) -> str:
+def table(rows) -> str:
     """Markdown: per row the sphere and gaussian theory and measurement, their ratio, trials."""
     out = ["| problem | d | sphere theory | sphere measured [95% CI] | rel. diff | gaussian theory | "
            "gaussian measured [95% CI] | rel. diff | ratio sphere / gaussian: theory, measured | "
            "trials (undecided): sphere, gaussian | time limit | s |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for (d, problem, *_rest, limit), (sph_est, gau_est, seconds) in rows:
-        sph, gau = theory[d]
-        ratio = "nan" if sph_est.p_c is None or gau_est.p_c is None else f"{sph_est.p_c / gau_est.p_c:.3f}"
-        out.append(f"| {problem.upper()} | {d} | {sph:.1f} | {_measured(sph_est)} | {_rel(sph_est.p_c, sph)} | "
-                   f"{gau:.1f} | {_measured(gau_est)} | {_rel(gau_est.p_c, gau)} | {sph / gau:.3f}, {ratio} | "
-                   f"{_trials(sph_est)}, {_trials(gau_est)} | {'-' if limit is None else f'{limit:g} s'} | "
-                   f"{seconds:.0f} |")
+    for r in rows:
+        sph_est, gau_est, sph, gau, limit = r["sphere"], r["gaussian"], r["theory_sphere"], r["theory_gaussian"], \
+            r["time_limit"]
+        ratio = "nan" if sph_est["p_c"] is None or gau_est["p_c"] is None else \
+            f"{sph_est['p_c'] / gau_est['p_c']:.3f}"
+        out.append(f"| {r['problem'].upper()} | {r['d']} | {sph:.1f} | {_measured(sph_est)} | "
+                   f"{_rel(sph_est['p_c'], sph)} | {gau:.1f} | {_measured(gau_est)} | {_rel(gau_est['p_c'], gau)} | "
+                   f"{sph / gau:.3f}, {ratio} | {_trials(sph_est)}, {_trials(gau_est)} | "
+                   f"{'-' if limit is None else f'{limit:g} s'} | {r['seconds']:.0f} |")
     return "\n".join(out) + "\n"
 
 
-def write(rows, theory, seconds, done) -> str:
+def write(rows, seconds, done) -> str:
     state = "" if done else " (partial: the run was still going when this was written)"
     text = (f"# Unit-norm embeddings: measured p_c of the optimal memory\n\n"
             f"Generated by `python -m experiments.sphere.sphere_optimal`{state}: "
@@ -95,15 +109,20 @@ def write(rows, theory, seconds, done) -> str:
             f"recall; not stored: the margin bound); rows with a time limit per solve count an "
             f"`undecided` solve (time limit reached) as missing, not as a verdict, and would then be "
             f"biased towards the faster, not-stored trials: their undecided count is shown.\n\n"
-            + table(rows, theory))
+            + table(rows))
     write_block(PAGE, "sphere_optimal", demote_headings(text), "sphere_optimal")
     return text
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="sphere-ensemble p_c of the optimal memory")
     parser.add_argument("--out", default=None, help="folder of a result store (trials reused on a rerun)")
-    store = None if (out := parser.parse_args().out) is None else ResultStore(out)
+    parser.add_argument("--render", action="store_true", help="write the page from the committed data, without measuring")
+    args = parser.parse_args(argv)
+    if args.render:
+        sys.stdout.write(write(json.loads(DATA.read_text()), read_record(PROVENANCE)["wall_time_s"], done=True))
+        return
+    store = None if args.out is None else ResultStore(args.out)
     set_threads(1)
     start = time.perf_counter()
     theory = {d: (replica.capacity(d, ensemble="sphere").p_c, replica.capacity(d).p_c)
@@ -112,10 +131,16 @@ def main() -> None:
     for spec in ROWS:
         t0 = time.perf_counter()
         sph, gau = measure(*spec, "sphere", store), measure(*spec, "gaussian", store)
-        rows.append((spec, (sph, gau, time.perf_counter() - t0)))
+        d, problem, *_rest, limit = spec
+        rows.append({"d": d, "problem": problem, "time_limit": limit, "theory_sphere": theory[d][0],
+                     "theory_gaussian": theory[d][1], "sphere": summary(sph), "gaussian": summary(gau),
+                     "seconds": time.perf_counter() - t0})
         sys.stderr.write(f"{spec[:2]}: sphere {sph.p_c} gaussian {gau.p_c}\n")
-        write(rows, theory, time.perf_counter() - start, done=False)
-    sys.stdout.write(write(rows, theory, time.perf_counter() - start, done=True))
+        DATA.write_text(json.dumps(rows, indent=1) + "\n")
+        write(rows, time.perf_counter() - start, done=False)
+    seconds = time.perf_counter() - start
+    write_record(PROVENANCE, command="python -m experiments.sphere.sphere_optimal", seed=SEED, seconds=seconds)
+    sys.stdout.write(write(json.loads(DATA.read_text()), seconds, done=True))
 
 
 if __name__ == "__main__":

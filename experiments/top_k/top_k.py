@@ -10,19 +10,25 @@ are certified; for k >= 2 ``stored`` is certified (float64 top-k recall of every
 and the search's ``not_found`` is not, so the measured p_c is a lower bound.
 See ``notes/top_k.md``.
 
+Each estimate's summary is saved in ``experiments/top_k/top_k.json`` with a provenance record; ``--render``
+rewrites the page block from them.
+
 Usage::
 
-    python -m experiments.top_k.top_k            # writes experiments/top_k/README.md
+    python -m experiments.top_k.top_k            # measure (about 7 min), write the data and the page
+    python -m experiments.top_k.top_k --render   # the page from the committed data
 """
 
 from __future__ import annotations
 
+import json
 import pathlib
 import time
 
 from validation.capacity import estimate_capacity
 from validation.solvers import set_threads
-from experiments.pages import demote_headings, write_block
+from experiments.pages import demote_headings, render_only, write_block
+from experiments.provenance import read_record, write_record
 
 DIMENSIONS = (16, 32)
 OP_DIMENSIONS = (16,)
@@ -31,6 +37,7 @@ TRIALS = 20
 ROUNDS = 2
 SEED = 0
 HERE = pathlib.Path(__file__).resolve().parent
+DATA, PROVENANCE = HERE / "top_k.json", HERE / "top_k.provenance.json"
 
 
 def measure():
@@ -42,16 +49,22 @@ def measure():
             options = {"top_k": k} if k > 1 else None
             est = estimate_capacity(d, problem, "optimal", seed=SEED, trials=TRIALS, rounds=ROUNDS,
                                     solver_options=options, progress=False)
-            rows.append((problem, k, est))
+            rows.append(summary(problem, k, est))
             print(f"{problem} d={d} k={k}: p_c {est.p_c:.1f} [{est.p_c_low:.1f}, {est.p_c_high:.1f}] theory "
                   f"{est.theory['p_c']:.1f} ({est.seconds:.0f} s)", flush=True)
     return rows
 
 
-def _verdicts(est) -> str:
-    stored = sum(c.stored for c in est.curve)
-    not_stored = sum(c.not_stored for c in est.curve)
-    return f"{stored} / {not_stored} / {est.not_found} / {est.undecided}"
+def summary(problem, k, est) -> dict:
+    """What the page shows of one estimate (a JSON-safe dict)."""
+    return {"problem": problem, "k": k, "d": est.d, "p_c": est.p_c, "p_c_low": est.p_c_low, "p_c_high": est.p_c_high,
+            "theory_p_c": est.theory["p_c"], "stored": sum(c.stored for c in est.curve),
+            "not_stored": sum(c.not_stored for c in est.curve), "not_found": est.not_found,
+            "undecided": est.undecided, "status": est.status, "message": est.message, "seconds": est.seconds}
+
+
+def _verdicts(row) -> str:
+    return f"{row['stored']} / {row['not_stored']} / {row['not_found']} / {row['undecided']}"
 
 
 _INTRO = """# Top-k capacity: simulation beside `replica.capacity(d, top_k=k)`
@@ -71,23 +84,31 @@ threshold.  See `notes/top_k.md`.
 def markdown(rows, seconds) -> str:
     lines = [_INTRO.format(seconds=seconds, seed=SEED, trials=TRIALS, rounds=ROUNDS).rstrip("\n"),
              "|---|---|---|---|---|---|---|---|"]
-    for problem, k, est in rows:
-        th = est.theory["p_c"]
-        kind = "a lower bound" if est.not_found else "certified"
-        lines.append(f"| {problem.upper()} | {est.d} | {k} | {est.p_c:.1f} [{est.p_c_low:.1f}, {est.p_c_high:.1f}] | "
-                     f"{th:.1f} | {100 * (est.p_c - th) / th:+.1f} % | {_verdicts(est)} | {kind} |")
+    for r in rows:
+        th = r["theory_p_c"]
+        kind = "a lower bound" if r["not_found"] else "certified"
+        lines.append(f"| {r['problem'].upper()} | {r['d']} | {r['k']} | {r['p_c']:.1f} [{r['p_c_low']:.1f}, "
+                     f"{r['p_c_high']:.1f}] | {th:.1f} | {100 * (r['p_c'] - th) / th:+.1f} % | {_verdicts(r)} | {kind} |")
     lines += ["", "Status and message of each estimate:", ""]
-    for problem, k, est in rows:
-        lines.append(f"- {problem.upper()} d={est.d} k={k}: {est.status}; {est.message} ({est.seconds:.0f} s)")
+    for r in rows:
+        lines.append(f"- {r['problem'].upper()} d={r['d']} k={r['k']}: {r['status']}; {r['message']} "
+                     f"({r['seconds']:.0f} s)")
     lines.append("")
     return "\n".join(lines)
 
 
-def main() -> None:
-    set_threads(1)
-    start = time.perf_counter()
-    rows = measure()
-    text = markdown(rows, time.perf_counter() - start)
+def main(argv=None) -> None:
+    if render_only(__doc__.splitlines()[0], argv):
+        seconds = read_record(PROVENANCE)["wall_time_s"]
+    else:
+        set_threads(1)
+        start = time.perf_counter()
+        rows = measure()
+        seconds = time.perf_counter() - start
+        DATA.write_text(json.dumps(rows, indent=1) + "\n")
+        write_record(PROVENANCE, command="python -m experiments.top_k.top_k", seed=SEED, seconds=seconds)
+    rows = json.loads(DATA.read_text())  # the page shows what the data file holds
+    text = markdown(rows, seconds)
     write_block(HERE / "README.md", "top_k", demote_headings(text), "top_k")
     print(text)
 

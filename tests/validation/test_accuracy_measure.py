@@ -88,6 +88,17 @@ def test_result_contract_on_normal_and_failed_results(sphere_d32):
     assert AccuracyCurve.STATUSES == ("ok", "lower_bound", "failed")
 
 
+def test_from_dict_reads_a_saved_curve_back(sphere_d32):
+    # through JSON text, as the experiment scripts save and re-read their curves; NaN survives as NaN
+    failed = measure_accuracy(8, [5, 9], trials=2, solver_options={"bogus": 1})
+    for curve in (sphere_d32, failed):
+        back = AccuracyCurve.from_dict(json.loads(json.dumps(curve.to_dict())))
+        assert back.to_dict() == curve.to_dict()
+        assert [pt.theory_inside for pt in back.points] == [pt.theory_inside for pt in curve.points]
+    assert math.isnan(AccuracyCurve.from_dict(failed.to_dict()).points[0].accuracy)
+    assert sphere_d32.points[0].accuracy == AccuracyCurve.from_dict(sphere_d32.to_dict()).points[0].accuracy
+
+
 @pytest.mark.parametrize("bad", [dict(loads=[1]), dict(loads=[]), dict(trials=1), dict(solver="sgd"),
                                  dict(kappa=0.0), dict(ensemble="cube")])
 def test_bad_arguments_raise(bad):

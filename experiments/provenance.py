@@ -21,12 +21,17 @@ __all__ = ["machine", "code_commit", "write_record", "read_record"]
 
 
 def code_commit(root: Path | None = None) -> str:
-    """The short commit of the work tree, with ``+dirty`` when it has uncommitted changes."""
+    """The short commit of the work tree, with ``+dirty`` when its code has uncommitted changes.
+
+    Code: the Python files, the packages ``replica`` and ``validation`` (with their data) and
+    ``pyproject.toml``; pages and data written by earlier measurements do not count.
+    """
     root = Path(root or Path(__file__).resolve().parents[1])
     try:
         sha = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=root, capture_output=True,
                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ":(glob)**/*.py",
+                                "replica", "validation", "pyproject.toml"], cwd=root,
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown (not a git work tree)"

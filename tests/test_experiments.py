@@ -296,3 +296,23 @@ def test_the_shipped_validity_table_is_what_the_committed_data_give():
                                    "run python -m experiments run scoreboard --render")
 
     same(built, shipped)
+
+
+def test_provenance_marks_uncommitted_code_and_not_uncommitted_pages(tmp_path):
+    from experiments.provenance import code_commit
+
+    def git(*args):
+        import subprocess
+
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "page.md").write_text("a\n")
+    (tmp_path / "script.py").write_text("x = 1\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    assert not code_commit(tmp_path).endswith("+dirty")
+    (tmp_path / "page.md").write_text("b\n")  # a page an earlier measurement rewrote
+    assert not code_commit(tmp_path).endswith("+dirty")
+    (tmp_path / "script.py").write_text("x = 2\n")
+    assert code_commit(tmp_path).endswith("+dirty")

@@ -38,6 +38,7 @@ import numpy as np
 
 import replica
 from replica import ZipfFacts, zipf_error, zipf_frequencies
+from replica.variants.few_outputs import cloud_statistics
 from validation import FactSettings, make_instance, solve
 from validation.accuracy_bound import accuracy_bound
 from validation.solvers import set_threads
@@ -123,6 +124,11 @@ def case_summaries(rows) -> list[dict]:
     return out
 
 
+def _nonvertex(d, N) -> float:
+    """``pi(d, N)``: the probability that a target is not a vertex of the hull of its ``N`` candidates."""
+    return float(cloud_statistics(N, d)["nonvert_mean"]) / N
+
+
 def page_block(rows, seconds) -> list[str]:
     tail = {(d, N, a, top): float(zipf_frequencies(N, a)[top:].sum()) for d, N, a, top in
             {(r["d"], r["N"], r["a"], r["top"]) for r in rows}}
@@ -139,17 +145,20 @@ def page_block(rows, seconds) -> list[str]:
         "per-instance brackets [1 - upper, 1 - lower]: a certified bracket on the mean best E of these "
         "instances; ± is the standard error of each mean over the instances (their spread, which the "
         "theory's expectation also has to meet).  Theory: `replica.zipf_error(d, ZipfFacts(N, a)).error` "
-        "(replica-symmetric, expected E).", "",
+        "(replica-symmetric, expected E).  π(d, N): the probability that a target is not a vertex of the "
+        "hull of its N candidates (`replica.variants.few_outputs.cloud_statistics(N, d)`, `nonvert_mean / N`); "
+        "such a fact is never recalled, so the best E of an instance is at least the frequency of its "
+        "non-vertex facts, π in expectation, a loss the replica-symmetric theory does not have.", "",
         "| d | N | a | top | weight left out | instances | E bracket (mean) | ± s.e. (low, high) | width | "
-        "search alone | closed | MILP statuses | theory | theory - bracket |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        "search alone | closed | MILP statuses | π(d, N) | theory | theory - bracket |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in case_summaries(rows):
         nearest = min(max(c["theory"], c["low"]), c["high"])
         statuses = ", ".join(f"{n} {s}" for s, n in c["statuses"].items())
         out.append(f"| {c['d']} | {c['N']} | {c['a']:g} | {c['top']} | {tail[(c['d'], c['N'], c['a'], c['top'])]:.4f} "
                    f"| {c['instances']} | [{c['low']:.4f}, {c['high']:.4f}] | {c['low_se']:.4f}, {c['high_se']:.4f} "
                    f"| {c['high'] - c['low']:.4f} | {c['search']:.4f} | {c['closed']}/{c['instances']} | {statuses} "
-                   f"| {c['theory']:.4f} | {c['theory'] - nearest:+.4f} |")
+                   f"| {_nonvertex(c['d'], c['N']):.3f} | {c['theory']:.4f} | {c['theory'] - nearest:+.4f} |")
     out += ["", "Per instance (E bracket [1 - upper, 1 - lower]):", "",
             "| d | N | a | instance | E bracket | search E | MILP status | search s | bound s |",
             "|---|---|---|---|---|---|---|---|---|"]

@@ -457,7 +457,7 @@ def _message(status, counts, B, box_check, notes):
 
 
 # --------------------------------------------------------------------------------------
-# the weighted bound: max sum_mu w_mu z_mu (notes/accuracy_bound.md, section 6)
+# the weighted bound: max sum_mu w_mu z_mu (notes/accuracy_bound.md, section 7)
 # --------------------------------------------------------------------------------------
 _MASS_CLOSED = 1e-5  # a weighted bracket this narrow is "exact": HiGHS's absolute gap 1e-6 plus the slack
 

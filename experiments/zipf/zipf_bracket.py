@@ -17,7 +17,7 @@ is a bracket on the mean best error of these instances (the sampling error of th
 instances is given beside it: the instance-to-instance spread, not a certified quantity).
 Per-instance rows go to ``experiments/zipf/zipf_bracket.csv``; the block ``zipf_bracket``
 of ``experiments/zipf/README.md`` is rendered from them.  See ``notes/zipf.md`` (section 7)
-and ``notes/accuracy_bound.md`` (section 6).
+and ``notes/accuracy_bound.md`` (section 7).
 
 Usage::
 

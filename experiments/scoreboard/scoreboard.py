@@ -284,11 +284,11 @@ def _accuracy_regimes(prediction, theory_of, match):
 
 def zipf_regimes():
     """The best recalled Zipf mass at small d: the certified bracket of ``experiments/zipf/zipf_bracket.csv``."""
-    from experiments.zipf.zipf_bracket import DATA, case_summaries, read_rows
+    from experiments.zipf.zipf_bracket import case_summaries, read_rows
 
     tolerance = TOLERANCES["zipf_error"][1]
     points = []
-    for c in case_summaries(read_rows(DATA)):
+    for c in case_summaries(read_rows(EXPERIMENTS / "zipf" / "zipf_bracket.csv")):
         theory = replica.zipf_error(c["d"], replica.ZipfFacts(c["N"], c["a"])).error
         error, verdict = bracket_point(theory, c["low"], c["high"], tolerance)
         points.append({"d": c["d"], "N": c["N"], "a": c["a"], "theory": theory, "measured": None, "low": c["low"],

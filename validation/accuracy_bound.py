@@ -1,4 +1,4 @@
-"""A certified upper bound on the number of facts any linear memory recalls.
+"""A certified upper bound on the number (or the weight) of facts any linear memory recalls.
 
 The give-up search (``solve(instance, "optimal", options={"give_up": True})``,
 ``notes/recall_accuracy.md`` section 6) finds a W that recalls many inputs: a *lower*
@@ -13,7 +13,9 @@ best count from above as well, with a mixed-integer linear program solved by HiG
   ``a_{mu rho}^T vec(W) >= 1 - M_{mu rho} (1 - z_mu)`` with
   ``a_{mu rho} = (t_mu - c_rho) e_mu^T`` and ``M_{mu rho} = 1 + B ||a_{mu rho}||_1``,
   the smallest M for which ``z_mu = 0`` leaves the row inactive everywhere in the box;
-* maximise ``sum_mu z_mu``.
+* maximise ``sum_mu z_mu``, or with query frequencies (``Instance.weights``, or the
+  ``weights`` argument) the recalled weight ``sum_mu w_mu z_mu``; then ``top`` may keep
+  only the heaviest inputs in the MILP and count the others as recalled.
 
 ``z_mu = 1`` asks for margin 1 on input ``mu``.  Recall is scale-invariant, so this is
 the strict recall of a W with ``max_jk |W_jk| <= B m``, ``m`` its smallest margin on
@@ -92,8 +94,33 @@ class AccuracyBound(Result):
         HiGHS's final relative gap of the main solve (NaN if it has none).
     time_limit : float
         Seconds allowed to each MILP solve.
+    weighted : bool
+        True when the MILP maximised the recalled weight ``sum_mu w_mu z_mu`` (unequal
+        weights); False for the count (no weights, or equal ones: the count MILP, bit for
+        bit).  When True the bracket is ``mass_lower``, ``mass_upper``;
+        ``recalled_lower`` and ``recalled_any`` are the counts of the W behind
+        ``mass_lower`` and ``mass_any``, ``recalled_upper`` is the trivial ``p`` (the
+        weighted solve bounds the weight, not the count), and the box check is in
+        ``mass_check_lower``, ``mass_check_upper`` (``check_lower``, ``check_upper`` None).
+    top : int
+        Inputs in the MILP: the ``top`` heaviest (``p`` unless ``top`` was given); the
+        others count as recalled in ``mass_upper``.
+    mass_lower, mass_upper : float
+        Certified bracket on the best recalled weight, as a fraction of the total weight,
+        for W in the box.  ``mass_lower``: the float64-checked weight of the inputs a W of
+        the box recalls (the W scaled to margin 1 on them lies in the box, up to a relative
+        1e-6).  ``mass_upper``: the MILP's dual bound + 1e-6, plus the weight of the inputs
+        left out of it (``top``), capped at 1 (1 when there is no dual bound).  Count:
+        ``recalled_lower / p`` and ``recalled_upper / p``.
+    mass_any : float
+        Largest recalled weight of any W checked, whatever box it needs (count: ``recalled_any / p``).
+    search_mass : float or None
+        Weight the search W recalls, checked in float64 (None without a search).
+    mass_check_lower, mass_check_upper : float or None
+        The bracket of the check solve at ``10 B`` as weights (None when not run).
     status : {"exact", "bracket", "time_limit", "failed"}
-        ``exact``: ``recalled_lower == recalled_upper``, the best count in the box.
+        ``exact``: ``recalled_lower == recalled_upper``, the best count in the box
+        (weighted: ``mass_upper - mass_lower <= 1e-5``, the best weight to that precision).
         ``bracket``: the solve ended (relative gap ``mip_rel_gap`` reached, or the
         incumbent lost an input in the float64 check) with ``lower < upper``, both
         certified.  ``time_limit``: the budget ran out; the best bracket found is
@@ -121,6 +148,14 @@ class AccuracyBound(Result):
     search_box: float | None
     mip_gap: float
     time_limit: float
+    weighted: bool
+    top: int
+    mass_lower: float
+    mass_upper: float
+    mass_any: float
+    search_mass: float | None
+    mass_check_lower: float | None
+    mass_check_upper: float | None
     status: str
     converged: bool
     message: str
@@ -192,17 +227,18 @@ def _smallest_box(A, owner, subset, d):
     return float(res.x[-1]), res.x[:n].reshape(d, d)
 
 
-def _milp(A, owner, p, B, time_limit, mip_rel_gap, at_least):
-    """One HiGHS solve at box B with the cut ``sum z >= at_least``."""
+def _milp(A, owner, p, B, time_limit, mip_rel_gap, at_least, weights=None):
+    """One HiGHS solve at box B with the cut ``sum z >= at_least`` (``weights``: maximise and cut ``sum w z``)."""
     m, n = A.shape
     big_m = 1.0 + B * np.abs(A).sum(axis=1)
     z_part = coo_matrix((-big_m, (np.arange(m), owner)), shape=(m, p))
     rows = sparse_hstack([coo_matrix(A), z_part], format="csr")
     constraints = [LinearConstraint(rows, 1.0 - big_m, np.inf)]
+    objective = np.ones(p) if weights is None else np.asarray(weights, dtype=np.float64)
     if at_least > 0:
-        constraints.append(LinearConstraint(np.concatenate([np.zeros(n), np.ones(p)])[None, :],
+        constraints.append(LinearConstraint(np.concatenate([np.zeros(n), objective])[None, :],
                                             float(at_least), np.inf))
-    cost = np.concatenate([np.zeros(n), -np.ones(p)])
+    cost = np.concatenate([np.zeros(n), -objective])
     integrality = np.concatenate([np.zeros(n), np.ones(p)])
     bounds = Bounds(np.concatenate([np.full(n, -B), np.zeros(p)]),
                     np.concatenate([np.full(n, B), np.ones(p)]))
@@ -225,19 +261,24 @@ def _bracket(instance, res, p, d, B, at_least):
     return lower, upper, has_dual, (float(gap) if gap is not None else math.nan), strict
 
 
+def _search_matrix(instance, W_search):
+    """The search memory: ``W_search`` checked, or the give-up search's W for ``"give_up"``."""
+    if isinstance(W_search, str):
+        if W_search != "give_up":
+            raise ValueError(f"W_search must be a (d, d) array, 'give_up' or None, got {W_search!r}")
+        return solve(instance, "optimal", options={"give_up": True}).matrix()
+    W = np.asarray(W_search, dtype=np.float64)
+    if W.shape != (instance.d, instance.d) or not np.all(np.isfinite(W)):
+        raise ValueError(f"W_search must be a finite (d, d) = {(instance.d, instance.d)} array, "
+                         f"got shape {W.shape}")
+    return W
+
+
 def _search(instance, W_search, A, owner, B):
     """``(count, box needed, count of a W in the box)`` of the search memory; ``(None, None, 0)`` without one."""
     if W_search is None:
         return None, None, 0
-    if isinstance(W_search, str):
-        if W_search != "give_up":
-            raise ValueError(f"W_search must be a (d, d) array, 'give_up' or None, got {W_search!r}")
-        W = solve(instance, "optimal", options={"give_up": True}).matrix()
-    else:
-        W = np.asarray(W_search, dtype=np.float64)
-        if W.shape != (instance.d, instance.d) or not np.all(np.isfinite(W)):
-            raise ValueError(f"W_search must be a finite (d, d) = {(instance.d, instance.d)} array, "
-                             f"got shape {W.shape}")
+    W = _search_matrix(instance, W_search)
     recalled, _ = recall_check(instance.scores(W), instance.target_index)
     count, in_box = _counts(instance, W, B)
     need, W_box = _smallest_box(A, owner, np.flatnonzero(recalled), instance.d)
@@ -248,8 +289,8 @@ def _search(instance, W_search, A, owner, B):
 
 
 def accuracy_bound(instance, *, W_search=None, box=1e4, time_limit=60.0, mip_rel_gap=0.0,
-                   check_box=True) -> AccuracyBound:
-    """Certified bracket on the largest number of inputs one W recalls (``notes/accuracy_bound.md``).
+                   check_box=True, weights="instance", top=None) -> AccuracyBound:
+    """Certified bracket on the largest number (or weight) of inputs one W recalls (``notes/accuracy_bound.md``).
 
     Parameters
     ----------
@@ -270,6 +311,19 @@ def accuracy_bound(instance, *, W_search=None, box=1e4, time_limit=60.0, mip_rel
         HiGHS's relative gap at which it stops, in ``[0, 1)`` (0: prove the optimum).
     check_box : bool, optional
         Solve again at ``10 B`` (cut by the first count) and compare (``box_binding``).
+    weights : "instance", None or array_like of shape (p,), optional
+        What a recalled input is worth.  ``"instance"`` (default): the instance's query
+        frequencies ``instance.weights`` (``make_instance(..., facts=FactSettings(weights=))``,
+        ``Instance.from_embeddings(..., weights=)``), every input alike when it has none;
+        None: every input alike; an array: non-negative finite weights with a positive
+        sum.  Unequal weights make the MILP maximise the recalled weight
+        ``sum_mu w_mu z_mu`` (``weighted``: the bracket is ``mass_lower``, ``mass_upper``, as
+        fractions of the total weight); equal weights give the count MILP, bit for bit.
+    top : int, optional
+        Unequal weights only: only the ``top`` heaviest inputs enter the MILP (ties in the
+        order of the inputs) and the others count as recalled:
+        ``max_W w(recalled) <= max_W w(recalled among the top) + w(the others)``.  A smaller
+        MILP that closes where the full one does not, for a looser upper end.  Default: all ``p``.
 
     Returns
     -------
@@ -281,11 +335,17 @@ def accuracy_bound(instance, *, W_search=None, box=1e4, time_limit=60.0, mip_rel
         For an ``instance`` that is not an Instance or is rectangular (``d_in != d_out``:
         the MILP is over ``d x d`` memories), a ``W_search`` of the wrong shape
         or with non-finite entries, ``box`` or ``time_limit`` not positive and finite,
-        ``mip_rel_gap`` outside ``[0, 1)``, a ``check_box`` that is not a bool, or a
-        constraint matrix over the memory limit.
+        ``mip_rel_gap`` outside ``[0, 1)``, a ``check_box`` that is not a bool, ``weights``
+        of the wrong length, negative, not finite or summing to zero, a ``top`` that is
+        not an integer in ``[1, p]`` or is given with equal weights, or a constraint
+        matrix over the memory limit.
     """
     start = time.perf_counter()
     B, time_limit, mip_rel_gap = _checked_arguments(instance, box, time_limit, mip_rel_gap, check_box)
+    w = _checked_weights(instance, weights)
+    top = _checked_top(top, instance.p, w)
+    if w is not None:
+        return _weighted_bound(instance, w, top, W_search, (B, time_limit, mip_rel_gap, check_box), start)
     d, p = instance.d, instance.p
     A, owner = constraint_rows(instance)
     search_count, search_need, in_box = _search(instance, W_search, A, owner, B)
@@ -321,7 +381,11 @@ def accuracy_bound(instance, *, W_search=None, box=1e4, time_limit=60.0, mip_rel
         p=p, d=d, problem=instance.problem,
         seconds=time.perf_counter() - start, box=B, box_binding=binding, check_lower=check_lower,
         check_upper=check_upper, search_recalled=search_count, search_box=search_need, mip_gap=gap,
-        time_limit=time_limit, status=status, converged=status in ("exact", "bracket"), message=message)
+        time_limit=time_limit, weighted=False, top=p, mass_lower=lower / p, mass_upper=upper / p,
+        mass_any=max(best_any, lower) / p, search_mass=None if search_count is None else search_count / p,
+        mass_check_lower=None if check_lower is None else check_lower / p,
+        mass_check_upper=None if check_upper is None else check_upper / p,
+        status=status, converged=status in ("exact", "bracket"), message=message)
 
 
 def check_bound_arguments(instance, box, time_limit, check_box, *, function):
@@ -389,4 +453,187 @@ def _message(status, counts, B, box_check, notes):
     box_word = {True: "box binds", False: f"same count at {10 * B:g} (evidence, not a proof, "
                 "for unbounded W)", None: "box not checked" if not check_box else
                 f"box check inconclusive ({check_lower}..{check_upper} at {10 * B:g})"}[binding]
+    return "; ".join([f"{head}, for W in [-{B:g}, {B:g}]^(d x d) at margin 1", box_word] + notes)
+
+
+# --------------------------------------------------------------------------------------
+# the weighted bound: max sum_mu w_mu z_mu (notes/accuracy_bound.md, section 7)
+# --------------------------------------------------------------------------------------
+_MASS_CLOSED = 1e-5  # a weighted bracket this narrow is "exact": HiGHS's absolute gap 1e-6 plus the slack
+
+
+def _checked_weights(instance, weights):
+    """The weights of :func:`accuracy_bound` divided by their sum, or None for the count (none or all equal)."""
+    p = instance.p
+    if isinstance(weights, str):
+        if weights != "instance":
+            raise ValueError(f"weights must be 'instance', None or an array of p = {p} numbers, got {weights!r}")
+        if instance.weights is None:
+            return None
+        w = np.array(instance.weights, dtype=np.float64)
+    elif weights is None:
+        return None
+    else:
+        try:
+            w = np.array(weights, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"weights must be 'instance', None or an array of p = {p} numbers, "
+                             f"got {weights!r}") from None
+        if w.shape != (p,):
+            raise ValueError(f"weights must have length p = {p}, got shape {w.shape}")
+        if not np.all(np.isfinite(w)):
+            raise ValueError(f"weights must be finite, got {w[~np.isfinite(w)][0]!r}")
+        if np.any(w < 0.0):
+            raise ValueError(f"weights must be non-negative, got {w[w < 0.0][0]!r}")
+        if not w.sum() > 0.0:
+            raise ValueError("weights must have a positive sum, got all zeros")
+    if np.all(w == w[0]):
+        return None
+    return w / math.fsum(w.tolist())
+
+
+def _checked_top(top, p, w):
+    """``top`` checked: an integer in ``[1, p]`` (``p`` for None), only with unequal weights."""
+    if top is None:
+        return p
+    if isinstance(top, (bool, np.bool_)) or not isinstance(top, (int, np.integer)) or not 1 <= int(top) <= p:
+        raise ValueError(f"top must be an integer in [1, p = {p}], got {top!r}")
+    if w is None and int(top) < p:
+        raise ValueError(f"top={top} needs unequal weights (with equal weights every input counts alike)")
+    return int(top)
+
+
+def _masses(instance, W, B, w, chosen):
+    """``(strict, in_box, in_box_chosen, strict_count, in_box_count)`` of W.
+
+    ``strict``: the weight of the inputs W recalls (float64, strict, NaN fails);
+    ``in_box``: of those it recalls as a member of the box, i.e. with margin
+    ``>= max |W_jk| / (B (1 + 1e-6))`` (W scaled to margin 1 on them lies in the box);
+    ``in_box_chosen``: the same restricted to the inputs of the MILP.
+    """
+    recalled, margins = recall_check(instance.scores(W), instance.target_index)
+    if not recalled.any():
+        return 0.0, 0.0, 0.0, 0, 0
+    with np.errstate(invalid="ignore"):
+        fits = recalled & (np.abs(W).max() <= B * margins * (1.0 + _BOX_TOLERANCE))
+    return (math.fsum(w[recalled].tolist()), math.fsum(w[fits].tolist()), math.fsum(w[fits & chosen].tolist()),
+            int(recalled.sum()), int(fits.sum()))
+
+
+def _weighted_solve(instance, res, B, w, chosen, tail):
+    """``(evaluation of the incumbent or None, upper, has_dual, gap)`` of one weighted MILP result at box B."""
+    d = instance.d
+    found = _masses(instance, res.x[:d * d].reshape(d, d), B, w, chosen) if res.x is not None else None
+    dual = getattr(res, "mip_dual_bound", None)
+    has_dual = dual is not None and math.isfinite(float(dual)) and res.status in (0, 1)
+    upper = min(1.0, max(0.0, -float(dual)) + _BOUND_SLACK + tail) if has_dual else 1.0
+    gap = getattr(res, "mip_gap", None)
+    return found, upper, has_dual, (float(gap) if gap is not None else math.nan)
+
+
+def _weighted_bound(instance, w, top, W_search, settings, start) -> AccuracyBound:
+    """:func:`accuracy_bound` with unequal weights ``w`` (summing to one) on the ``top`` heaviest inputs."""
+    B, time_limit, mip_rel_gap, check_box = settings
+    d, p = instance.d, instance.p
+    A, owner = constraint_rows(instance)
+    chosen = np.zeros(p, dtype=bool)
+    chosen[np.argsort(-w, kind="stable")[:top]] = True
+    tail = math.fsum(w[~chosen].tolist())
+    index = np.cumsum(chosen) - 1
+    kept = chosen[owner]
+    A_top, owner_top, w_top = A[kept], index[owner[kept]], w[chosen]
+
+    evaluations = []  # (strict, in_box, in_box_chosen, strict_count, in_box_count) of every W checked
+    search_mass = search_count = search_need = None
+    if W_search is not None:
+        W = _search_matrix(instance, W_search)
+        evaluations.append(_masses(instance, W, B, w, chosen))
+        search_mass, search_count = evaluations[0][0], evaluations[0][3]
+        recalled, _ = recall_check(instance.scores(W), instance.target_index)
+        search_need, W_box = _smallest_box(A, owner, np.flatnonzero(recalled), d)
+        if W_box is not None:  # the smallest-box W of the recalled set, checked again
+            evaluations.append(_masses(instance, W_box, B, w, chosen))
+    cut = max((e[2] for e in evaluations), default=0.0)
+    res = _milp(A_top, owner_top, top, B, time_limit, mip_rel_gap, cut * (1.0 - 1e-9), weights=w_top)
+    found, upper, has_dual, gap = _weighted_solve(instance, res, B, w, chosen, tail)
+    if found is not None:
+        evaluations.append(found)
+    best = max(evaluations, key=lambda e: (e[1], e[4]), default=(0.0, 0.0, 0.0, 0, 0))
+    lower, lower_count = best[1], best[4]
+    notes = []
+    slack = _INTEGRALITY * (1.0 + B * float(np.abs(A_top).sum(axis=1).max()))
+    if slack > 0.5:
+        notes.append(f"box large for HiGHS's integrality tolerance (M * 1e-6 = {slack:.2g} of the margin 1): "
+                     "incumbents may lose inputs in the float64 check, the dual bound stays an upper "
+                     "bound but a looser one")
+    if top < p:
+        notes.append(f"the {p - top} lightest inputs (weight {tail:.6g}) are left out of the MILP and counted "
+                     "as recalled")
+    status, upper = _weighted_status(res, lower, upper, has_dual, time_limit, notes)
+
+    check = None
+    if check_box:
+        cut = max([cut] + [e[2] for e in evaluations])
+        big = _milp(A_top, owner_top, top, 10.0 * B, time_limit, mip_rel_gap, cut * (1.0 - 1e-9), weights=w_top)
+        big_found, big_upper, _, _ = _weighted_solve(instance, big, 10.0 * B, w, chosen, tail)
+        check = [lower, big_upper if big.status in (0, 1) else 1.0]
+        if big_found is not None:
+            evaluations.append(big_found)  # its strict weight counts for "any W"
+            check[0] = max(lower, big_found[1])
+    best_any = max([lower] + [e[0] for e in evaluations])
+    any_count = max([lower_count] + [e[3] for e in evaluations if e[0] == best_any])
+    binding = None
+    if status != "failed" and best_any > upper:
+        binding = True
+        notes.append(f"the box binds: a W outside it recalls weight {best_any:.6f} > {upper:.6f}; the bound "
+                     "holds for the box only, use a larger box")
+    elif check is not None and status == "exact" and check[1] - check[0] <= _MASS_CLOSED \
+            and abs(check[1] - upper) <= _MASS_CLOSED:
+        binding = False
+    message = _weighted_message(status, (lower, upper), B, (binding, check_box, check), notes)
+    return AccuracyBound(
+        recalled_lower=int(lower_count), recalled_upper=int(p), recalled_any=int(any_count), p=p, d=d,
+        problem=instance.problem, seconds=time.perf_counter() - start, box=B, box_binding=binding,
+        check_lower=None, check_upper=None, search_recalled=search_count, search_box=search_need, mip_gap=gap,
+        time_limit=time_limit, weighted=True, top=top, mass_lower=float(lower), mass_upper=float(upper),
+        mass_any=float(best_any), search_mass=search_mass,
+        mass_check_lower=None if check is None else float(check[0]),
+        mass_check_upper=None if check is None else float(check[1]),
+        status=status, converged=status in ("exact", "bracket"), message=message)
+
+
+def _weighted_status(res, lower, upper, has_dual, time_limit, notes):
+    """``(status, upper)`` of one weighted MILP solve; ``notes`` gets what the message must say."""
+    closed = upper - lower <= _MASS_CLOSED
+    if res.status == 0:
+        status = "exact" if closed else "bracket"
+    elif res.status == 1:
+        status = "exact" if closed and has_dual else "time_limit"
+        if not has_dual:
+            notes.append(f"no dual bound within {time_limit:g} s: the upper bound is the trivial 1")
+    else:
+        status = "failed"
+        upper = 1.0
+        notes.append(f"HiGHS: {res.message} (upper bound is the trivial 1)")
+    if lower > upper:  # cannot happen in exact arithmetic: a tolerance problem of the solve
+        notes.append(f"the float64 check found weight {lower:.6f} recalled above the dual bound {upper:.6f}: "
+                     "the bound is not trusted")
+        status, upper = "failed", 1.0
+    return status, upper
+
+
+def _weighted_message(status, masses, B, box_check, notes):
+    """The one-line message of a weighted :class:`AccuracyBound` (``masses = (lower, upper)``,
+    ``box_check = (binding, check_box, [check lower, check upper] or None)``)."""
+    lower, upper = masses
+    binding, check_box, check = box_check
+    if status in ("exact", "bracket", "time_limit"):
+        head = {"exact": f"best recalled weight in the box: {lower:.6f} of 1 (to {_MASS_CLOSED:g})",
+                "bracket": f"{lower:.6f} <= best recalled weight <= {upper:.6f} of 1 (certified for the box)",
+                "time_limit": f"budget ran out: {lower:.6f} <= best recalled weight <= {upper:.6f} of 1"}[status]
+    else:
+        head = f"no certified bound: {lower:.6f} <= best recalled weight <= 1 (trivial)"
+    box_word = {True: "box binds", False: f"same weight at {10 * B:g} (evidence, not a proof, "
+                "for unbounded W)", None: "box not checked" if not check_box else
+                f"box check inconclusive ({check[0]:.6f}..{check[1]:.6f} at {10 * B:g})"}[binding]
     return "; ".join([f"{head}, for W in [-{B:g}, {B:g}]^(d x d) at margin 1", box_word] + notes)

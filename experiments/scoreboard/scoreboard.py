@@ -282,6 +282,30 @@ def _accuracy_regimes(prediction, theory_of, match):
                     "experiments/accuracy", match, ["d", "load"], points, tolerance)]
 
 
+def zipf_regimes():
+    """The best recalled Zipf mass at small d: the certified bracket of ``experiments/zipf/zipf_bracket.csv``."""
+    from experiments.zipf.zipf_bracket import case_summaries, read_rows
+
+    tolerance = TOLERANCES["zipf_error"][1]
+    points = []
+    for c in case_summaries(read_rows(EXPERIMENTS / "zipf" / "zipf_bracket.csv")):
+        theory = replica.zipf_error(c["d"], replica.ZipfFacts(c["N"], c["a"])).error
+        error, verdict = bracket_point(theory, c["low"], c["high"], tolerance)
+        points.append({"d": c["d"], "N": c["N"], "a": c["a"], "theory": theory, "measured": None, "low": c["low"],
+                       "high": c["high"], "trials": c["instances"], "error": error, "verdict": verdict,
+                       "measured_text": f"E between {c['low']:.3f} and {c['high']:.3f} (MILP bound to search, "
+                                        f"means; s.e. {c['low_se']:.3f}, {c['high_se']:.3f}; {c['closed']}/"
+                                        f"{c['instances']} closed)"})
+    return [_regime("zipf_error", "DP, optimal memory, full rank, gaussian, Zipf facts, d = 6 to 8, N = 30 to 44 "
+                    "(2 p_c), a = 1.5 to 2", "experiments/zipf", {"memory": "optimal", "kappa": 1.0,
+                                                                  "ensemble": "gaussian"},
+                    ["d", "N", "a"], points, tolerance)]
+
+
+TOLERANCES["zipf_error"] = ("absolute", 0.03, "frequency mass the best memory leaves unrecalled, Zipf facts "
+                                              "(`replica.zipf_error`)")
+
+
 def _rounded(value):
     """Floats to 9 significant digits: the table does not carry the last bits of a BLAS reduction."""
     if isinstance(value, float):
@@ -297,6 +321,7 @@ def build() -> dict:
     """The validity table from the committed data of every experiment."""
     regimes = (capacity_regimes() + top_k_regimes() + rectangular_regimes() + few_outputs_regimes()
                + margin_regimes() + accuracy_regimes())
+    regimes += zipf_regimes()
     predictions = {}
     for regime in regimes:
         name = regime.pop("prediction")

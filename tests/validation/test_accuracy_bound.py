@@ -5,6 +5,8 @@ inputs, largest first, a box-free LP (``scipy.optimize.linprog``: is there a W w
 ``(t_mu - c_rho)^T W e_mu >= 1`` for every mu of the subset and every competitor rho?)
 decides whether one W recalls all of it; the largest feasible subset size is the best
 count.  The rows are built here from ``instance.candidates`` (not from the module).
+The weighted bound has the same reference: the largest recalled weight is the weight
+of the heaviest storable subset (all subsets, heaviest first, the same LP).
 """
 
 import itertools
@@ -137,3 +139,108 @@ def test_bad_input():
         accuracy_bound(inst, W_search=np.full((3, 3), np.nan))
     with pytest.raises(ValueError, match="check_box"):
         accuracy_bound(inst, check_box="yes")
+
+
+_WEIGHTED = [(d, p, problem, kind, seed) for d, p in ((2, 5), (3, 6), (3, 8), (4, 8))
+             for problem in ("op", "dp") for kind, seed in (("zipf", 0), ("random", 1))]
+
+
+def _weights(kind, p, seed):
+    if kind == "zipf":
+        return np.arange(1.0, p + 1.0) ** -1.0
+    return np.random.default_rng(seed).uniform(0.1, 1.0, p)
+
+
+def _best_weight(inst, w, among=None) -> float:
+    """Heaviest storable subset of ``among`` (default: all inputs), by exhaustive enumeration."""
+    rows_of = [_rows(inst, mu) for mu in range(inst.p)]
+    among = list(range(inst.p)) if among is None else list(among)
+    subsets = [s for size in range(len(among), 0, -1) for s in itertools.combinations(among, size)]
+    for s in sorted(subsets, key=lambda s: -sum(w[mu] for mu in s)):
+        if _storable(rows_of, s):
+            return float(sum(w[mu] for mu in s))
+    return 0.0
+
+
+@pytest.mark.parametrize("case", _WEIGHTED, ids=lambda c: "-".join(map(str, c)))
+def test_weighted_bound_brackets_the_brute_force_optimum(case):
+    d, p, problem, kind, seed = case
+    w = _weights(kind, p, seed)
+    inst = make_instance(d, p, problem, seed=seed, generator=1, facts=FactSettings(weights=w))
+    truth = _best_weight(inst, w / w.sum())
+    r = accuracy_bound(inst, time_limit=5.0, check_box=False)
+    assert r.weighted and r.top == p
+    assert r.mass_lower - 1e-9 <= truth <= r.mass_upper + 1e-9, (case, truth, r.message)
+    assert r.status == "exact", r.message  # measured: every tiny case closes
+    assert abs(r.mass_lower - truth) <= 1e-5 and r.mass_upper - truth <= 1e-5
+    assert r.recalled_upper == p and r.recalled_lower <= p
+
+
+@pytest.mark.parametrize("case", [(3, 8, "dp", "zipf", 0), (3, 8, "op", "random", 1), (4, 8, "dp", "random", 2)],
+                         ids=lambda c: "-".join(map(str, c)))
+def test_top_counts_the_light_inputs_as_recalled(case):
+    d, p, problem, kind, seed = case
+    w = _weights(kind, p, seed)
+    w = w / w.sum()
+    inst = make_instance(d, p, problem, seed=seed, generator=1, facts=FactSettings(weights=w))
+    top = 4
+    heavy = np.argsort(-w, kind="stable")[:top]
+    tail = 1.0 - w[heavy].sum()
+    truth = _best_weight(inst, w)
+    r = accuracy_bound(inst, time_limit=5.0, check_box=False, top=top)
+    assert r.top == top and f"{p - top} lightest" in r.message
+    assert r.mass_lower - 1e-9 <= truth <= r.mass_upper + 1e-9, (case, truth, r.message)
+    # the MILP over the heaviest inputs is solved to the end: its optimum plus the light weight
+    assert r.status in ("exact", "bracket"), r.message
+    assert abs(r.mass_upper - (_best_weight(inst, w, among=heavy) + tail)) <= 1e-5, r.message
+
+
+@pytest.mark.parametrize("problem", ["op", "dp"])
+def test_equal_weights_are_the_count_bit_for_bit(problem):
+    def fields(r):
+        return {k: v for k, v in r.to_dict().items() if k != "seconds"}
+    plain = make_instance(3, 8, problem, seed=1)
+    W = solve(plain, "optimal", options={"give_up": True}).matrix()  # one search W for all (the Zipf one differs)
+    count = accuracy_bound(plain, W_search=W, time_limit=5.0)
+    equal = make_instance(3, 8, problem, seed=1, facts=FactSettings(weights=np.full(8, 0.3)))
+    zipf = make_instance(3, 8, problem, seed=1, facts=FactSettings(weights=_weights("zipf", 8, 0)))
+    np.testing.assert_array_equal(equal.inputs, plain.inputs)
+    np.testing.assert_array_equal(zipf.inputs, plain.inputs)
+    for r in (accuracy_bound(equal, W_search=W, time_limit=5.0),
+              accuracy_bound(plain, W_search=W, time_limit=5.0, weights=np.full(8, 2.0)),
+              accuracy_bound(zipf, W_search=W, time_limit=5.0, weights=None)):
+        assert fields(r) == fields(count)
+    assert not count.weighted and count.mass_upper == count.recalled_upper / 8
+    # the weighted MILP itself, on weights equal up to 1e-7, finds the count bound / p
+    nearly = 1.0 + 1e-7 * np.random.default_rng(0).uniform(size=8)
+    r = accuracy_bound(plain, time_limit=5.0, weights=nearly)
+    assert r.weighted and r.status == count.status == "exact"
+    assert abs(r.mass_upper - count.recalled_upper / 8) <= 2e-5 and abs(r.mass_lower - count.recalled_lower / 8) <= 2e-5
+
+
+def test_weighted_search_is_the_cut():
+    w = _weights("zipf", 24, 0)
+    inst = make_instance(6, 24, "dp", seed=0, facts=FactSettings(weights=w))
+    sol = solve(inst, "optimal", options={"give_up": True})
+    r = accuracy_bound(inst, W_search=sol.matrix(), time_limit=2.0, check_box=False, top=12)
+    assert abs(r.search_mass - sol.info["recalled_mass"]) <= 1e-12
+    assert r.mass_any >= r.search_mass and r.mass_upper >= r.search_mass
+    if r.search_box <= r.box:
+        assert r.mass_lower >= r.search_mass - 1e-12
+    json.dumps(r.to_dict(), allow_nan=False)
+
+
+def test_bad_weights():
+    inst = make_instance(3, 5, "op", seed=0)
+    for bad, match in ((np.array([1.0, -1.0, 1.0, 1.0, 1.0]), "non-negative"),
+                       (np.array([1.0, np.nan, 1.0, 1.0, 1.0]), "finite"),
+                       (np.ones(4), "length p = 5"), (np.zeros(5), "positive sum"), ("zipf", "weights"),
+                       ([[1.0] * 5], "length")):
+        with pytest.raises(ValueError, match=match):
+            accuracy_bound(inst, weights=bad)
+    zipf = np.arange(1.0, 6.0) ** -1.0
+    for top in (0, 6, 2.5, True, "all"):
+        with pytest.raises(ValueError, match="top"):
+            accuracy_bound(inst, weights=zipf, top=top)
+    with pytest.raises(ValueError, match="unequal weights"):
+        accuracy_bound(inst, top=3)

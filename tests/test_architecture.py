@@ -221,7 +221,7 @@ LAYERS = {
     "validation.solvers.engine": 3,
     "validation.solvers": 4,
     "validation.sweep": 5, "validation.executors": 5, "validation.capacity": 5, "validation.accuracy": 5,
-    "validation.accuracy_bound": 5,
+    "validation.accuracy_bound": 5, "validation.bound_milp": 5, "validation.weighted_bound": 5,
     "validation.top_k_bound": 5,
     "validation.zipf": 5, "validation.zipf_memories": 5,
     "validation.ce_protocol": 5,

@@ -359,7 +359,7 @@ def markdown(data, seconds) -> str:
         "checked; not stored: an infeasibility certificate); undecided trials are counted and left out of the "
         f"fit.  Design: grid around the theory p_c, {st['trials_per_point']} trials per point "
         f"(Hebbian: {2 * st['trials_per_point']}), {st['rounds']} refinement rounds; p_c: logistic fit in ln p "
-        "with its 95 % profile-likelihood interval.  Bits per parameter: p_c log2 p_c / d^2 (theory's in "
+        "with its 95 % profile-likelihood interval; rel. diff = (measured - theory) / theory.  Bits per parameter: p_c log2 p_c / d^2 (theory's in "
         "brackets).", "",
         "| d | facts | memory | measured p_c [95% CI] | trials (stored / not stored / undecided) | "
         "theory p_c | rel. diff | bits/parameter (theory) |",
@@ -419,11 +419,12 @@ def figure(data, path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     from validation.intervals import wilson_interval
 
     dims = [x["d"] for x in data["dimensions"]]
-    fig, axes = plt.subplots(1, len(dims), figsize=(5.2 * len(dims), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(dims), figsize=(5.2 * len(dims), 4.8), squeeze=False)
     for ax, d in zip(axes[0], dims):
         for kind, colour, marker in (("real", "C3", "o"), ("control", "C0", "s"), ("control_2", "C2", "^")):
             row = _find(data, d, kind, "optimal")
@@ -440,10 +441,12 @@ def figure(data, path) -> None:
         theory = _find(data, d, "real", "optimal")["theory_p_c"]
         ax.axvline(theory, color="k", lw=1, ls="--", label=f"replica.capacity({d}): {theory:.1f}")
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.ScalarFormatter())
         ax.set_xlabel("p (facts sampled)")
         ax.set_ylabel("P(stored), optimal memory")
         ax.set_title(f"d = {d}")
-        ax.legend(fontsize=7, loc="lower left")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     fig.suptitle("Optimal memory: real word embeddings (projected) vs Gaussian control vs theory", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

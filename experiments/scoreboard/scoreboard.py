@@ -309,7 +309,7 @@ def rank_spectrum_regimes():
             verdict = ("unchecked" if not s["at_capacity"] else "checked" if ks["ks"] <= tolerance else "off")
             points.append({"d": s["d"], "theory": 0.0, "measured": ks["ks"], "low": ks["ks_low"], "high": ks["ks_high"],
                            "trials": s["memories"], "error": ks["ks"], "verdict": verdict,
-                           "measured_text": f"KS {ks['ks']:.3f} [{ks['ks_low']:.3f}, {ks['ks_high']:.3f}] (95 % "
+                           "measured_text": f"KS {ks['ks']:.3f} [{ks['ks_low']:.3f}, {ks['ks_high']:.3f}] (95 % basic "
                                             f"bootstrap over memories; {s['values']} values) at p = {s['p']}, "
                                             f"P(stored) {s['p_stored']:.2f} [{s['p_stored_low']:.2f}, "
                                             f"{s['p_stored_high']:.2f}]"})

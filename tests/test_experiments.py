@@ -316,3 +316,47 @@ def test_provenance_marks_uncommitted_code_and_not_uncommitted_pages(tmp_path):
     assert not code_commit(tmp_path).endswith("+dirty")
     (tmp_path / "script.py").write_text("x = 2\n")
     assert code_commit(tmp_path).endswith("+dirty")
+
+
+def test_the_rank_spectrum_verdict_follows_the_ks_tolerance(tmp_path, monkeypatch):
+    # three rows of made-up rank-m data at d = 32: storing memories whose singular values are the top half of
+    # Gaussian matrices (limit law: the prediction; KS about 0.03, below the 0.05 tolerance) are checked; memories
+    # with d / 2 equal singular values (KS about 0.4) are off; a row with 2 of 24 stored is not at capacity
+    import json
+
+    import numpy as np
+
+    scoreboard = importlib.import_module("experiments.scoreboard.scoreboard")
+    rng = np.random.default_rng(3)
+    d = 32
+
+    def rows(problem, stored, trials, values):
+        out = []
+        for t in range(trials):
+            row = {"problem": problem, "d": d, "p": 167, "trial": t, "restarts": 8, "seconds_search": 0.0,
+                   "status": "stored" if t < stored else "not_found"}
+            if t < stored:
+                s = values()
+                row.update(sv_decision=s, sv_refined=s, margin_decision=0.01, margin_refined=0.01)
+            out.append(row)
+        return out
+
+    def gaussian():
+        s = np.linalg.svd(rng.standard_normal((d, d)), compute_uv=False)
+        return np.concatenate([s[:d // 2], np.zeros(d // 2)]).tolist()
+
+    def flat():
+        return [1.0] * (d // 2) + [0.0] * (d // 2)
+
+    data = {"plan": [["dp", d, 167, "test", 8, 24], ["op", d, 167, "test", 8, 12]],
+            "rows": rows("dp", 12, 24, gaussian) + rows("op", 6, 12, flat)}
+    (tmp_path / "spectra").mkdir()
+    (tmp_path / "spectra" / "rank_spectra_at_capacity.json").write_text(json.dumps(data))
+    monkeypatch.setattr(scoreboard, "EXPERIMENTS", tmp_path)
+    verdicts = {r["match"]["problem"]: r["points"][0] for r in scoreboard.rank_spectrum_regimes()}
+    assert verdicts["dp"]["verdict"] == "checked" and verdicts["dp"]["error"] < 0.05
+    assert verdicts["op"]["verdict"] == "off" and verdicts["op"]["error"] > 0.3
+    data["rows"] = rows("dp", 2, 24, gaussian) + rows("op", 6, 12, flat)
+    (tmp_path / "spectra" / "rank_spectra_at_capacity.json").write_text(json.dumps(data))
+    verdicts = {r["match"]["problem"]: r["points"][0] for r in scoreboard.rank_spectrum_regimes()}
+    assert verdicts["dp"]["verdict"] == "unchecked"

@@ -306,6 +306,47 @@ TOLERANCES["zipf_error"] = ("absolute", 0.03, "frequency mass the best memory le
                                               "(`replica.zipf_error`)")
 
 
+# the spectrum of storing rank-m memories at capacity (experiments/spectra, rank_spectra_at_capacity)
+TOLERANCES["rank_spectrum"] = ("absolute", 0.05, "KS distance of the singular values of storing rank-m memories at "
+                               "capacity to the truncated quarter circle (`replica.spectrum(kappa)`); error: the KS "
+                               "distance itself")
+
+
+def rank_spectrum_regimes():
+    """Singular values of the storing rank-m memories (kappa = 1/2) at capacity against ``replica.spectrum(0.5)``.
+
+    One point per d: the KS distance of the pooled normalised singular values of the
+    ridge-refined storing memories (error, absolute); ``checked`` when it is at most the
+    tolerance, ``off`` above it, ``unchecked`` when the load is not at capacity (the
+    measured P(stored) outside 0.3 to 0.7).  The regime's label shows the KS against d.
+    """
+    from experiments.spectra import rank_spectra_at_capacity as spectra
+
+    data = json.loads((EXPERIMENTS / "spectra" / "rank_spectra_at_capacity.json").read_text())
+    summaries = [s for s in spectra.summarise(data, reference=False) if "refined" in s]
+    tolerance = TOLERANCES["rank_spectrum"][1]
+    out = []
+    for problem in sorted({s["problem"] for s in summaries}):
+        points = []
+        for s in (s for s in summaries if s["problem"] == problem):
+            ks = s["refined"]
+            verdict = ("unchecked" if not s["at_capacity"] else "checked" if ks["ks"] <= tolerance else "off")
+            points.append({"d": s["d"], "theory": 0.0, "measured": ks["ks"], "low": ks["ks_low"], "high": ks["ks_high"],
+                           "trials": s["memories"], "error": ks["ks"], "verdict": verdict,
+                           "measured_text": f"KS {ks['ks']:.3f} [{ks['ks_low']:.3f}, {ks['ks_high']:.3f}] (95 % basic "
+                                            f"bootstrap over memories; {s['values']} values) at p = {s['p']}, "
+                                            f"P(stored) {s['p_stored']:.2f} [{s['p_stored_low']:.2f}, "
+                                            f"{s['p_stored_high']:.2f}]"})
+        fit = spectra.trend(summaries, problem, "refined")
+        shown = ", ".join(f"{p['d']}: {p['measured']:.3f}" for p in sorted(points, key=lambda p: p["d"]))
+        rate = "" if fit is None else f"; fit KS ~ d^-a, a = {fit['a']:.2f} [{fit['low']:.2f}, {fit['high']:.2f}]"
+        out.append(_regime("rank_spectrum", f"storing rank-m memories at capacity (ridge-refined), {problem.upper()}, "
+                           f"kappa = 0.5, gaussian; KS against d: {shown}{rate}", "experiments/spectra",
+                           {"problem": problem, "kappa": spectra.KAPPA, "ensemble": "gaussian"}, ["d"], points,
+                           tolerance))
+    return out
+
+
 def _rounded(value):
     """Floats to 9 significant digits: the table does not carry the last bits of a BLAS reduction."""
     if isinstance(value, float):
@@ -322,6 +363,7 @@ def build() -> dict:
     regimes = (capacity_regimes() + top_k_regimes() + rectangular_regimes() + few_outputs_regimes()
                + margin_regimes() + accuracy_regimes())
     regimes += zipf_regimes()
+    regimes += rank_spectrum_regimes()
     predictions = {}
     for regime in regimes:
         name = regime.pop("prediction")

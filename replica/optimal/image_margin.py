@@ -132,7 +132,16 @@ def _unit_rows(x):
 
 
 def _chunk(d, p, ensemble, seed, index, size, var):
-    """All the draws of one chunk of blocks: r, s^2, y0, t and every competitor."""
+    """All the draws of one chunk of blocks (r, s^2, y0, t and every competitor), its first ``size`` kept.
+
+    A chunk always draws ``CHUNK`` blocks, so a block does not depend on how many are sampled.
+    """
+    r, s2, y0, t, u = _full_chunk(d, p, ensemble, seed, index, var)
+    return r[:size], s2[:size], y0[:size], t[:size], u[:size]
+
+
+def _full_chunk(d, p, ensemble, seed, index, var):
+    size = CHUNK
     rng = np.random.default_rng(np.random.SeedSequence([seed, index]))
     r = rng.chisquare(d, size) / d if ensemble == "gaussian" else np.ones(size)
     s2 = rng.gamma(1.0 / var, var, size)

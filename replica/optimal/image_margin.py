@@ -50,6 +50,12 @@ CHUNK = 32
 MAX_ITER = 2000
 """Active-set iterations allowed per block."""
 
+KEEP = 4
+"""Competitors kept per block, ``KEEP * d`` (those with the largest cavity fields)."""
+
+REPAIR_ROUNDS = 4
+"""Root searches allowed: after each, blocks whose dropped competitors bind get all of them back."""
+
 CONTROL_ROWS = 6000
 """Rows of the Rao-Blackwellised estimator of the control variate's mean (:func:`replica.max_margin`'s)."""
 
@@ -165,7 +171,8 @@ def sample_image_blocks(d, p, ensemble="gaussian", blocks=2000, seed=None, keep=
     ``sqrt(r s^2)`` in units of ``||W||_F / d``); ``t`` and the ``p - 1`` competitors
     i.i.d. ``N(0, I/d)`` (gaussian) or uniform on the unit sphere.  Only the ``keep``
     competitors with the largest cavity fields ``u^T y0`` are kept (default ``4 d``);
-    :func:`max_margin_image` checks the dropped ones at its root.  Blocks are drawn
+    :func:`max_margin_image` checks the dropped ones at its root and solves the few blocks where one
+    binds again with all their competitors.  Blocks are drawn
     ``CHUNK`` at a time from ``SeedSequence([seed, chunk index])``, so the first ``n``
     blocks do not depend on ``blocks``.
     """
@@ -185,21 +192,25 @@ def sample_image_blocks(d, p, ensemble="gaussian", blocks=2000, seed=None, keep=
     return ImageBlocks(*out, p=int(p), ensemble=ensemble, seed=int(seed))
 
 
-def _dropped_violations(blocks: ImageBlocks, moved, margin):
-    """Blocks whose moved image violates the margin against a competitor that was not kept."""
+def _dropped_violations(blocks: ImageBlocks, moved, margin) -> dict:
+    """Blocks whose moved image violates the margin against a competitor that was not kept.
+
+    Returns ``{block index: all its competitors}`` (drawn again from the block's stream).
+    """
     n, d = blocks.image.shape
     if blocks.competitors.shape[1] == blocks.p - 1:
-        return 0
+        return {}
     var = shape_variance(d, 1.0)
-    count = 0
+    found = {}
     for index, start in enumerate(range(0, n, CHUNK)):
         size = min(CHUNK, n - start)
         _, _, _, t, u = _chunk(d, blocks.p, blocks.ensemble, blocks.seed, index, size, var)
         y = moved[start:start + size]
         gaps = np.einsum("bd,bd->b", t, y)[:, None] - np.einsum("bmd,bd->bm", u, y)
         scale = 1.0 + abs(margin) + np.linalg.norm(y, axis=1) / math.sqrt(d)
-        count += int(np.sum(gaps.min(axis=1) < margin - 1e-9 * scale))
-    return count
+        for b in np.nonzero(gaps.min(axis=1) < margin - 1e-9 * scale)[0]:
+            found[start + int(b)] = np.ascontiguousarray(u[b])
+    return found
 
 
 @dataclass(frozen=True)
@@ -208,8 +219,10 @@ class ImageMarginResult(Result):
 
     ``status``: ``"converged"`` (root bracketed and found, every block's least move
     converged, no dropped competitor violated at the root), ``"not_converged"`` (a block's
-    least move failed or a dropped competitor is violated; counts in ``failed_blocks``,
-    ``dropped_violations``) or ``"no_bracket"`` (no sign change found).
+    least move failed or a dropped competitor is still violated after ``REPAIR_ROUNDS``
+    root searches; counts in ``failed_blocks``, ``dropped_violations``) or ``"no_bracket"``
+    (no sign change found).  ``full_blocks``: blocks solved with all their competitors
+    because a dropped one bound at an earlier root.
     """
 
     STATUSES = ("converged", "not_converged", "no_bracket")
@@ -229,6 +242,7 @@ class ImageMarginResult(Result):
     kept_competitors: int
     failed_blocks: int
     dropped_violations: int
+    full_blocks: int
     iterations: int
     residual: float  # |p E / (F d^2) - 1| at the root
     seed: int
@@ -317,26 +331,34 @@ def max_margin_image(d, p, *, ensemble="gaussian", blocks=2000, seed=None, xtol=
     if isinstance(xtol, bool) or not isinstance(xtol, (int, float)) or not (0.0 < float(xtol) <= 0.1):
         raise ValueError(f"xtol must be a number in (0, 0.1], got {xtol!r}")
     seed = resolve_seed(seed)
-    keep = min(p - 1, 4 * d)
+    keep = min(p - 1, KEEP * d)
     check_memory(8.0 * blocks * (keep + 3) * d, f"blocks={blocks} at d={d}, {keep} kept competitors")
     equation = _ImageEquation(sample_image_blocks(d, p, ensemble, blocks, seed, keep))
     common = dict(p=p, d=d, ensemble=ensemble, blocks=blocks, kept_competitors=keep, seed=seed)
-    lo, hi, bracket = _bracket(equation.h)
+    for _ in range(REPAIR_ROUNDS):
+        lo, hi, bracket = _bracket(equation.h)
+        if not bracket:
+            break
+        k = float(brentq(equation.h, lo, hi, xtol=xtol, rtol=1e-12, maxiter=200))
+        violated = _dropped_violations(equation.sample, equation.evaluate(k).moved, k)
+        if not violated:
+            break
+        equation.use_all_competitors(violated)  # and solve again with their full competitor sets
     if not bracket:
         result = ImageMarginResult(
             **common, margin=math.nan, stderr=math.inf, storable=False, expected_cost=math.nan,
             expected_cost_stderr=math.inf, control_mean=math.nan, control_coefficient=math.nan, correlation=math.nan,
-            failed_blocks=equation.failed, dropped_violations=0, iterations=len(equation.cache),
+            failed_blocks=equation.failed, dropped_violations=0, full_blocks=len(equation.full),
+            iterations=equation.evaluations,
             residual=math.inf, status="no_bracket", converged=False,
             message=f"no sign change of p E / d^2 - 1 between {lo:.3g} and {hi:.3g}")
         warnings.warn(result.message, ImageMarginWarning, stacklevel=3)
         return result
-    k = float(brentq(equation.h, lo, hi, xtol=xtol, rtol=1e-12, maxiter=200))
     at = equation.evaluate(k)
     step = max(0.02 * abs(k), 0.01)
     slope = (equation.evaluate(k + step).mean - equation.evaluate(k - step).mean) / (2.0 * step)
     stderr = at.err / slope if slope > 0 else math.inf
-    dropped = _dropped_violations(equation.sample, at.moved, k)
+    dropped = len(violated)
     failed = equation.failed
     residual = abs(equation.h(k))
     ok = failed == 0 and dropped == 0 and math.isfinite(stderr)
@@ -351,7 +373,8 @@ def max_margin_image(d, p, *, ensemble="gaussian", blocks=2000, seed=None, xtol=
     result = ImageMarginResult(
         **common, margin=k, stderr=stderr, storable=bool(k >= 0.0), expected_cost=at.mean,
         expected_cost_stderr=at.err, control_mean=at.control_mean, control_coefficient=at.beta,
-        correlation=at.corr, failed_blocks=failed, dropped_violations=dropped, iterations=len(equation.cache),
+        correlation=at.corr, failed_blocks=failed, dropped_violations=dropped, full_blocks=len(equation.full),
+        iterations=equation.evaluations,
         residual=residual, status="converged" if ok else "not_converged", converged=ok, message=message)
     if not ok:
         warnings.warn(message, ImageMarginWarning, stacklevel=3)
@@ -383,9 +406,18 @@ class _ImageEquation:
         self.scales = block_scales(d, 1.0, law.name)
         self.cache = {}
         self.failed = 0
+        self.evaluations = 0
+        self.full = {}  # block index -> all its competitors, for blocks whose dropped ones bind
+
+    def use_all_competitors(self, violated: dict):
+        """Solve the blocks of ``violated`` with all their competitors from now on."""
+        for b, competitors in violated.items():
+            fields = -np.sort(-(competitors @ self.sample.image[b]))
+            self.full[b] = (competitors, fields)
+        self.cache.clear()
 
     def evaluate(self, k: float) -> _Point:
-        from ._image_kernels import OK, least_moves
+        from ._image_kernels import OK, least_move, least_moves
 
         if k not in self.cache:
             s = self.sample
@@ -393,6 +425,10 @@ class _ImageEquation:
             moved, costs, statuses = np.empty_like(s.image), np.empty(n), np.empty(n, np.int64)
             least_moves(s.target, s.competitors, s.image, k, moved, costs, statuses, MAX_ITER)
             control = water_filling_sorted(self.target_field - k, self.competitor_fields)[0]
+            for b, (competitors, fields) in self.full.items():
+                costs[b], statuses[b] = least_move(s.target[b], competitors, s.image[b], k, moved[b], MAX_ITER)[:2]
+                control[b] = water_filling_sorted(np.array([self.target_field[b] - k]), fields[None, :])[0][0]
+            self.evaluations += 1
             c_mean, c_err = scaled_block_cost(self.estimator, s.p, CONTROL_ROWS, k, self.scales)
             mean, err, beta, corr = _estimate(costs, control, s.norm, float(c_mean), float(c_err))
             failed = int(np.sum(statuses != OK))

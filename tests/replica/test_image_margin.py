@@ -122,3 +122,14 @@ def test_max_margin_image_validity_record():
 def test_max_margin_image_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         max_margin_image(**kwargs)
+
+
+def test_blocks_whose_dropped_competitors_bind_are_solved_with_all_of_them(monkeypatch):
+    # d = 16, p = 55: by default all 54 competitors are kept; keeping 16 (KEEP = 1) drops some that bind
+    # near capacity, which are then solved again with all of them: the margin is the same
+    full = max_margin_image(16, 55, blocks=320, seed=2)
+    monkeypatch.setattr(image_margin, "KEEP", 1)
+    repaired = max_margin_image(16, 55, blocks=320, seed=2)
+    assert full.kept_competitors == 54 and repaired.kept_competitors == 16
+    assert repaired.full_blocks > 0 and repaired.dropped_violations == 0 and repaired.status == "converged"
+    assert repaired.margin == pytest.approx(full.margin, abs=1e-3)

@@ -251,6 +251,34 @@ def margin_regimes():
             for ensemble, points in sorted(groups.items())]
 
 
+TOLERANCES["max_margin_image"] = ("relative", 0.05, "the largest margin at load p with the image-space block cost "
+                                                   "(`replica.max_margin_image`)")
+
+
+def margin_image_regimes():
+    """Certified max margins against the image-space theory (``margins_image_theory.csv``, margins experiment)."""
+    folder = EXPERIMENTS / "margins"
+    theory = {(int(r["d"]), r["ensemble"], int(r["p"])): float(r["theory"])
+              for r in _read_csv(folder / "margins_image_theory.csv")}
+    tolerance = TOLERANCES["max_margin_image"][1]
+    groups = {}
+    for r in _read_csv(folder / "margins_measured.csv"):
+        d, ensemble, p = int(r["d"]), r["ensemble"], int(r["p"])
+        if int(r["stored"]) == 0:
+            continue
+        margin, bound = float(r["margin"]), float(r["bound"])
+        th = theory[(d, ensemble, p)]
+        error, verdict = relative_point(th, margin, margin, bound, tolerance)
+        groups.setdefault(ensemble, []).append(
+            {"d": d, "load": float(r["x"]), "theory": th, "measured": margin, "low": margin, "high": bound,
+             "trials": int(r["stored"]), "error": error, "verdict": verdict,
+             "measured_text": f"{margin:.3f} to {bound:.3f} (mean verified margin to mean certified bound)"})
+    return [_regime("max_margin_image", f"DP, {ensemble} embeddings, full rank, d = 16 to 64, p = 0.2 to 0.9 p_c",
+                    "experiments/margins", {"ensemble": ensemble, "kappa": 1.0, "top_k": 1}, ["d", "load"], points,
+                    tolerance)
+            for ensemble, points in sorted(groups.items())]
+
+
 def accuracy_regimes():
     """The best recall count above capacity against both predictions (replica-symmetric and finite p)."""
     return (_accuracy_regimes("optimal_accuracy", lambda d, p: replica.optimal_accuracy(d, p).accuracy, {"kappa": 1.0})
@@ -361,7 +389,8 @@ def _rounded(value):
 def build() -> dict:
     """The validity table from the committed data of every experiment."""
     regimes = (capacity_regimes() + top_k_regimes() + rectangular_regimes() + few_outputs_regimes()
-               + margin_regimes() + accuracy_regimes())
+               + margin_regimes() + accuracy_regimes()
+               + margin_image_regimes())
     regimes += zipf_regimes()
     regimes += rank_spectrum_regimes()
     predictions = {}

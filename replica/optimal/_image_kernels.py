@@ -1,0 +1,182 @@
+"""numba kernel of the least move of a block's image (:mod:`replica.optimal.image_margin`).
+
+One block: the image ``y0`` in ``R^d``, the target candidate ``t`` and the competitors
+``u_1 .. u_m`` (rows of ``U``).  The least move solves
+
+    min |y - y0|^2   subject to   (t - u_i)^T y >= k   for every i,
+
+the projection of ``y0`` on a polyhedron.  Its dual is a nonnegative quadratic program in
+the multipliers ``lam`` (``y = y0 + A^T lam``, ``A`` the rows ``a_i = t - u_i``), solved by
+the active-set method of Lawson and Hanson: the dual gradient of constraint ``i`` is its
+violation ``k - a_i^T y``; the most violated constraint enters, the least-squares solve on
+the active set is stepped back while a multiplier would turn negative.
+``notes/max_margin.md``, section "The block cost in the image space".  Private to the package.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# status codes of one block
+OK = 0
+MAX_ITER = 1  # the iteration budget ran out
+SINGULAR = 2  # the active rows became linearly dependent (more than d active constraints)
+
+
+@njit(cache=True)
+def _cholesky_solve(G, g, n):
+    """Solve ``G z = g`` (``G`` symmetric positive definite, leading ``n x n``); ``ok`` False if not PD."""
+    L = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1):
+            s = G[i, j]
+            for q in range(j):
+                s -= L[i, q] * L[j, q]
+            if i == j:
+                if s <= 1e-13 * max(G[i, i], 1e-300):
+                    return np.zeros(n), False
+                L[i, i] = np.sqrt(s)
+            else:
+                L[i, j] = s / L[j, j]
+    z = np.empty(n)
+    for i in range(n):
+        s = g[i]
+        for q in range(i):
+            s -= L[i, q] * z[q]
+        z[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = z[i]
+        for q in range(i + 1, n):
+            s -= L[q, i] * z[q]
+        z[i] = s / L[i, i]
+    return z, True
+
+
+@njit(cache=True)
+def least_move(t, U, y0, k, y, max_iter):
+    """Least ``|y - y0|^2`` with ``(t - u_i)^T y >= k`` for all rows ``u_i`` of ``U``; writes ``y``.
+
+    Returns ``(cost, status, iterations, worst)``: ``worst = max_i (k - a_i^T y)`` over all
+    rows (``<= 0`` up to rounding when feasible).
+    """
+    m, d = U.shape
+    cap = min(m, d + 1)
+    A = np.empty((cap, d))  # the active rows a_i = t - u_i
+    index = np.empty(cap, np.int64)
+    lam = np.zeros(cap)
+    active = np.zeros(m, np.bool_)
+    G = np.empty((cap, cap))
+    g = np.empty(cap)
+    n = 0
+    scale = 1.0 + abs(k) + np.sqrt(np.sum(y0 * y0) / d)
+    tol = 1e-11 * scale
+    for q in range(d):
+        y[q] = y0[q]
+    status = MAX_ITER
+    it = 0
+    while it < max_iter:
+        it += 1
+        ty = 0.0
+        for q in range(d):
+            ty += t[q] * y[q]
+        best, j = tol, -1
+        for i in range(m):
+            if active[i]:
+                continue
+            uy = 0.0
+            for q in range(d):
+                uy += U[i, q] * y[q]
+            w = k - (ty - uy)
+            if w > best:
+                best, j = w, i
+        if j < 0:
+            status = OK
+            break
+        if n == cap:
+            status = SINGULAR
+            break
+        for q in range(d):
+            A[n, q] = t[q] - U[j, q]
+        index[n] = j
+        lam[n] = 0.0
+        active[j] = True
+        n += 1
+        # inner loop: least squares on the active set, stepped back to keep lam >= 0
+        failed = False
+        for _inner in range(2 * cap + 2):
+            for a in range(n):
+                s = 0.0
+                for q in range(d):
+                    s += A[a, q] * y0[q]
+                g[a] = k - s
+                for b in range(a + 1):
+                    s = 0.0
+                    for q in range(d):
+                        s += A[a, q] * A[b, q]
+                    G[a, b] = s
+                    G[b, a] = s
+            z, ok = _cholesky_solve(G, g, n)
+            if not ok:
+                failed = True
+                break
+            if np.all(z[:n] > 0.0):
+                for a in range(n):
+                    lam[a] = z[a]
+                break
+            alpha = 1.0
+            for a in range(n):
+                if z[a] <= 0.0:
+                    step = lam[a] / (lam[a] - z[a])
+                    if step < alpha:
+                        alpha = step
+            for a in range(n):
+                lam[a] += alpha * (z[a] - lam[a])
+            keep = 0
+            for a in range(n):
+                if lam[a] > 1e-14 * scale:
+                    if keep != a:
+                        for q in range(d):
+                            A[keep, q] = A[a, q]
+                        index[keep] = index[a]
+                        lam[keep] = lam[a]
+                    keep += 1
+                else:
+                    active[index[a]] = False
+            n = keep
+            if n == 0:
+                break
+        if failed:
+            status = SINGULAR
+            break
+        for q in range(d):
+            s = y0[q]
+            for a in range(n):
+                s += lam[a] * A[a, q]
+            y[q] = s
+    cost = 0.0
+    for q in range(d):
+        cost += (y[q] - y0[q]) ** 2
+    ty = 0.0
+    for q in range(d):
+        ty += t[q] * y[q]
+    worst = -np.inf
+    for i in range(m):
+        uy = 0.0
+        for q in range(d):
+            uy += U[i, q] * y[q]
+        w = k - (ty - uy)
+        if w > worst:
+            worst = w
+    if status == OK and worst > 1e-9 * scale:
+        status = MAX_ITER
+    return cost, status, it, worst
+
+
+@njit(cache=True)
+def least_moves(T, U, Y0, k, Y, costs, statuses, max_iter):
+    """:func:`least_move` for every block ``b``; fills ``Y[b]``, ``costs[b]``, ``statuses[b]``."""
+    for b in range(T.shape[0]):
+        c, s, _, _ = least_move(T[b], U[b], Y0[b], k, Y[b], max_iter)
+        costs[b] = c
+        statuses[b] = s

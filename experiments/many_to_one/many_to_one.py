@@ -40,17 +40,8 @@ SEED = 0
 HERE = pathlib.Path(__file__).resolve().parent
 READING = {8: ("\nA diagnostic for the d-dependence of the OP excess over the theory; see "
                "`experiments/many_to_one/README.md`.\n"),
-           16: (
-    "\nReading (of the run above): the DP agrees with the theory at every K, and so does the OP at "
-    "K = 2 (Cover, exact) and K = 4.  At K = 8, 16, 32 the measured OP p_c lies 1.4-3.1 % above "
-    "the theory, outside the intervals.  This is not a solver artefact: `stored` is certified by "
-    "float64 recall, and at K = 8, p = 65 the exact LP agrees with `optimal` on 30 of 30 instances "
-    "(20 stored, where the theory p_c = 63.6 says fewer than half).  At K = 32 > d the OP and DP "
-    "share N_eff = d^2 and the same theory p_c (77.0 at K = 32), yet the OP stores more (79.3 vs "
-    "77.1): presumably the shared outputs correlate the constraints of different inputs, which "
-    "the effective-weight count of `notes/many_to_one.md` does not see.  K = p is the ordinary "
-    "problem (theory `replica.capacity(16)`, shared by OP and DP).\n"),
-    32: "\nReading: see `experiments/many_to_one/README.md` for the comparison of d = 8, 16 and 32.\n"}
+           16: "\nReading: the comparison of d = 8, 16 and 32 is at the top of this page.\n",
+    32: "\nReading: the comparison of d = 8, 16 and 32 is at the top of this page.\n"}
 
 
 def outputs_grid(d: int) -> tuple:

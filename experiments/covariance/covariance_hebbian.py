@@ -19,7 +19,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import csv
 import math
 import pathlib
@@ -34,7 +33,7 @@ from validation.solvers import set_threads
 from validation.sweep import task_seed
 
 from replica import covariance_hebbian_accuracy
-from experiments.pages import demote_headings, write_block
+from experiments.pages import demote_headings, render_only, write_block
 from experiments.provenance import read_record, write_record
 
 SEED = 0
@@ -107,10 +106,8 @@ def markdown(rows, seconds) -> str:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--render", action="store_true", help="write the page from the committed data, without measuring")
-    args = parser.parse_args(argv)
-    if args.render:
+    from_data = render_only(__doc__.splitlines()[0], argv)
+    if from_data:
         rows = read_rows()
         seconds = read_record(PROVENANCE)["wall_time_s"]
     else:

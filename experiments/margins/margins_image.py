@@ -17,7 +17,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import csv
 import pathlib
 import sys
@@ -26,7 +25,7 @@ import warnings
 
 import replica
 from replica.optimal.image_margin import TOLERANCE
-from experiments.pages import demote_headings, write_block
+from experiments.pages import demote_headings, render_only, write_block
 from experiments.provenance import read_record, write_record
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -126,10 +125,8 @@ def render(rows, seconds) -> str:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--render", action="store_true", help="write the page from the committed data only")
-    args = parser.parse_args(argv)
-    if not args.render:
+    from_data = render_only(__doc__.splitlines()[0], argv)
+    if not from_data:
         seconds = compute()
         write_record(PROVENANCE, command="python -m experiments.margins.margins_image", seed=SEED, seconds=seconds,
                      blocks=BLOCKS)

@@ -14,7 +14,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
@@ -24,7 +23,7 @@ import numpy as np
 from validation import make_instance, solve
 from validation.spectra_and_scores import score_distribution, spectrum
 
-from experiments.pages import write_block
+from experiments.pages import render_only, write_block
 from experiments.provenance import read_record, write_record
 
 HERE = Path(__file__).resolve().parent
@@ -76,10 +75,8 @@ def render(rows) -> list[str]:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--render", action="store_true", help="write the page from the committed data, without measuring")
-    args = parser.parse_args(argv)
-    if not args.render:
+    from_data = render_only(__doc__.splitlines()[0], argv)
+    if not from_data:
         start = time.perf_counter()
         DATA.write_text(json.dumps(measure(), indent=1) + "\n")
         write_record(PROVENANCE, command="python -m experiments.op_vs_dp.op_vs_dp_d64_stored", seed=list(SEEDS),

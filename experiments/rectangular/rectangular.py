@@ -28,7 +28,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import pathlib
@@ -44,7 +43,7 @@ from validation.solvers import set_threads
 from validation.sweep import task_seed
 
 from replica import rectangular_capacity
-from experiments.pages import demote_headings, write_block
+from experiments.pages import demote_headings, render_only, write_block
 from experiments.provenance import read_record, write_record
 
 SEED = 0
@@ -169,10 +168,8 @@ def markdown(rows, seconds, done) -> str:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--render", action="store_true", help="write the page from the committed data, without measuring")
-    args = parser.parse_args(argv)
-    if args.render:
+    from_data = render_only(__doc__.splitlines()[0], argv)
+    if from_data:
         seconds = read_record(PROVENANCE)["wall_time_s"]
         write_block(PAGE, "rectangular", demote_headings(markdown(json.loads(DATA.read_text())["rows"], seconds, done=True)),
                     "rectangular")

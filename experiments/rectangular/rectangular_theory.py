@@ -21,7 +21,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import pathlib
@@ -32,7 +31,7 @@ import numpy as np
 from replica import (covariance_hebbian_accuracy, power_law_spectrum, rectangular_capacity, rectangular_hebbian_capacity,
                      tail_second_moment_rectangular)
 from replica.hebbian.model import memory_failure_probability
-from experiments.pages import demote_headings, write_block
+from experiments.pages import demote_headings, render_only, write_block
 from experiments.provenance import read_record, write_record
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -179,10 +178,8 @@ def render(data, seconds):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--render", action="store_true", help="write the page from the committed data, without measuring")
-    args = parser.parse_args(argv)
-    if not args.render:
+    from_data = render_only(__doc__.splitlines()[0], argv)
+    if not from_data:
         start = time.time()
         data = compute()
         (HERE / "rectangular_theory.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")

@@ -27,7 +27,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import csv
 import math
 import pathlib
@@ -42,7 +41,7 @@ from replica.variants.few_outputs import cloud_statistics
 from validation import FactSettings, make_instance, solve
 from validation.accuracy_bound import accuracy_bound
 from validation.solvers import set_threads
-from experiments.pages import write_block
+from experiments.pages import render_only, write_block
 from experiments.provenance import read_record, write_record
 
 CASES = ((6, 30, 1.5, 18), (6, 30, 2.0, 18), (8, 44, 2.0, 22))  # (d, N, a, top)
@@ -170,10 +169,8 @@ def page_block(rows, seconds) -> list[str]:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--render", action="store_true", help="write the page from the committed data, without measuring")
-    args = parser.parse_args(argv)
-    if not args.render:
+    from_data = render_only(__doc__.splitlines()[0], argv)
+    if not from_data:
         start = time.perf_counter()
         warnings.simplefilter("ignore", replica.TheoryOffWarning)
         write_data(measure())

@@ -30,7 +30,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import csv
 import math
 import pathlib
@@ -45,7 +44,7 @@ from validation.recall import recall_check
 from validation.solvers.engine.decision import DecisionRun
 from validation.solvers.engine.memories import hebbian_memory
 from validation.solvers.engine.options import OptimalOptions
-from experiments.pages import demote_headings, write_block
+from experiments.pages import demote_headings, render_only, write_block
 from experiments.provenance import read_record, write_record
 
 DIMENSIONS = (32, 64)
@@ -212,10 +211,8 @@ def write(rows, seconds):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--render", action="store_true", help="write the page from the committed data, without measuring")
-    args = parser.parse_args(argv)
-    if not args.render:
+    from_data = render_only(__doc__.splitlines()[0], argv)
+    if not from_data:
         start = time.perf_counter()
         write_data(measure())
         write_record(PROVENANCE, command="python -m experiments.zipf.zipf_samples", seed=SEED,

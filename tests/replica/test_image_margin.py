@@ -2,8 +2,11 @@
 
 Reference values and their provenance:
 
-* the least move is checked against an independent solve of the same quadratic program by
-  scipy's SLSQP (a generic constrained optimiser) on small random blocks;
+* the least move is certified on small random blocks by the KKT conditions of its strictly
+  convex quadratic program (feasible, and ``y - y0`` a non-negative combination of the active
+  constraint normals, found by scipy's NNLS, which proves global optimality), and compared
+  with an independent solve by scipy's SLSQP (a generic constrained optimiser) where SLSQP
+  reports success (its line search can fail on some BLAS kernels);
 * with orthonormal candidates (``t = e_1``, ``u_rho = e_{rho + 1}``) the constraint
   ``(t - u_rho)^T y >= k`` is ``y_1 - y_{rho+1} >= k`` on independent coordinates, and the
   least move is exactly the water filling of the fields ``y0`` (``water_filling_cost``,
@@ -19,7 +22,7 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize
+from scipy.optimize import minimize, nnls
 
 import replica
 from replica.optimal import image_margin
@@ -28,12 +31,22 @@ from replica.optimal.water_filling import water_filling_cost
 
 
 def _slsqp(t, U, y0, k):
+    """SLSQP's solve of min |y - y0|^2 subject to (t - u_rho)^T y >= k, or None when it reports failure."""
     A = t[None, :] - U
     res = minimize(lambda y: float(np.sum((y - y0) ** 2)), y0, jac=lambda y: 2.0 * (y - y0), method="SLSQP",
                    constraints=[{"type": "ineq", "fun": lambda y: A @ y - k, "jac": lambda y: A}],
                    options={"ftol": 1e-14, "maxiter": 1000})
-    assert res.success, res.message
-    return float(res.fun), res.x
+    return (float(res.fun), res.x) if res.success else None
+
+
+def _kkt_residual(t, U, y0, k, y):
+    """Distance of ``y`` from the KKT conditions: ``y - y0 = A_S^T mu``, ``mu >= 0`` on the active set ``S``."""
+    A = t[None, :] - U
+    active = A @ y - k <= 1e-9
+    if not active.any():
+        return float(np.linalg.norm(y - y0))
+    _, residual = nnls(A[active].T, y - y0)
+    return float(residual)
 
 
 @pytest.mark.parametrize("d, m, k, seed", [(6, 15, 0.7, 1), (8, 30, 0.0, 2), (12, 9, 2.5, 3), (5, 40, -0.3, 4)])
@@ -43,10 +56,23 @@ def test_least_move_matches_a_generic_qp_solver(d, m, k, seed):
     U = rng.standard_normal((m, d)) / math.sqrt(d)
     y0 = rng.standard_normal(d)
     cost, y = least_move(t, U, y0, k)
-    ref_cost, ref_y = _slsqp(t, U, y0, k)
-    assert cost == pytest.approx(ref_cost, rel=1e-6, abs=1e-10)
-    np.testing.assert_allclose(y, ref_y, atol=1e-5)
     assert np.min((t[None, :] - U) @ y) >= k - 1e-9
+    assert cost == pytest.approx(float(np.sum((y - y0) ** 2)), rel=1e-9, abs=1e-12)
+    assert _kkt_residual(t, U, y0, k, y) <= 1e-7 * (1.0 + float(np.linalg.norm(y - y0)))
+    reference = _slsqp(t, U, y0, k)
+    if reference is not None:
+        ref_cost, ref_y = reference
+        assert cost == pytest.approx(ref_cost, rel=1e-6, abs=1e-10)
+        np.testing.assert_allclose(y, ref_y, atol=1e-5)
+
+
+def test_the_kkt_check_rejects_a_feasible_point_that_is_not_the_least_move():
+    rng = np.random.default_rng(1)
+    t, U = rng.standard_normal(6) / math.sqrt(6), rng.standard_normal((15, 6)) / math.sqrt(6)
+    y0 = rng.standard_normal(6)
+    _, y = least_move(t, U, y0, 0.7)
+    shifted = y + 0.5 * (t - U[0])  # moved along one constraint normal: not the projection of y0
+    assert _kkt_residual(t, U, y0, 0.7, shifted) > 1e-3
 
 
 @pytest.mark.parametrize("k", [0.0, 0.4, 1.7])

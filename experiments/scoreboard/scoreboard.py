@@ -227,12 +227,12 @@ def _read_csv(path):
         return list(csv.DictReader(fh))
 
 
-def margin_regimes():
-    """Certified max margins (intervals closed to 0.5 %) against the theory rendered by the margins experiment."""
+def _margin_regimes(prediction, theory_file):
+    """Certified max margins (intervals closed to 0.5 %) against the theory of ``prediction`` in ``theory_file``."""
     folder = EXPERIMENTS / "margins"
     theory = {(int(r["d"]), r["ensemble"], int(r["p"])): float(r["theory"])
-              for r in _read_csv(folder / "margins_theory.csv")}
-    tolerance = TOLERANCES["max_margin"][1]
+              for r in _read_csv(folder / theory_file)}
+    tolerance = TOLERANCES[prediction][1]
     groups = {}
     for r in _read_csv(folder / "margins_measured.csv"):
         d, ensemble, p = int(r["d"]), r["ensemble"], int(r["p"])
@@ -245,10 +245,15 @@ def margin_regimes():
             {"d": d, "load": float(r["x"]), "theory": th, "measured": margin, "low": margin, "high": bound,
              "trials": int(r["stored"]), "error": error, "verdict": verdict,
              "measured_text": f"{margin:.3f} to {bound:.3f} (mean verified margin to mean certified bound)"})
-    return [_regime("max_margin", f"DP, {ensemble} embeddings, full rank, d = 16 to 64, p = 0.2 to 0.9 p_c",
+    return [_regime(prediction, f"DP, {ensemble} embeddings, full rank, d = 16 to 64, p = 0.2 to 0.9 p_c",
                     "experiments/margins", {"ensemble": ensemble, "kappa": 1.0, "top_k": 1}, ["d", "load"], points,
                     tolerance)
             for ensemble, points in sorted(groups.items())]
+
+
+def margin_regimes():
+    """Certified max margins against the theory rendered by the margins experiment (``margins_theory.csv``)."""
+    return _margin_regimes("max_margin", "margins_theory.csv")
 
 
 TOLERANCES["max_margin_image"] = ("relative", 0.05, "the largest margin at load p with the image-space block cost "
@@ -257,26 +262,7 @@ TOLERANCES["max_margin_image"] = ("relative", 0.05, "the largest margin at load 
 
 def margin_image_regimes():
     """Certified max margins against the image-space theory (``margins_image_theory.csv``, margins experiment)."""
-    folder = EXPERIMENTS / "margins"
-    theory = {(int(r["d"]), r["ensemble"], int(r["p"])): float(r["theory"])
-              for r in _read_csv(folder / "margins_image_theory.csv")}
-    tolerance = TOLERANCES["max_margin_image"][1]
-    groups = {}
-    for r in _read_csv(folder / "margins_measured.csv"):
-        d, ensemble, p = int(r["d"]), r["ensemble"], int(r["p"])
-        if int(r["stored"]) == 0:
-            continue
-        margin, bound = float(r["margin"]), float(r["bound"])
-        th = theory[(d, ensemble, p)]
-        error, verdict = relative_point(th, margin, margin, bound, tolerance)
-        groups.setdefault(ensemble, []).append(
-            {"d": d, "load": float(r["x"]), "theory": th, "measured": margin, "low": margin, "high": bound,
-             "trials": int(r["stored"]), "error": error, "verdict": verdict,
-             "measured_text": f"{margin:.3f} to {bound:.3f} (mean verified margin to mean certified bound)"})
-    return [_regime("max_margin_image", f"DP, {ensemble} embeddings, full rank, d = 16 to 64, p = 0.2 to 0.9 p_c",
-                    "experiments/margins", {"ensemble": ensemble, "kappa": 1.0, "top_k": 1}, ["d", "load"], points,
-                    tolerance)
-            for ensemble, points in sorted(groups.items())]
+    return _margin_regimes("max_margin_image", "margins_image_theory.csv")
 
 
 def accuracy_regimes():

@@ -355,31 +355,7 @@ def max_margin_image(d, p, *, ensemble="gaussian", blocks=2000, seed=None, xtol=
             message=f"no sign change of p E / d^2 - 1 between {lo:.3g} and {hi:.3g}")
         warnings.warn(result.message, ImageMarginWarning, stacklevel=3)
         return result
-    at = equation.evaluate(k)
-    step = max(0.02 * abs(k), 0.01)
-    slope = (equation.evaluate(k + step).mean - equation.evaluate(k - step).mean) / (2.0 * step)
-    stderr = at.err / slope if slope > 0 else math.inf
-    dropped = len(violated)
-    failed = equation.failed
-    residual = abs(equation.h(k))
-    ok = failed == 0 and dropped == 0 and math.isfinite(stderr)
-    message = (f"margin {k:.4g} +- {stderr:.2g} (Monte-Carlo s.e., {blocks} blocks, control correlation "
-               f"{at.corr:.2f}); residual {residual:.2g}")
-    if failed:
-        message += f"; {failed} blocks' least moves did not converge"
-    if dropped:
-        message += f"; {dropped} blocks violate a competitor dropped from the kept {keep}"
-    if not math.isfinite(stderr):
-        message += "; the cost does not increase with the margin at the root"
-    result = ImageMarginResult(
-        **common, margin=k, stderr=stderr, storable=bool(k >= 0.0), expected_cost=at.mean,
-        expected_cost_stderr=at.err, control_mean=at.control_mean, control_coefficient=at.beta,
-        correlation=at.corr, failed_blocks=failed, dropped_violations=dropped, full_blocks=len(equation.full),
-        iterations=equation.evaluations,
-        residual=residual, status="converged" if ok else "not_converged", converged=ok, message=message)
-    if not ok:
-        warnings.warn(message, ImageMarginWarning, stacklevel=3)
-    return result
+    return _root_result(equation, k, len(violated), common)
 
 
 class _Point(NamedTuple):
@@ -456,3 +432,32 @@ def _bracket(h):
             return lo, hi, True
         lo, hi = 2.0 * lo, lo
     return lo, hi, False
+
+
+def _root_result(equation, k, dropped, common) -> ImageMarginResult:
+    """The result at the root ``k``: its standard error from the slope of the cost, the status and the message."""
+    blocks, keep = common["blocks"], common["kept_competitors"]
+    at = equation.evaluate(k)
+    step = max(0.02 * abs(k), 0.01)
+    slope = (equation.evaluate(k + step).mean - equation.evaluate(k - step).mean) / (2.0 * step)
+    stderr = at.err / slope if slope > 0 else math.inf
+    failed = equation.failed
+    residual = abs(equation.h(k))
+    ok = failed == 0 and dropped == 0 and math.isfinite(stderr)
+    message = (f"margin {k:.4g} +- {stderr:.2g} (Monte-Carlo s.e., {blocks} blocks, control correlation "
+               f"{at.corr:.2f}); residual {residual:.2g}")
+    if failed:
+        message += f"; {failed} blocks' least moves did not converge"
+    if dropped:
+        message += f"; {dropped} blocks violate a competitor dropped from the kept {keep}"
+    if not math.isfinite(stderr):
+        message += "; the cost does not increase with the margin at the root"
+    result = ImageMarginResult(
+        **common, margin=k, stderr=stderr, storable=bool(k >= 0.0), expected_cost=at.mean,
+        expected_cost_stderr=at.err, control_mean=at.control_mean, control_coefficient=at.beta,
+        correlation=at.corr, failed_blocks=failed, dropped_violations=dropped, full_blocks=len(equation.full),
+        iterations=equation.evaluations,
+        residual=residual, status="converged" if ok else "not_converged", converged=ok, message=message)
+    if not ok:
+        warnings.warn(message, ImageMarginWarning, stacklevel=4)
+    return result

@@ -20,18 +20,22 @@ singular values (``replica.asymptotic.spectra.normalized_singular_values(s, 0.5)
 instances, their KS distance to ``replica.spectrum(0.5)`` (``scipy.stats.kstest``) and the
 mass below the truncation point ``s_kappa = replica.spectrum(0.5).support()[0]``.  On the
 first instances (``SECOND_STARTS``) the alternation also runs from the decision W (a) to
-see whether two starts reach the same margin.  It writes ``experiments/spectra/README.md`` and
-``experiments/spectra/rank_spectra.png`` after every (problem, d), so an interrupted run leaves results.
-One process, one thread.
+see whether two starts reach the same margin.  The per-instance records (margins, statuses
+and the raw singular values of (a)-(d)) are saved in ``experiments/spectra/rank_spectra.json``
+after every (problem, d), with a provenance record, and ``experiments/spectra/README.md`` and
+``experiments/spectra/rank_spectra.png`` are rendered from them, so an interrupted run leaves
+results.  One process, one thread.
 
 Usage::
 
-    python -m experiments.spectra.rank_spectra          # about 30 min on one core (1717 s measured)
+    python -m experiments.spectra.rank_spectra            # measure (about 30 min on one core), save, render
+    python -m experiments.spectra.rank_spectra --render   # the page and figure from the committed data
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import pathlib
 import sys
 import time
@@ -49,7 +53,8 @@ from validation import make_instance, solve  # noqa: E402
 from validation.recall import normalised_margin, recall_check  # noqa: E402
 from validation.solvers import set_threads  # noqa: E402
 from validation.solvers.rank_margin import solve_rank_max_margin  # noqa: E402
-from experiments.pages import demote_headings, write_block
+from experiments.pages import demote_headings, write_block  # noqa: E402
+from experiments.provenance import read_record, write_record  # noqa: E402
 
 SEED = 0
 KAPPA = 0.5
@@ -62,6 +67,7 @@ KINDS = ("a", "b", "c", "d")
 LABELS = {"a": "(a) decision W", "b": "(b) ridge-refined W", "c": "(c) rank-m max margin",
           "d": "(d) top-m of full-rank max margin"}
 HERE = pathlib.Path(__file__).resolve().parent
+DATA, PROVENANCE = HERE / "rank_spectra.json", HERE / "rank_spectra.provenance.json"
 LAW = replica.spectrum(KAPPA)
 S_KAPPA = float(LAW.support()[0])
 
@@ -79,7 +85,7 @@ def truncated(W, rank):
 
 
 def measure_instance(problem, d, t, time_limit, second_start):
-    """Margins and normalised singular values of (a)-(d) on one instance."""
+    """The record of one instance: margins, statuses and the raw singular values of (a)-(d)."""
     code = 0 if problem == "op" else 1
     p = int(round(LOAD * replica.capacity(d, kappa=KAPPA).p_c))
     inst = make_instance(d, p, problem, seed=np.random.SeedSequence([SEED, code, d, t]))
@@ -87,7 +93,7 @@ def measure_instance(problem, d, t, time_limit, second_start):
     dec = solve(inst, "optimal", kappa=KAPPA, refine=False)
     row = {"problem": problem, "d": d, "p": p, "instance": t, "decision": dec.status}
     if dec.status != "stored":
-        return row, None
+        return row
     ridge = solve(inst, "optimal", kappa=KAPPA, refine=True)
     rank = solve_rank_max_margin(inst, KAPPA, ridge.W, time_limit=time_limit,
                                  seed=np.random.SeedSequence([SEED, code, d, t, 1]))
@@ -102,9 +108,20 @@ def measure_instance(problem, d, t, time_limit, second_start):
                                       options={"full_rank": False})
         row.update(margin_c2=other.margin, status_c2=other.status)
     row["seconds"] = time.perf_counter() - t0
-    spectra = {k: normalized_singular_values(np.linalg.svd(W, compute_uv=False), KAPPA)
-               for k, W in mats.items()}
-    return row, spectra
+    row.update({f"sv_{k}": np.linalg.svd(W, compute_uv=False).tolist() for k, W in mats.items()})
+    return row
+
+
+def pooled_by_case(rows):
+    """``{(problem, d): {"rows": stored rows, "spectra": [{kind: normalised singular values}]}}`` in PLAN order."""
+    pooled = {}
+    for row in rows:
+        entry = pooled.setdefault((row["problem"], row["d"]), {"spectra": [], "rows": []})
+        if row["decision"] == "stored":
+            entry["rows"].append(row)
+            entry["spectra"].append({k: normalized_singular_values(np.asarray(row[f"sv_{k}"]), KAPPA)
+                                     for k in KINDS})
+    return pooled
 
 
 def law_distances(values):
@@ -206,27 +223,44 @@ def write_figure(pooled):
     plt.close(fig)
 
 
+def render(data, wall):
+    """Write the page block and the figure from the saved records."""
+    pooled = pooled_by_case(data["rows"])
+    write_page(pooled, data["rows"], wall, complete=data["complete"])
+    write_figure(pooled)
+
+
+def _save(rows, complete):
+    DATA.write_text(json.dumps({"seed": SEED, "kappa": KAPPA, "load": LOAD, "complete": complete, "rows": rows},
+                               indent=1) + "\n")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0,
                         help="multiply the instance counts (at least 1 each); default 1")
+    parser.add_argument("--render", action="store_true",
+                        help="write the page and figure from the committed data, without measuring")
     args = parser.parse_args(argv)
+    if args.render:
+        render(json.loads(DATA.read_text()), read_record(PROVENANCE)["wall_time_s"])
+        return 0
+    if args.scale <= 0:
+        parser.error(f"--scale must be positive, got {args.scale}")
     set_threads(1)
     t_start = time.perf_counter()
-    pooled, rows = {}, []
+    rows = []
     for problem, d, count, time_limit in PLAN:
-        entry = pooled.setdefault((problem, d), {"spectra": [], "rows": []})
         for t in range(max(1, int(round(count * args.scale)))):
             second = t < SECOND_STARTS.get((problem, d), 0)
-            row, spectra = measure_instance(problem, d, t, time_limit, second)
-            rows.append(row)
-            if spectra is not None:
-                entry["spectra"].append(spectra)
-                entry["rows"].append(row)
-            print(row, flush=True)
-        write_page(pooled, rows, time.perf_counter() - t_start, complete=False)
-        write_figure(pooled)
-    write_page(pooled, rows, time.perf_counter() - t_start, complete=True)
+            rows.append(measure_instance(problem, d, t, time_limit, second))
+            print({k: v for k, v in rows[-1].items() if not k.startswith("sv_")}, flush=True)
+        _save(rows, complete=False)
+        render(json.loads(DATA.read_text()), time.perf_counter() - t_start)
+    _save(rows, complete=True)
+    record = write_record(PROVENANCE, command="python -m experiments.spectra.rank_spectra", seed=SEED,
+                          seconds=time.perf_counter() - t_start, scale=args.scale)
+    render(json.loads(DATA.read_text()), record["wall_time_s"])
     return 0
 
 

@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from validation.reproduce import QUICK, reproduce
+from validation.reproduce import FULL, QUICK, render_saved, reproduce
+from validation.reproduce.saved import DATA_FILE, config_from_dict, load_run
 from validation.store import ResultStore
 
 
@@ -78,6 +79,7 @@ def test_tiny_reproduce_writes_every_output_and_resumes(tmp_path):
     assert f"Hebbian, d = 16, p = {heb16['p']}" in report
     assert f"measured accuracy {float(heb16['accuracy']):.3f}" in report
     assert "lower bound on the best accuracy" in report and "give-up mode" in report
+    _assert_render_saved_writes_the_same(tmp_path)
     # a second run reuses every trial: no row is rewritten
     before = {(r["experiment"], r["p"], r["trial"], r["solver"], r["kappa"]): r["created"]
               for r in ResultStore(tmp_path, readonly=True).rows()}
@@ -101,6 +103,32 @@ def test_tiny_reproduce_writes_every_output_and_resumes(tmp_path):
             r.pop("wall_s", None)
         assert rows_a == rows_b, name
     assert "ran in a second thread alongside" in open(pooled.report).read()
+    _assert_render_saved_writes_the_same(tmp_path / "pool")
+
+
+def _assert_render_saved_writes_the_same(out):
+    """The report and every CSV table written again from reproduce_data.json equal what the run wrote."""
+    texts = {f: (out / f).read_text() for f in os.listdir(out) if f.endswith((".csv", ".md"))}
+    assert "report.md" in texts and "capacity.csv" in texts
+    for f in texts:
+        (out / f).write_text("")
+    render_saved(str(out))
+    for f, text in texts.items():
+        assert (out / f).read_text() == text, f
+
+
+def test_saved_configurations_read_back_equal():
+    # provenance: the configurations of the package, written by to_dict and read back
+    for config in (QUICK, FULL, _tiny()):
+        assert config_from_dict(config.to_dict()) == config
+
+
+def test_render_saved_without_data_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match=DATA_FILE):
+        load_run(str(tmp_path))
+    (tmp_path / DATA_FILE).write_text('{"format": 99}')
+    with pytest.raises(ValueError, match="format 99"):
+        load_run(str(tmp_path))
 
 
 def test_result_contract_ok_and_incomplete():

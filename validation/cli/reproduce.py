@@ -28,6 +28,9 @@ def register(subparsers) -> None:
     parser.add_argument("--trials", type=int, default=None,
                         help="override the trials per grid point (grid-design estimates; the bracketed "
                              "estimates of the full run keep theirs)")
+    parser.add_argument("--render", action="store_true",
+                        help="write the figures, tables and report of OUT again from OUT/reproduce_data.json, "
+                             "without measuring")
     parser.add_argument("--optimal-solver", choices=("optimal", "lp"), default="optimal",
                         help="solver for the optimal memories: optimal (default) | lp (exact, small d only)")
 
@@ -50,8 +53,16 @@ def _write_summary(result, fmt) -> None:
 def run(args) -> int:
     from replica.common.checks import check_int
 
-    from ..reproduce import FULL, QUICK, reproduce
+    from ..reproduce import FULL, QUICK, render_saved, reproduce
 
+    if args.render:
+        try:
+            written = render_saved(args.out)
+        except (FileNotFoundError, ValueError) as exc:
+            raise SystemExit(f"validation reproduce --render: {exc}") from None
+        sys.stdout.write(f"report: {written['report']}\nfigures: {', '.join(written['figures'])}\n"
+                         f"tables: {', '.join(written['tables'])}\n")
+        return 0
     config = QUICK if args.quick else FULL
     changes = {"optimal_solver": args.optimal_solver}
     if args.trials is not None:

@@ -17,7 +17,9 @@ interrupted run started again recomputes nothing that finished.
 
 From those, :mod:`validation.figures` draws the seven figures and
 :func:`~validation.reproduce.report.write_outputs` writes ``report.md`` whose text is
-generated from the numbers.
+generated from the numbers.  The run saves what it measured in ``OUT/reproduce_data.json``
+(:mod:`~validation.reproduce.saved`); :func:`render_saved` (``validation reproduce --render``)
+writes the figures, tables and report again from that file, without measuring.
 
 Modules:
 
@@ -39,6 +41,7 @@ from .config import FULL, QUICK, ReproduceConfig
 from .spectra_trial import measurement_trial
 from .report import ReproduceData, write_outputs
 from .run import ReproduceResult, reproduce
+from .saved import render_saved
 
 __all__ = ["ReproduceConfig", "QUICK", "FULL", "reproduce", "measurement_trial", "ReproduceResult",
-           "ReproduceData", "write_outputs"]
+           "ReproduceData", "write_outputs", "render_saved"]

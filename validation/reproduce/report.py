@@ -141,7 +141,9 @@ def _run_section(config, run) -> str:
     """The report's account of the run: wall times and the sizes of every figure."""
     lines = ["## The run\n"]
     if run is not None:
-        total = time.perf_counter() - run["start"]
+        if "total" not in run:  # kept, so that the report written again from the saved run says the same
+            run["total"] = time.perf_counter() - run["start"]
+        total = run["total"]
         figures = total - sum(run["stages"].values())
         lines.append(f"Wall time of this invocation: {total:.0f} s ({total / 60:.1f} min), executor: "
                      f"{run['workers']}. Trials already in `results.sqlite` are reused, so a resumed run "

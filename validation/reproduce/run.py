@@ -34,6 +34,7 @@ from .config import QUICK, ReproduceConfig
 from .plan import (accuracy_runs, in_run_order, measurement_specs, measurement_tasks, optimal_accuracy_options,
                    solve_options, split_alongside)
 from .report import ReproduceData, write_outputs
+from .saved import save_run
 
 __all__ = ["ReproduceResult", "reproduce", "run_status", "RunContext", "BackgroundLane"]
 
@@ -329,6 +330,7 @@ def reproduce(out, config: ReproduceConfig = QUICK, executor=None, progress=None
            "alongside": None if lane is None else (lane.seconds, alongside)}
     data = ReproduceData(estimates, specs, measurements, theory, accuracy, outputs, zipf)
     written = write_outputs(out, config, data, run)
+    save_run(out, config, data, run)
     zipf_measurements = zipf["measurements"] if zipf else []
     trials_run = (sum(c["trials"] for e in estimates + outputs for c in e["curve"]) + measured
                   + sum(pt.trials + pt.errors for c in accuracy for pt in c.points)

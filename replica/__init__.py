@@ -50,8 +50,8 @@ _LAZY = {
     "MarginCapacityResult": "replica.optimal",
     "Tolerances": "replica.optimal",
     # the margin with the block cost in the image space R^d (notes/max_margin.md, section 11)
-    "max_margin_image": "replica.optimal.image_margin", "ImageMarginResult": "replica.optimal.image_margin",
-    "ImageMarginWarning": "replica.optimal.image_margin",
+    "max_margin_image": "replica.optimal", "ImageMarginResult": "replica.optimal",
+    "ImageMarginWarning": "replica.optimal",
     # K distinct outputs: many facts share an answer (notes/many_to_one.md)
     "capacity_many_to_one": "replica.optimal",
     "effective_weights": "replica.optimal",

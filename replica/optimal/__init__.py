@@ -15,7 +15,9 @@ the pieces:
   (``notes/many_to_one.md``);
 * :mod:`replica.optimal.sphere` -- the exact field law of unit-norm embeddings
   (``notes/sphere_ensemble.md``);
-* :mod:`replica.optimal.scores` -- the predicted score laws of the optimal memory.
+* :mod:`replica.optimal.scores` -- the predicted score laws of the optimal memory;
+* :mod:`replica.optimal.image_margin` -- the largest margin with the block's exact least
+  move in the image space R^d (``notes/max_margin.md``, section 11).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from .finite_size import (
     max_margin,
     water_filling_cost,
 )
+from .image_margin import ImageMarginResult, ImageMarginWarning, max_margin_image
 from .outputs import capacity_many_to_one, effective_weights, two_field_cost
 from .scores import (
     OptimalScoreLaws,
@@ -48,7 +51,7 @@ from .sphere import ProjectionLaw
 __all__ = [
     "DEFAULT_SEED", "ENSEMBLES", "PROBLEMS", "MAX_TOP_K",
     "water_filling_cost", "expected_cost", "ExpectedCostResult", "capacity", "CapacityResult", "max_margin",
-    "MarginCapacityResult", "Tolerances",
+    "MarginCapacityResult", "Tolerances", "max_margin_image", "ImageMarginResult", "ImageMarginWarning",
     "capacity_many_to_one", "effective_weights", "two_field_cost",
     "ProjectionLaw",
     "optimal_score_laws", "OptimalScoreLaws", "sample_optimal_scores", "OptimalScoreSample", "summarize_scores",

@@ -41,8 +41,8 @@ from replica.common.results import Result
 
 from .ensembles import check_square_instance
 from .recall import recall_check
-from .bound_milp import (BOUND_SLACK, BOX_TOLERANCE, INTEGRALITY, solve_milp, search_matrix, smallest_box,
-                         constraint_rows)
+from .bound_milp import (BOUND_SLACK, BOX_TOLERANCE, INTEGRALITY, bound_message, constraint_rows, search_matrix,
+                         smallest_box, solve_milp)
 from .weighted_bound import checked_top, checked_weights, weighted_bound_fields
 
 __all__ = ["accuracy_bound", "AccuracyBound", "constraint_rows", "check_bound_arguments"]
@@ -288,7 +288,8 @@ def accuracy_bound(instance, *, W_search=None, box=1e4, time_limit=60.0, mip_rel
                      "for the box only, use a larger box")
     elif check_lower is not None and status == "exact" and check_lower == check_upper == upper:
         binding = False
-    message = _message(status, (lower, upper, p), B, (binding, check_box, check_lower, check_upper), notes)
+    message = bound_message(status, (lower, upper), B, (binding, check_box, check_lower, check_upper), notes,
+                            total=p)
     return AccuracyBound(
         recalled_lower=int(lower), recalled_upper=int(upper), recalled_any=int(max(best_any, lower)),
         p=p, d=d, problem=instance.problem,
@@ -350,20 +351,3 @@ def _status(res, lower, upper, has_dual, time_limit, p, notes):
                      "the bound is not trusted")
         status, upper = "failed", p
     return status, upper
-
-
-def _message(status, counts, B, box_check, notes):
-    """The one-line message of an :class:`AccuracyBound` (``counts = (lower, upper, p)``,
-    ``box_check = (binding, check_box, check_lower, check_upper)``)."""
-    lower, upper, p = counts
-    binding, check_box, check_lower, check_upper = box_check
-    if status in ("exact", "bracket", "time_limit"):
-        head = {"exact": f"best count in the box: {lower} of {p}",
-                "bracket": f"{lower} <= best count <= {upper} of {p} (certified for the box)",
-                "time_limit": f"budget ran out: {lower} <= best count <= {upper} of {p}"}[status]
-    else:
-        head = f"no certified bound: {lower} <= best count <= {p} (trivial)"
-    box_word = {True: "box binds", False: f"same count at {10 * B:g} (evidence, not a proof, "
-                "for unbounded W)", None: "box not checked" if not check_box else
-                f"box check inconclusive ({check_lower}..{check_upper} at {10 * B:g})"}[binding]
-    return "; ".join([f"{head}, for W in [-{B:g}, {B:g}]^(d x d) at margin 1", box_word] + notes)

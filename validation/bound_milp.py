@@ -20,7 +20,7 @@ from .ensembles import check_square_instance
 from .solvers import solve
 
 __all__ = ["BOUND_SLACK", "BOX_TOLERANCE", "INTEGRALITY", "constraint_rows", "solve_milp", "search_matrix",
-           "smallest_box"]
+           "smallest_box", "bound_message"]
 
 BOUND_SLACK = 1e-6  # floor(dual bound + slack): HiGHS's bound on an integer objective
 BOX_TOLERANCE = 1e-6  # relative: an incumbent at margin 1 - 1e-7 still counts as in the box
@@ -109,3 +109,29 @@ def search_matrix(instance, W_search):
         raise ValueError(f"W_search must be a finite (d, d) = {(instance.d, instance.d)} array, "
                          f"got shape {W.shape}")
     return W
+
+
+def bound_message(status, bracket, B, box_check, notes, *, what=("count", "count"), total="{p}", fmt="d",
+                  exact_note="") -> str:
+    """The one-line message of an :class:`~validation.accuracy_bound.AccuracyBound`.
+
+    ``bracket = (lower, upper)`` is the certified bracket on the best ``what[0]`` (``"count"``,
+    or ``"recalled weight"``) out of ``total``, each printed with ``fmt``; ``box_check =
+    (binding, check_box, check_lower, check_upper)`` is the check of the box at ten times its
+    size, whose sentence names ``what[1]`` (``"count"`` or ``"weight"``).
+    """
+    lower, upper = bracket
+    binding, check_box, check_lower, check_upper = box_check
+    long, short = what
+    lo, up = format(lower, fmt), format(upper, fmt)
+    if status in ("exact", "bracket", "time_limit"):
+        head = {"exact": f"best {long} in the box: {lo} of {total}{exact_note}",
+                "bracket": f"{lo} <= best {long} <= {up} of {total} (certified for the box)",
+                "time_limit": f"budget ran out: {lo} <= best {long} <= {up} of {total}"}[status]
+    else:
+        head = f"no certified bound: {lo} <= best {long} <= {total} (trivial)"
+    inconclusive = ("box not checked" if check_lower is None else
+                    f"box check inconclusive ({format(check_lower, fmt)}..{format(check_upper, fmt)} at {10 * B:g})")
+    box_word = {True: "box binds", False: f"same {short} at {10 * B:g} (evidence, not a proof, "
+                "for unbounded W)", None: "box not checked" if not check_box else inconclusive}[binding]
+    return "; ".join([f"{head}, for W in [-{B:g}, {B:g}]^(d x d) at margin 1", box_word] + notes)

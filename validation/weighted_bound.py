@@ -13,8 +13,8 @@ import time
 
 import numpy as np
 
-from .bound_milp import (BOUND_SLACK, BOX_TOLERANCE, INTEGRALITY, solve_milp, search_matrix, smallest_box,
-                         constraint_rows)
+from .bound_milp import (BOUND_SLACK, BOX_TOLERANCE, INTEGRALITY, bound_message, constraint_rows, search_matrix,
+                         smallest_box, solve_milp)
 from .recall import recall_check
 
 __all__ = ["checked_weights", "checked_top", "weighted_bound_fields"]
@@ -151,7 +151,10 @@ def weighted_bound_fields(instance, w, top, W_search, settings, start) -> dict:
     elif check is not None and status == "exact" and check[1] - check[0] <= _MASS_CLOSED \
             and abs(check[1] - upper) <= _MASS_CLOSED:
         binding = False
-    message = _weighted_message(status, (lower, upper), B, (binding, check_box, check), notes)
+    check_lower, check_upper = (None, None) if check is None else check
+    message = bound_message(status, (lower, upper), B, (binding, check_box, check_lower, check_upper), notes,
+                            what=("recalled weight", "weight"), total="1", fmt=".6f",
+                            exact_note=f" (to {_MASS_CLOSED:g})")
     return dict(
         recalled_lower=int(lower_count), recalled_upper=int(p), recalled_any=int(any_count), p=p, d=d,
         problem=instance.problem, seconds=time.perf_counter() - start, box=B, box_binding=binding,
@@ -181,20 +184,3 @@ def _weighted_status(res, lower, upper, has_dual, time_limit, notes):
                      "the bound is not trusted")
         status, upper = "failed", 1.0
     return status, upper
-
-
-def _weighted_message(status, masses, B, box_check, notes):
-    """The one-line message of a weighted :class:`AccuracyBound` (``masses = (lower, upper)``,
-    ``box_check = (binding, check_box, [check lower, check upper] or None)``)."""
-    lower, upper = masses
-    binding, check_box, check = box_check
-    if status in ("exact", "bracket", "time_limit"):
-        head = {"exact": f"best recalled weight in the box: {lower:.6f} of 1 (to {_MASS_CLOSED:g})",
-                "bracket": f"{lower:.6f} <= best recalled weight <= {upper:.6f} of 1 (certified for the box)",
-                "time_limit": f"budget ran out: {lower:.6f} <= best recalled weight <= {upper:.6f} of 1"}[status]
-    else:
-        head = f"no certified bound: {lower:.6f} <= best recalled weight <= 1 (trivial)"
-    box_word = {True: "box binds", False: f"same weight at {10 * B:g} (evidence, not a proof, "
-                "for unbounded W)", None: "box not checked" if not check_box else
-                f"box check inconclusive ({check[0]:.6f}..{check[1]:.6f} at {10 * B:g})"}[binding]
-    return "; ".join([f"{head}, for W in [-{B:g}, {B:g}]^(d x d) at margin 1", box_word] + notes)

@@ -303,6 +303,35 @@ def test_generator2_law_at_ten_million_normals():
     assert abs(np.mean(flat**4) - 3.0) < 5 * np.sqrt(96.0 / n)
 
 
+def _nonvertex_rate(blocks):
+    """Fraction of blocks ``(points, t)`` whose point ``t`` is not a vertex of the points' convex hull (Qhull)."""
+    from scipy.spatial import ConvexHull
+
+    return float(np.mean([t not in set(ConvexHull(points).vertices) for points, t in blocks]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("generator", [1, 2])
+def test_dp_candidates_have_the_gaussian_hull_statistic(generator):
+    """A joint statistic of a whole block: the probability that the target is not a vertex of the
+    hull of its p candidates (d = 6, p = 19, 19 000 blocks) equals that of i.i.d. Gaussian points
+    drawn by NumPy (independent reference sampler, 19 000 clouds), within 4 standard errors of
+    the difference.  The rate is about 0.02, so the test resolves a relative error of about 20 %
+    (heavier-tailed points fail it: Student-t points with 5 degrees of freedom give about 0.03)."""
+    d, p, instances = 6, 19, 1000
+    blocks = []
+    for s in range(instances):
+        inst = make_instance(d, p, "dp", seed=10_000 + s, generator=generator)
+        blocks += [(np.asarray(inst.candidates(mu)), mu) for mu in range(p)]
+    rng = np.random.default_rng(5)
+    reference = [(rng.standard_normal((p, d)), 0) for _ in range(instances * p)]
+    a, b = _nonvertex_rate(blocks), _nonvertex_rate(reference)
+    n = instances * p
+    se = np.sqrt(a * (1 - a) / n + b * (1 - b) / n)
+    assert 0.005 < b < 0.05  # the reference itself is in the expected range (rate about 0.02)
+    assert abs(a - b) < 4 * se, (a, b, se)
+
+
 @pytest.mark.parametrize("ensemble", ["gaussian", "sphere"])
 def test_dp_scores_match_dense(ensemble):
     inst = make_instance(7, 13, "dp", seed=5, embeddings=EmbeddingModel(ensemble))

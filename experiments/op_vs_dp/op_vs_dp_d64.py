@@ -3,7 +3,7 @@
 A reproduce run (:func:`validation.reproduce.reproduce`) with the configuration ``CONFIG``:
 optimal-memory capacity estimates of OP and DP at d = 64 (8 trials per grid point), the
 Hebbian estimate at d = 64, and spectra and scores of 3 instances per problem at the
-measured p_c (full rank and kappa = 0.5), in one process.  It writes figures, CSV tables,
+measured p_c (full rank and kappa = 0.5), in one process: figures 1 to 5 of the reproduction.  It writes figures, CSV tables,
 ``report.md`` and the saved data ``reproduce_data.json`` into
 ``experiments/op_vs_dp/op_vs_dp_d64/``, with a provenance record.  Finished trials are kept
 in ``results.sqlite`` there (not committed), so an interrupted run resumes.
@@ -26,9 +26,11 @@ from validation.sweep import make_executor
 from experiments.provenance import write_record
 
 OUT = pathlib.Path(__file__).resolve().parent / "op_vs_dp_d64"
+# figures 1 to 5 only: no large-d estimates, accuracy curves, K-answer estimates or Zipf errors
 CONFIG = replace(FULL, name="op-vs-dp-d64", optimal_dims=(64,), hebbian_dims=(64,), kappa_dim=64,
                  kappas=(), trials=8, rounds=1, initial_points=4, spectra_dim=64, spectra_instances=3,
-                 spectra_kappa=0.5, theory_dims=(16, 32, 64, 128, 256), time_limit=120.0)
+                 spectra_kappa=0.5, theory_dims=(16, 32, 64, 128, 256), time_limit=120.0, scale_runs=(),
+                 accuracy_dims=(), accuracy_optimal_dims=(), accuracy_adam_dims=(), outputs_grid=(), zipf_dims=())
 
 
 def main(argv=None) -> int:

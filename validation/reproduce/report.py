@@ -83,14 +83,15 @@ def write_outputs(out, config, data: ReproduceData, run=None) -> dict:
                             list(score_rows[0]) if score_rows else []))
     cmp_table, cmp_rows = table_op_vs_dp(out, config, estimates, moment_rows, score_rows)
     tables.append(cmp_table)
-    acc_rows = accuracy_rows(accuracy)
-    tables.append(write_csv(os.path.join(out, "accuracy.csv"), acc_rows, list(ACCURACY_COLUMNS)))
-    fig6, text["fig6"] = figure_accuracy(out, config, accuracy, acc_rows)
-    out_rows = outputs_rows(outputs)
-    tables.append(write_csv(os.path.join(out, "outputs.csv"), out_rows, list(OUTPUTS_COLUMNS)))
-    fig7, text["fig7"] = figure_outputs(out, config, out_rows)
-    figs = {"fig1": fig1, "fig1b": fig1b, "fig2": fig2, "fig3": fig3, "fig4": fig4, "fig5": fig5, "fig6": fig6,
-            "fig7": fig7}
+    figs = {"fig1": fig1, "fig1b": fig1b, "fig2": fig2, "fig3": fig3, "fig4": fig4, "fig5": fig5}
+    if accuracy:  # a configuration without accuracy curves has no figure 6
+        acc_rows = accuracy_rows(accuracy)
+        tables.append(write_csv(os.path.join(out, "accuracy.csv"), acc_rows, list(ACCURACY_COLUMNS)))
+        figs["fig6"], text["fig6"] = figure_accuracy(out, config, accuracy, acc_rows)
+    if outputs:  # nor one without K-answer estimates a figure 7
+        out_rows = outputs_rows(outputs)
+        tables.append(write_csv(os.path.join(out, "outputs.csv"), out_rows, list(OUTPUTS_COLUMNS)))
+        figs["fig7"], text["fig7"] = figure_outputs(out, config, out_rows)
     if data.zipf:
         tables.append(write_csv(os.path.join(out, "zipf.csv"), zipf_rows(data.zipf["measurements"]),
                                 list(ZIPF_COLUMNS)))
@@ -115,7 +116,7 @@ def _md_table(rows, columns, digits=3):
 
 
 def _figure_sizes(config) -> list:
-    """(figure, sizes) lines of the report: the d and counts behind every figure."""
+    """(figure, sizes) lines of the report: the d and counts behind every figure the configuration draws."""
     def dims(values):
         return ", ".join(f"{v:g}" for v in values) if values else "none"
 
@@ -123,18 +124,24 @@ def _figure_sizes(config) -> list:
     cap = sorted(set(config.optimal_dims) | {d for _, d, _, _ in runs})
     scale = "; ".join(f"{prob.upper()} d = {d}: {t} trials per point, {r} refinement rounds, bracketing design"
                       for prob, d, t, r in runs)
-    return [
+    lines = [
         ("1, 2", f"optimal OP and DP at d = {dims(cap)} (largest {max(cap)}); Hebbian at d = "
                  f"{dims(config.hebbian_dims)}; {config.trials} trials per point and round at d <= "
                  f"{max(config.optimal_dims)}" + (f"; {scale}" if scale else "")),
         ("3", f"OP at d = {config.kappa_dim}, kappa = {dims(config.kappas)}, {config.rank_restarts} starts "
               "of the rank-m search"),
         ("4, 5", f"d = {config.spectra_dim}, {config.spectra_instances} instances per configuration"),
-        ("6", f"Hebbian d = {dims(config.accuracy_dims)}; optimal d = {dims(config.accuracy_optimal_dims)}; "
-              f"Adam d = {dims(config.accuracy_adam_dims)}; {config.accuracy_trials} instances per load"),
-        ("7", f"d = {config.outputs_dim}, K = {dims(config.outputs_grid)}"),
-    ] + ([("8", f"d = {dims(config.zipf_dims)}, a = {dims(config.zipf_exponents)}, N = {config.zipf_overload:g} "
-                f"p_c(d) facts, {config.zipf_trials} instances per (d, a), OP")] if config.zipf_dims else [])
+    ]
+    if config.accuracy_dims or config.accuracy_optimal_dims or config.accuracy_adam_dims:
+        lines.append(("6", f"Hebbian d = {dims(config.accuracy_dims)}; optimal d = "
+                           f"{dims(config.accuracy_optimal_dims)}; Adam d = {dims(config.accuracy_adam_dims)}; "
+                           f"{config.accuracy_trials} instances per load"))
+    if config.outputs_grid:
+        lines.append(("7", f"d = {config.outputs_dim}, K = {dims(config.outputs_grid)}"))
+    if config.zipf_dims:
+        lines.append(("8", f"d = {dims(config.zipf_dims)}, a = {dims(config.zipf_exponents)}, N = "
+                           f"{config.zipf_overload:g} p_c(d) facts, {config.zipf_trials} instances per (d, a), OP"))
+    return lines
 
 
 def _run_section(config, run) -> str:

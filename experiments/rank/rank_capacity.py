@@ -43,7 +43,8 @@ from experiments.provenance import read_record, write_record
 
 SEED = 0
 # d -> starts per search (the saturated setting of experiments/rank/README.md: at d = 16, 32 eight
-# starts lose 1.5 % of what 32 store, and at d = 32, 64 every stored instance was stored by start 0)
+# starts store nearly all that 32 store, notes/rank_search.md section 7; fewer at d = 64, where a
+# not_found search costs 3-4 s per start)
 RESTARTS = {16: 8, 32: 8, 64: 4}
 KAPPAS = (0.25, 0.5, 0.75)
 # d -> (trials per grid point, refinement rounds, half-width of the first grid in ln p)

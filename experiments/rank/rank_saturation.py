@@ -13,14 +13,15 @@ storing start (``info["stored_start"]``) is below ``R``.  The page
 R = 1, 2, 4, 8, 16, 32, the counts of ``not_stored`` (full-rank certificate),
 ``not_found`` (lower-bound verdict) and ``undecided`` trials, and the saturation
 point: the smallest R from which on every P(stored | R') lies in the interval of
-P(stored | 32).
+P(stored | 32).  A summary (where the stored instances were stored, what fewer starts lose)
+goes into section 7 of ``notes/rank_search.md``.
 
 The per-trial records are kept (and reused on a rerun) in ``experiments/rank/rank_saturation.jsonl``, the
 committed data, with a provenance record; ``--render`` rewrites the page block from them without solving.
 
 Usage::
 
-    python -m experiments.rank.rank_saturation              # measure (about 20 min), write the data and the page
+    python -m experiments.rank.rank_saturation              # measure (about 12 min), write the data and the page
     python -m experiments.rank.rank_saturation --records F  # per-trial records kept (and reused) in F instead
     python -m experiments.rank.rank_saturation --render     # the page from the committed data
 """
@@ -49,6 +50,7 @@ TIME_LIMIT = 600.0
 CONFIGS = tuple((d, problem, kappa) for d in (16, 32) for kappa in (0.5, 0.25) for problem in ("dp", "op"))
 HERE = pathlib.Path(__file__).resolve().parent
 PAGE = HERE / "README.md"
+NOTE = HERE.parent.parent / "notes" / "rank_search.md"
 DATA, PROVENANCE = HERE / "rank_saturation.jsonl", HERE / "rank_saturation.provenance.json"
 
 
@@ -133,7 +135,42 @@ def write(results, seconds, done) -> str:
             f"multiples of the finite-size theory `replica.capacity(d, kappa=kappa).p_c` "
             f"(`notes/alpha_c_kappa.md`).\n\n" + table(results))
     write_block(PAGE, "rank_saturation", demote_headings(text), "rank_saturation")
+    write_block(NOTE, "rank_saturation_summary", summary(results), "rank_saturation")
     return text
+
+
+def _plural(n, word):
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def summary(results) -> str:
+    """The note's summary of the run: where the stored instances were stored, and what fewer starts lose."""
+    records = [r for _, rs in results for r in rs]
+    first = [r["stored_start"] for r in records if r["stored_start"] is not None]
+    by = {"start 0": sum(s == 0 for s in first), "start 1": sum(s == 1 for s in first),
+          "starts 2-7": sum(2 <= s < 8 for s in first), f"starts 8-{MAX_STARTS - 1}": sum(s >= 8 for s in first)}
+    counts = {s: sum(r["status"] == s for r in records) for s in ("not_stored", "not_found", "undecided")}
+    stored = len(first)
+    lines = [f"* {stored} of {len(records)} instances stored: "
+             + ", ".join(f"{n} by {where}" for where, n in by.items()) + ". "
+             + ", ".join(f"{n} `{s}`" for s, n in counts.items()) + "."]
+    losses = []
+    for r in (8, 1):
+        lost = stored - sum(s < r for s in first)
+        losses.append(f"`restarts={r}` loses {lost} of the {stored} ({100 * lost / max(1, stored):.1f} %)")
+    change = max(results, key=lambda item: (stored_within(item[1], MAX_STARTS)[0] - stored_within(item[1], 1)[0])
+                 / max(1, stored_within(item[1], 1)[1]))
+    (d, problem, kappa, p, load), rs = change
+    one, n = stored_within(rs, 1)
+    full, _ = stored_within(rs, MAX_STARTS)
+    lines.append(f"* {losses[0]}, {losses[1]}. The largest change of P(stored) in one row: {problem.upper()}, $d = {d}$, "
+                 f"$\\kappa = {kappa:g}$ (rank {int(round(kappa * d))}) at {load:.1f} $p_c$, {one} of {n} stored at "
+                 f"$R = 1$ and {full} of {n} at $R = {MAX_STARTS}$.")
+    for d in sorted({key[0] for key, _ in results}):
+        late = sum(r["stored_start"] is not None and r["stored_start"] > 0
+                   for key, rs in results if key[0] == d for r in rs)
+        lines.append(f"* At $d = {d}$, {_plural(late, 'instance')} needed a start after the first.")
+    return "\n".join(lines) + "\n"
 
 
 def _load_records(path):

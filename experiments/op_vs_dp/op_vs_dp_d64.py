@@ -10,7 +10,7 @@ in ``results.sqlite`` there (not committed), so an interrupted run resumes.
 
 Usage::
 
-    python -m experiments.op_vs_dp.op_vs_dp_d64            # measure (about 40 min on one core)
+    python -m experiments.op_vs_dp.op_vs_dp_d64            # measure (about 3 min on one core)
     python -m experiments.op_vs_dp.op_vs_dp_d64 --render   # the report, tables and figures from the saved data
 """
 

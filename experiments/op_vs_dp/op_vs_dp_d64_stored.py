@@ -1,7 +1,7 @@
 """OP against DP at d = 64 just below the measured p_c, on stored instances only.
 
 Solves three instances per problem at p = 0.97 x the measured p_c of
-``op_vs_dp_d64/`` (OP 577.6, DP 562.7) with the max-margin refinement on, keeps the
+``op_vs_dp_d64/capacity.csv`` (the optimal-memory rows) with the max-margin refinement on, keeps the
 instances that are stored, and writes their spectra and score statistics (units
 ||W||_F / d) to ``op_vs_dp_d64_stored.json`` (with its provenance record) and the block
 ``op_vs_dp_d64_stored`` of this folder's README.
@@ -14,6 +14,7 @@ Usage::
 
 from __future__ import annotations
 
+import csv
 import json
 import time
 from pathlib import Path
@@ -29,16 +30,24 @@ from experiments.provenance import read_record, write_record
 HERE = Path(__file__).resolve().parent
 DATA, PROVENANCE = HERE / "op_vs_dp_d64_stored.json", HERE / "op_vs_dp_d64_stored.provenance.json"
 D = 64
-MEASURED_P_C = {"op": 577.6, "dp": 562.7}
+CAPACITY = HERE / "op_vs_dp_d64" / "capacity.csv"
 SEEDS = (1000, 1001, 1002)
 COLUMNS = ("fourth_moment", "largest_sv", "competitor_sd", "target_mean", "target_sd", "top_competitor_mean",
            "median_gap")
 
 
+def measured_p_c() -> dict:
+    """``{problem: p_c}`` of the optimal memory at d = 64 in ``op_vs_dp_d64/capacity.csv``."""
+    with CAPACITY.open() as fh:
+        rows = [r for r in csv.DictReader(fh) if r["solver"] == "optimal" and int(r["d"]) == D
+                and float(r["kappa"]) == 1.0]
+    return {r["problem"]: float(r["p_c"]) for r in rows}
+
+
 def measure() -> list[dict]:
     """One row per problem: the means over the stored instances (``stored`` of ``trials``)."""
     out = []
-    for problem, p_c in MEASURED_P_C.items():
+    for problem, p_c in measured_p_c().items():
         p = int(round(0.97 * p_c))
         rows = []
         for seed in SEEDS:

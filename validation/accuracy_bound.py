@@ -41,8 +41,8 @@ from replica.common.results import Result
 
 from .ensembles import check_square_instance
 from .recall import recall_check
-from .bound_milp import (BOUND_SLACK, BOX_TOLERANCE, INTEGRALITY, bound_message, constraint_rows, search_matrix,
-                         smallest_box, solve_milp)
+from .bound_milp import (BOUND_SLACK, BOX_TOLERANCE, INTEGRALITY, bound_message, constraint_rows, count_units,
+                         search_matrix, smallest_box, solve_milp)
 from .weighted_bound import checked_top, checked_weights, weighted_bound_fields
 
 __all__ = ["accuracy_bound", "AccuracyBound", "constraint_rows", "check_bound_arguments"]
@@ -289,7 +289,7 @@ def accuracy_bound(instance, *, W_search=None, box=1e4, time_limit=60.0, mip_rel
     elif check_lower is not None and status == "exact" and check_lower == check_upper == upper:
         binding = False
     message = bound_message(status, (lower, upper), B, (binding, check_box, check_lower, check_upper), notes,
-                            total=p)
+                            count_units(p))
     return AccuracyBound(
         recalled_lower=int(lower), recalled_upper=int(upper), recalled_any=int(max(best_any, lower)),
         p=p, d=d, problem=instance.problem,

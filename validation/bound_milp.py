@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
@@ -20,7 +21,7 @@ from .ensembles import check_square_instance
 from .solvers import solve
 
 __all__ = ["BOUND_SLACK", "BOX_TOLERANCE", "INTEGRALITY", "constraint_rows", "solve_milp", "search_matrix",
-           "smallest_box", "bound_message"]
+           "smallest_box", "bound_message", "BoundUnits", "count_units"]
 
 BOUND_SLACK = 1e-6  # floor(dual bound + slack): HiGHS's bound on an integer objective
 BOX_TOLERANCE = 1e-6  # relative: an incumbent at margin 1 - 1e-7 still counts as in the box
@@ -111,27 +112,45 @@ def search_matrix(instance, W_search):
     return W
 
 
-def bound_message(status, bracket, B, box_check, notes, *, what=("count", "count"), total="{p}", fmt="d",
-                  exact_note="") -> str:
+class BoundUnits(NamedTuple):
+    """How a bound message names and prints its quantity (:func:`bound_message`).
+
+    ``name`` is what is bounded (``"count"``, ``"recalled weight"``), ``short`` its name in the
+    box-check sentence, ``total`` the printed maximum, ``fmt`` the format of a value and
+    ``exact_note`` what follows an exact value.
+    """
+
+    name: str
+    short: str
+    total: str
+    fmt: str
+    exact_note: str = ""
+
+
+def count_units(p: int) -> BoundUnits:
+    """The units of a bound on the number of facts recalled, out of ``p``."""
+    return BoundUnits("count", "count", str(p), "d")
+
+
+def bound_message(status, bracket, B, box_check, notes, units: BoundUnits) -> str:
     """The one-line message of an :class:`~validation.accuracy_bound.AccuracyBound`.
 
-    ``bracket = (lower, upper)`` is the certified bracket on the best ``what[0]`` (``"count"``,
-    or ``"recalled weight"``) out of ``total``, each printed with ``fmt``; ``box_check =
-    (binding, check_box, check_lower, check_upper)`` is the check of the box at ten times its
-    size, whose sentence names ``what[1]`` (``"count"`` or ``"weight"``).
+    ``bracket = (lower, upper)`` is the certified bracket on the best value of ``units``;
+    ``box_check = (binding, check_box, check_lower, check_upper)`` is the check of the box
+    at ten times its size; ``notes`` are appended.
     """
     lower, upper = bracket
     binding, check_box, check_lower, check_upper = box_check
-    long, short = what
+    long, total, fmt = units.name, units.total, units.fmt
     lo, up = format(lower, fmt), format(upper, fmt)
     if status in ("exact", "bracket", "time_limit"):
-        head = {"exact": f"best {long} in the box: {lo} of {total}{exact_note}",
+        head = {"exact": f"best {long} in the box: {lo} of {total}{units.exact_note}",
                 "bracket": f"{lo} <= best {long} <= {up} of {total} (certified for the box)",
                 "time_limit": f"budget ran out: {lo} <= best {long} <= {up} of {total}"}[status]
     else:
         head = f"no certified bound: {lo} <= best {long} <= {total} (trivial)"
     inconclusive = ("box not checked" if check_lower is None else
                     f"box check inconclusive ({format(check_lower, fmt)}..{format(check_upper, fmt)} at {10 * B:g})")
-    box_word = {True: "box binds", False: f"same {short} at {10 * B:g} (evidence, not a proof, "
+    box_word = {True: "box binds", False: f"same {units.short} at {10 * B:g} (evidence, not a proof, "
                 "for unbounded W)", None: "box not checked" if not check_box else inconclusive}[binding]
     return "; ".join([f"{head}, for W in [-{B:g}, {B:g}]^(d x d) at margin 1", box_word] + notes)

@@ -13,13 +13,14 @@ import time
 
 import numpy as np
 
-from .bound_milp import (BOUND_SLACK, BOX_TOLERANCE, INTEGRALITY, bound_message, constraint_rows, search_matrix,
-                         smallest_box, solve_milp)
+from .bound_milp import (BOUND_SLACK, BOX_TOLERANCE, INTEGRALITY, BoundUnits, bound_message, constraint_rows,
+                         search_matrix, smallest_box, solve_milp)
 from .recall import recall_check
 
 __all__ = ["checked_weights", "checked_top", "weighted_bound_fields"]
 
 _MASS_CLOSED = 1e-5  # a weighted bracket this narrow is "exact": HiGHS's absolute gap 1e-6 plus the slack
+_WEIGHT_UNITS = BoundUnits("recalled weight", "weight", "1", ".6f", f" (to {_MASS_CLOSED:g})")
 
 
 def checked_weights(instance, weights):
@@ -153,8 +154,7 @@ def weighted_bound_fields(instance, w, top, W_search, settings, start) -> dict:
         binding = False
     check_lower, check_upper = (None, None) if check is None else check
     message = bound_message(status, (lower, upper), B, (binding, check_box, check_lower, check_upper), notes,
-                            what=("recalled weight", "weight"), total="1", fmt=".6f",
-                            exact_note=f" (to {_MASS_CLOSED:g})")
+                            _WEIGHT_UNITS)
     return dict(
         recalled_lower=int(lower_count), recalled_upper=int(p), recalled_any=int(any_count), p=p, d=d,
         problem=instance.problem, seconds=time.perf_counter() - start, box=B, box_binding=binding,

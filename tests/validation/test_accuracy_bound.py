@@ -247,16 +247,16 @@ def test_bad_weights():
 
 
 def test_bound_message_counts_and_weights():
-    from validation.bound_milp import bound_message
+    from validation.bound_milp import BoundUnits, bound_message, count_units
 
     # counts: integers out of p; the box check at ten times the box was inconclusive
-    msg = bound_message("bracket", (3, 5), 2.0, (None, True, 3, 6), ["n1"], total=8)
+    msg = bound_message("bracket", (3, 5), 2.0, (None, True, 3, 6), ["n1"], count_units(8))
     assert msg == ("3 <= best count <= 5 of 8 (certified for the box), for W in [-2, 2]^(d x d) at margin 1; "
                    "box check inconclusive (3..6 at 20); n1")
     # weights: six decimals out of 1, the closing tolerance named on an exact result
     msg = bound_message("exact", (0.25, 0.25), 1.0, (False, True, 0.25, 0.25), [],
-                        what=("recalled weight", "weight"), total="1", fmt=".6f", exact_note=" (to 1e-05)")
+                        BoundUnits("recalled weight", "weight", "1", ".6f", " (to 1e-05)"))
     assert msg == ("best recalled weight in the box: 0.250000 of 1 (to 1e-05), for W in [-1, 1]^(d x d) at margin 1; "
                    "same weight at 10 (evidence, not a proof, for unbounded W)")
-    assert bound_message("failed", (2, 7), 1.0, (None, False, None, None), [], total=7).startswith(
+    assert bound_message("failed", (2, 7), 1.0, (None, False, None, None), [], count_units(7)).startswith(
         "no certified bound: 2 <= best count <= 7 (trivial)")

@@ -15,11 +15,11 @@ saturated setting of ``experiments/rank/README.md``.  The page is rewritten afte
 row, so an interrupted run leaves the rows it finished.
 
 The rows are saved in ``experiments/rank/rank_capacity.json`` with a provenance record; ``--render`` rewrites
-the page block from them.
+the page block, and the summary table in section 7 of ``notes/rank_search.md``, from them.
 
 Usage::
 
-    python -m experiments.rank.rank_capacity                 # every row of ROWS (about 30 min)
+    python -m experiments.rank.rank_capacity                 # every row of ROWS (about 26 min)
     python -m experiments.rank.rank_capacity --render        # the page from the committed data
     python -m experiments.rank.rank_capacity --d 16 32       # only these dimensions (the page holds the rows of the run)
     python -m experiments.rank.rank_capacity --out DIR       # trials kept in the result store DIR (reused on a rerun)
@@ -52,6 +52,7 @@ DESIGN = {16: (32, 2, 0.25), 32: (16, 1, 0.2), 64: (8, 1, 0.1)}
 ROWS = tuple((d, problem, kappa) for d in (16, 32, 64) for kappa in KAPPAS for problem in ("dp", "op"))
 HERE = pathlib.Path(__file__).resolve().parent
 PAGE = HERE / "README.md"
+NOTE = HERE.parent.parent / "notes" / "rank_search.md"
 DATA, PROVENANCE = HERE / "rank_capacity.json", HERE / "rank_capacity.provenance.json"
 
 
@@ -102,7 +103,45 @@ def write(rows, seconds, done) -> str:
             f"`--out DIR` reuses the trials in the store: then the seconds are those of the rerun.\n\n"
             + head + "\n".join(_row(r) for r in rows) + "\n")
     write_block(PAGE, "rank_capacity", demote_headings(text), "rank_capacity")
+    write_block(NOTE, "rank_capacity_summary", note_summary(rows), "rank_capacity")
     return text
+
+
+def _rel(r) -> float:
+    return 100 * (r["p_c"] / r["theory"] - 1)
+
+
+def note_summary(rows) -> str:
+    """The note's table: measured p_c beside the conjecture per kappa, DP and OP, and the ranges of the differences."""
+    found = {(r["problem"], r["d"], r["kappa"]): r for r in rows if r["p_c"] is not None}
+    dims = sorted({r["d"] for r in rows})
+    kappas = sorted({r["kappa"] for r in rows})
+    head = ("| $\\kappa$ | " + " | ".join(f"{q.upper()} $d = {d}$" for q in ("dp", "op") for d in dims) + " |\n"
+            + "|---" * (1 + 2 * len(dims)) + "|")
+    lines = [head]
+    for kappa in kappas:
+        cells = []
+        for q in ("dp", "op"):
+            for d in dims:
+                r = found.get((q, d, kappa))
+                cells.append("-" if r is None else f"{r['p_c']:.1f} vs {r['theory']:.1f} ({_rel(r):+.1f} %)")
+        lines.append(f"| {kappa:g} | " + " | ".join(cells) + " |")
+    ranges = []
+    for q in ("dp", "op"):
+        rel = [_rel(r) for key, r in found.items() if key[0] == q]
+        if rel:
+            ranges.append(f"{q.upper()} {min(rel):+.1f} to {max(rel):+.1f} %")
+    inside = []
+    for q in ("dp", "op"):
+        mine = [r for key, r in found.items() if key[0] == q]
+        hits = [r for r in mine if r["p_c_low"] is not None and r["p_c_high"] is not None
+                and r["p_c_low"] <= r["theory"] <= r["p_c_high"]]
+        where = ", ".join(f"d = {r['d']} kappa = {r['kappa']:g}" for r in hits)
+        inside.append(f"{len(hits)} of the {len(mine)} {q.upper()} rows" + (f" ({where})" if hits else ""))
+    lines += ["", f"Measured against theory: {'; '.join(ranges)}. The theory lies inside the 95 % interval of "
+                  f"{' and '.join(inside)}.  Every row with `not_found` trials is a lower bound (column *kind* "
+                  "of the page)."]
+    return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> None:

@@ -28,7 +28,7 @@ results.  One process, one thread.
 
 Usage::
 
-    python -m experiments.spectra.rank_spectra            # measure (about 30 min on one core), save, render
+    python -m experiments.spectra.rank_spectra            # measure (about 14 min on one core), save, render
     python -m experiments.spectra.rank_spectra --render   # the page and figure from the committed data
 """
 

@@ -347,7 +347,7 @@ def _workers(executor) -> str:
     if kind is None:
         return "serial (one process)"
     n = getattr(executor, "workers", None)
-    return kind + (f", {n} workers" if n else "")
+    return kind + (f", {n} worker{'s' if n != 1 else ''}" if n else "")
 
 
 def _theory_curves(config):

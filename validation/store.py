@@ -28,9 +28,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import ClassVar, Iterable
 
-import numpy as np
 
-from replica.common.results import Result
+from replica.common.results import Result, numpy_to_json
 from replica.common.seeds import resolve_seed
 
 __all__ = ["ResultStore", "APPLICATION_ID", "SCHEMA_VERSION", "STORE_FILENAME", "package_version",
@@ -238,7 +237,7 @@ class ResultStore:
             None if record.get("instance_seed") is None else str(record["instance_seed"]),
             record.get("seconds"),
             record.get("error"),
-            json.dumps(record, default=_json_default, allow_nan=True),
+            json.dumps(record, default=numpy_to_json, allow_nan=True),
         ]
         cols = ", ".join(list(KEY_COLUMNS) + list(_VALUE_COLUMNS[:-1]))
         marks = ", ".join("?" * len(row))
@@ -303,11 +302,3 @@ class ResultStore:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def _json_default(obj):
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, np.generic):
-        return obj.item()
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["Result", "json_safe", "finite_or_none"]
+__all__ = ["Result", "json_safe", "finite_or_none", "numpy_to_json"]
 
 
 def finite_or_none(value) -> float | None:
@@ -35,6 +35,19 @@ def finite_or_none(value) -> float | None:
         return None
     x = float(value)
     return x if math.isfinite(x) else None
+
+
+def numpy_to_json(value):
+    """The ``default`` hook of ``json.dump`` for numpy values: arrays as lists, scalars as Python numbers.
+
+    Unlike :func:`json_safe` it keeps NaN and infinities (``json`` writes them as ``NaN``
+    and ``Infinity``), for files that this package reads back itself.
+    """
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
 def json_safe(value: Any) -> Any:

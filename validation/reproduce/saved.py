@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 
-import numpy as np
+from replica.common.results import numpy_to_json
 
 from ..accuracy import AccuracyCurve
 from .config import ReproduceConfig
@@ -28,15 +28,6 @@ _FORMAT = 1
 def _tuples(value):
     """Lists (from JSON) back to the tuples the configuration holds, at every depth."""
     return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
-
-
-def _plain(value):
-    """numpy scalars and arrays as JSON values (NaN stays NaN: the report prints it as such)."""
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 def config_from_dict(values: dict) -> ReproduceConfig:
@@ -64,7 +55,7 @@ def save_run(out, config: ReproduceConfig, data: ReproduceData, run: dict) -> st
     }
     path = os.path.join(out, DATA_FILE)
     with open(path, "w") as fh:
-        json.dump(payload, fh, default=_plain)
+        json.dump(payload, fh, default=numpy_to_json)
         fh.write("\n")
     return path
 

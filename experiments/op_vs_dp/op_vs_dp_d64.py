@@ -16,13 +16,13 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 import sys
 from dataclasses import replace
 
 from validation.reproduce import FULL, render_saved, reproduce
 from validation.sweep import make_executor
+from experiments.pages import render_only
 from experiments.provenance import write_record
 
 OUT = pathlib.Path(__file__).resolve().parent / "op_vs_dp_d64"
@@ -34,11 +34,7 @@ CONFIG = replace(FULL, name="op-vs-dp-d64", optimal_dims=(64,), hebbian_dims=(64
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--render", action="store_true",
-                        help="write the report, tables and figures from the saved data, without measuring")
-    args = parser.parse_args(argv)
-    if args.render:
+    if render_only(__doc__.splitlines()[0], argv):
         render_saved(str(OUT))
         return 0
     executor = make_executor("local", workers=1)

@@ -78,7 +78,7 @@ def summary(d, problem, kappa, est, theory, seconds) -> dict:
 
 
 def _row(r) -> str:
-    rel = "nan" if r["p_c"] is None else f"{100 * (r['p_c'] / r['theory'] - 1):+.1f} %"
+    rel = "nan" if r["p_c"] is None else f"{_rel(r):+.1f} %"
     kind = "lower bound" if r["lower_bound"] else "estimate"
     return (f"| {r['problem'].upper()} | {r['d']} | {r['kappa']:g} | {r['theory']:.1f} | {_num(r['p_c'])} "
             f"[{_num(r['p_c_low'])}, {_num(r['p_c_high'])}] | {rel} | {kind} | {r['trials']} | "

@@ -126,14 +126,11 @@ def note_summary(rows) -> str:
                 r = found.get((q, d, kappa))
                 cells.append("-" if r is None else f"{r['p_c']:.1f} vs {r['theory']:.1f} ({_rel(r):+.1f} %)")
         lines.append(f"| {kappa:g} | " + " | ".join(cells) + " |")
-    ranges = []
-    for q in ("dp", "op"):
-        rel = [_rel(r) for key, r in found.items() if key[0] == q]
-        if rel:
-            ranges.append(f"{q.upper()} {min(rel):+.1f} to {max(rel):+.1f} %")
-    inside = []
+    ranges, inside = [], []
     for q in ("dp", "op"):
         mine = [r for key, r in found.items() if key[0] == q]
+        if mine:
+            ranges.append(f"{q.upper()} {min(map(_rel, mine)):+.1f} to {max(map(_rel, mine)):+.1f} %")
         hits = [r for r in mine if r["p_c_low"] is not None and r["p_c_high"] is not None
                 and r["p_c_low"] <= r["theory"] <= r["p_c_high"]]
         where = ", ".join(f"d = {r['d']} kappa = {r['kappa']:g}" for r in hits)

@@ -56,12 +56,15 @@ class ReproduceData:
 
 
 def write_outputs(out, config, data: ReproduceData, run=None) -> dict:
-    """Draw the figures, write the CSV tables and ``report.md``; return their paths.
+    """Draw the figures, write the CSV tables and ``report.md``; return their paths and the run record.
 
     ``data`` holds what the run measured (:class:`ReproduceData`).  ``run`` (optional)
     holds the wall times of the run (``stages``: name -> seconds, ``start``: its
     ``time.perf_counter()`` at the start, ``workers``: a description); the report
-    states them, the total up to the report's own writing included.
+    states them, with the total up to the report's own writing (``total``, measured here
+    unless ``run`` already has it, as a run read back by
+    :func:`~validation.reproduce.saved.render_saved` does).  The returned ``"run"`` is
+    that record with its ``total``.
     """
     estimates, meas_specs, measurements = data.estimates, data.specs, data.measurements
     theory, accuracy, outputs = data.theory, data.accuracy, data.outputs
@@ -98,8 +101,10 @@ def write_outputs(out, config, data: ReproduceData, run=None) -> dict:
         figs["fig8"], text["fig8"] = figure_zipf(out, config, data.zipf)
     gap_table, gap_rows = table_op_dp_gap(out, config, cap_rows)
     tables.append(gap_table)
+    if run is not None and "total" not in run:  # the run's wall time up to the report, as the report states it
+        run = {**run, "total": time.perf_counter() - run["start"]}
     report = _write_report(out, config, figs, text, cmp_rows, cap_rows, gap_rows, run)
-    return {"figures": list(figs.values()), "tables": tables, "report": report}
+    return {"figures": list(figs.values()), "tables": tables, "report": report, "run": run}
 
 
 def _md_table(rows, columns, digits=3):
@@ -148,8 +153,6 @@ def _run_section(config, run) -> str:
     """The report's account of the run: wall times and the sizes of every figure."""
     lines = ["## The run\n"]
     if run is not None:
-        if "total" not in run:  # kept, so that the report written again from the saved run says the same
-            run["total"] = time.perf_counter() - run["start"]
         total = run["total"]
         figures = total - sum(run["stages"].values())
         lines.append(f"Wall time of this invocation: {total:.0f} s ({total / 60:.1f} min), executor: "

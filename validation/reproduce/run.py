@@ -330,7 +330,7 @@ def reproduce(out, config: ReproduceConfig = QUICK, executor=None, progress=None
            "alongside": None if lane is None else (lane.seconds, alongside)}
     data = ReproduceData(estimates, specs, measurements, theory, accuracy, outputs, zipf)
     written = write_outputs(out, config, data, run)
-    save_run(out, config, data, run)
+    save_run(out, config, data, written["run"])
     zipf_measurements = zipf["measurements"] if zipf else []
     trials_run = (sum(c["trials"] for e in estimates + outputs for c in e["curve"]) + measured
                   + sum(pt.trials + pt.errors for c in accuracy for pt in c.points)

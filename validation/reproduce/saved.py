@@ -38,8 +38,8 @@ def config_from_dict(values: dict) -> ReproduceConfig:
 def save_run(out, config: ReproduceConfig, data: ReproduceData, run: dict) -> str:
     """Write ``OUT/reproduce_data.json``: the configuration, the measured data and the run's wall times.
 
-    ``run`` is the dictionary :func:`~validation.reproduce.report.write_outputs` was given;
-    its ``total`` (set when the report was written) is kept, its clock start is not.
+    ``run`` is the run record :func:`~validation.reproduce.report.write_outputs` returned;
+    its ``total`` (the wall time the report states) is kept, its clock start is not.
     """
     payload = {
         "format": _FORMAT,

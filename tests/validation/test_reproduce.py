@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from validation.reproduce import FULL, QUICK, render_saved, reproduce
-from validation.reproduce.saved import DATA_FILE, config_from_dict, load_run
+from validation.reproduce import FULL, QUICK, ReproduceConfig, render_saved, reproduce
+from validation.reproduce.saved import DATA_FILE, load_run
 from validation.store import ResultStore
 
 
@@ -120,7 +120,7 @@ def _assert_render_saved_writes_the_same(out):
 def test_saved_configurations_read_back_equal():
     # provenance: the configurations of the package, written by to_dict and read back
     for config in (QUICK, FULL, _tiny()):
-        assert config_from_dict(config.to_dict()) == config
+        assert ReproduceConfig.from_dict(config.to_dict()) == config
 
 
 def test_render_saved_without_data_is_a_clear_error(tmp_path):

@@ -134,6 +134,16 @@ class ReproduceConfig:
         """JSON-safe dictionary of the configuration."""
         return json_safe(asdict(self))
 
+    @classmethod
+    def from_dict(cls, values: dict) -> ReproduceConfig:
+        """The configuration of a :meth:`to_dict` payload (its lists read back as tuples)."""
+        return cls(**{key: _tuples(value) for key, value in values.items()})
+
+
+def _tuples(value):
+    """Lists (from JSON) back to the tuples a configuration holds, at every depth."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
 
 QUICK = ReproduceConfig(name="quick", optimal_solver="optimal", optimal_dims=(8, 12, 16),
                         hebbian_dims=(8, 16, 32), hebbian_ensemble="gaussian", kappa_dim=12,

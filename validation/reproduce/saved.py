@@ -25,16 +25,6 @@ DATA_FILE = "reproduce_data.json"
 _FORMAT = 1
 
 
-def _tuples(value):
-    """Lists (from JSON) back to the tuples the configuration holds, at every depth."""
-    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
-
-
-def config_from_dict(values: dict) -> ReproduceConfig:
-    """The :class:`ReproduceConfig` of :meth:`ReproduceConfig.to_dict`."""
-    return ReproduceConfig(**{key: _tuples(v) for key, v in values.items()})
-
-
 def save_run(out, config: ReproduceConfig, data: ReproduceData, run: dict) -> str:
     """Write ``OUT/reproduce_data.json``: the configuration, the measured data and the run's wall times.
 
@@ -90,7 +80,7 @@ def load_run(out) -> tuple[ReproduceConfig, ReproduceData, dict]:
     if run.get("alongside"):
         seconds, runs = run["alongside"]
         run["alongside"] = (seconds, [tuple(r) for r in runs])
-    return config_from_dict(payload["config"]), data, run
+    return ReproduceConfig.from_dict(payload["config"]), data, run
 
 
 def render_saved(out) -> dict:

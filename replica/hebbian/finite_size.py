@@ -147,6 +147,7 @@ class HebbianCapacityResult(BitsPerParameter, Result):
     status: str
     message: str
     validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
+    model: str = ""  # the registry model that computed it (replica.common.registry)
 
 
 _SECANT_STEPS = 12  # secant steps on ln(-ln P) before the bracketed Brent search

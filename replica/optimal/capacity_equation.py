@@ -106,6 +106,7 @@ class CapacityResult(BitsPerParameter, Result):
     ensemble: str = "gaussian"
     effective_weights: int = 0  # N_eff in p E[C] = F N_eff: d^2, or d (K - 1) for the OP with K <= d
     validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
+    model: str = ""  # the registry model that computed it (replica.common.registry)
 
 
 def capacity_regime(result: CapacityResult) -> dict:

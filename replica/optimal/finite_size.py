@@ -218,6 +218,7 @@ class MarginCapacityResult(Result):
     ensemble: str = "gaussian"
     scale_fluctuations: bool = True  # averaged over the per-block field scales
     validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
+    model: str = ""  # the registry model that computed it (replica.common.registry)
 
 
 SCALE_NODES = 4

@@ -250,6 +250,7 @@ class ImageMarginResult(Result):
     converged: bool
     message: str
     validity: Validity | None = None
+    model: str = ""  # the registry model that computed it (replica.common.registry)
 
 
 def _estimate(costs, control, r, control_mean, control_err):

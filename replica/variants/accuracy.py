@@ -134,6 +134,7 @@ class OptimalAccuracyResult(Result):
     converged: bool
     message: str
     validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
+    model: str = ""  # the registry model that computed it (replica.common.registry)
 
 
 class _KeptBlocks:
@@ -283,6 +284,7 @@ class AccuracyCapacityResult(BitsPerParameter, Result):
     converged: bool
     message: str
     validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
+    model: str = ""  # the registry model that computed it (replica.common.registry)
 
 
 _P_MAX = 1e12

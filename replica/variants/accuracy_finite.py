@@ -66,6 +66,7 @@ class FiniteSizeAccuracyResult(Result):
     converged: bool = True
     message: str = ""
     validity: Validity | None = None
+    model: str = ""  # the registry model that computed it (replica.common.registry)
 
 
 @reports_validity("finite_size_accuracy", lambda r: {"d": r.d, "load": r.p / reference_p_c(r.d), "kappa": r.kappa,

@@ -144,6 +144,7 @@ class CovarianceHebbianAccuracy(Result):
     converged: bool
     message: str
     validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
+    model: str = ""  # the registry model that computed it (replica.common.registry)
 
 
 def _fresh_failure_sample(lam_in, lam_out, p, size, seed):

@@ -269,6 +269,7 @@ class FewOutputsCapacityResult(Result):
     converged: bool = True
     message: str = ""
     validity: Validity | None = field(default=None)
+    model: str = ""  # the registry model that computed it (replica.common.registry)
 
     @property
     def alpha(self) -> float:

@@ -331,6 +331,7 @@ class RectangularHebbianCapacityResult(BitsPerParameter, Result):
     status: str
     message: str
     validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
+    model: str = ""  # the registry model that computed it (replica.common.registry)
 
     def memory_shape(self) -> tuple:
         """``(d_in, d_out, 1.0)``: a full-rank memory."""

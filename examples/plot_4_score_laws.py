@@ -7,7 +7,7 @@ competitors (the wrong outputs) start as Gaussians of unit variance and the targ
 score as another; the optimal ``W`` lifts the target and pushes the competitors above a
 water level :math:`L^*` down to it, so that after filling the target sits just above
 the top competitor. The theory gives the law of every field:
-``replica.optimal_score_laws(p)`` summarises it and ``replica.sample_optimal_scores(p)``
+``replica.optimal.optimal_score_laws(p)`` summarises it and ``replica.optimal.sample_optimal_scores(p)``
 draws exact samples of it.
 
 We compare those laws with the scores of an optimal memory found by the certified
@@ -60,8 +60,8 @@ top_competitors = np.concatenate(top_competitors)
 # compare with: the p pairs are then exactly at the capacity of margin m.
 
 margin = float(np.mean(margins))
-laws = replica.optimal_score_laws(p, margin=margin, seed=0)
-sample = replica.sample_optimal_scores(p, margin=margin, size=100_000, seed=0)
+laws = replica.optimal.optimal_score_laws(p, margin=margin, seed=0)
+sample = replica.optimal.sample_optimal_scores(p, margin=margin, size=100_000, seed=0)
 print(f"p = {p}, margin {margin:.3f}: target mean, measured {targets.mean():.3f}, theory {laws.target.mean:.3f}")
 print(f"        top competitor mean, measured {top_competitors.mean():.3f}, "
       f"theory {laws.top_competitor.mean:.3f}")

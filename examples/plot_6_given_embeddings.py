@@ -55,7 +55,7 @@ for name, (inputs, outputs) in spectra.items():
 # --------------------------------------------------------
 # Six instances per point. For the optimal memory each is decided (stored, or a
 # certificate that no memory stores it); for the Hebbian rule we record the fraction of
-# facts it recalls, beside ``replica.covariance_hebbian_accuracy``. The instances of the
+# facts it recalls, beside ``replica.variants.covariance_hebbian_accuracy``. The instances of the
 # three geometries share their seeds: the isotropic and the full-rank power-law points
 # of the optimal memory coincide, verdict for verdict.
 
@@ -72,7 +72,7 @@ for name, (input_spectrum, output_spectrum) in spectra.items():
         stored[name].append(verdicts.count("stored") / trials)
         recall[name].append(np.mean([validation.solve(instance, "hebbian").recall_fraction
                                      for instance in instances]))
-        recall_theory[name].append(replica.covariance_hebbian_accuracy(
+        recall_theory[name].append(replica.variants.covariance_hebbian_accuracy(
             d, int(p), input_spectrum=input_spectrum, output_spectrum=output_spectrum, problem="op",
             size=20_000, seed=0).accuracy)
     print(f"{name:>22}: optimal stored fraction {np.round(stored[name], 2).tolist()}")

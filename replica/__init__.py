@@ -1,6 +1,20 @@
 """Replica theory of linear associative memories: capacities, thresholds, spectra.
 
-Pure functions of the parameters (no random instances).  The asymptotic results:
+Pure functions of the parameters (no random instances).  One front end per quantity,
+with its models behind it (``replica.common.registry``; ``model=`` picks one, the
+default is the model the certified measurements support at that point):
+
+* ``capacity(d, kappa, margin, top_k, d_out=, outputs=, problem=, ensemble=)``: ``p_c``
+  of the optimal memory (square, rank ``kappa d``, ``d_out x d``, ``K`` answers, top-k,
+  margin, unit-norm embeddings); ``hebbian_capacity``: the Hebbian rule's.
+* ``max_margin(d, p)``: the largest margin at load ``p``.
+* ``accuracy(d, p, memory=)``: the fraction of facts recalled; ``hebbian_accuracy``
+  (vectorised in ``p``), ``accuracy_capacity`` (the load at a threshold accuracy).
+* ``zipf_error(d, ZipfFacts(N, a))``: the frequency mass not recalled.
+* ``spectrum(kappa)``: the singular-value law at capacity.
+
+Every result names its ``model`` and carries ``validity``: how far that model was
+checked against certified measurements (``replica.validity``).  The asymptotic results:
 
 * ``alpha_c(kappa)``: capacity ``p ln p / d^2`` of an optimal rank-``kappa d`` memory,
   ``F(kappa)/2`` with ``F`` the tail second moment of the quarter-circle law
@@ -8,16 +22,11 @@ Pure functions of the parameters (no random instances).  The asymptotic results:
 * ``expected_max(n)``, ``extreme_value_threshold(n)``, ``MaximumOfGaussians``,
   ``gumbel_expansion``: the extreme-value threshold of the competitors.
 * ``QuarterCircle``, ``TruncatedQuarterCircle``: the predicted singular-value laws.
-* ``hebbian_accuracy``, ``optimal_accuracy``, ``accuracy_capacity``: the fraction of
-  facts recalled and the capacity at a threshold accuracy (e.g. 99 %).
-* ``zipf_error``, ``zipf_frequencies``: the recall error of facts asked with Zipf
-  frequencies ``f_mu = mu^-a / sum_nu nu^-a``.
-* ``rectangular_capacity``, ``rectangular_hebbian_capacity``, ``tail_second_moment_rectangular``:
-  ``d_out x d_in`` memories (budget ``F(kappa; ratio) d_in d_out``).
-* ``covariance_hebbian_accuracy``, ``power_law_spectrum``, ``effective_rank``: correlated
-  embeddings ``Sigma^{1/2} g``.
 
-Derivations are in the project's ``notes/`` folder.
+The pieces behind the front ends (costs, score laws, the saddle point's free entropy)
+are in the subpackages ``replica.optimal``, ``replica.hebbian``, ``replica.variants``,
+``replica.saddle`` and ``replica.asymptotic``.  Derivations are in the project's
+``notes/`` folder.
 """
 
 from __future__ import annotations
@@ -29,97 +38,88 @@ from .asymptotic.quarter_circle import *  # noqa: F403 - the names in quarter_ci
 
 # Heavier modules (numba kernels, quadrature tables) load on first use.
 _LAZY = {
+    # one front end per quantity, its models behind it (replica.quantities, replica.common.registry)
+    "capacity": "replica.quantities", "hebbian_capacity": "replica.quantities", "max_margin": "replica.quantities",
+    "accuracy": "replica.quantities", "zipf_error": "replica.quantities", "spectrum": "replica.quantities",
+    "accuracy_capacity": "replica.variants",
     # how far each prediction was checked against certified measurements (experiments/scoreboard)
     "Validity": "replica.common.validity", "TheoryOffWarning": "replica.common.validity",
-    # recall accuracy: the fraction of facts recalled (notes/recall_accuracy.md)
+    "validity": "replica.common.validity",
+    # the result types of the front ends
+    "CapacityResult": "replica.optimal", "RectangularCapacityResult": "replica.variants",
+    "FewOutputsCapacityResult": "replica.variants", "HebbianCapacityResult": "replica.hebbian",
+    "RectangularHebbianCapacityResult": "replica.variants", "MarginCapacityResult": "replica.optimal",
+    "ImageMarginResult": "replica.optimal", "ImageMarginWarning": "replica.optimal",
+    "OptimalAccuracyResult": "replica.variants", "FiniteSizeAccuracyResult": "replica.variants",
+    "CovarianceHebbianAccuracy": "replica.variants", "AccuracyCapacityResult": "replica.variants",
+    "ZipfError": "replica.variants", "Tolerances": "replica.optimal",
+    # the Hebbian memory's expected accuracy, vectorised in p (notes/recall_accuracy.md)
     "hebbian_accuracy": "replica.variants",
-    "optimal_accuracy": "replica.variants",
-    "OptimalAccuracyResult": "replica.variants",
-    "accuracy_capacity": "replica.variants",
-    "AccuracyCapacityResult": "replica.variants",
-    # recall error of facts with Zipf frequencies (notes/zipf.md)
-    "zipf_error": "replica.variants", "ZipfError": "replica.variants", "zipf_frequencies": "replica.variants",
-    "ZipfFacts": "replica.variants",
-    # finite-size capacity of the decoupled problem (notes/finite_size_capacity.md)
-    "water_filling_cost": "replica.optimal",
-    "expected_cost": "replica.optimal",
-    "ExpectedCostResult": "replica.optimal",
-    "capacity": "replica.optimal",
-    "CapacityResult": "replica.optimal",
-    "max_margin": "replica.optimal",
-    "MarginCapacityResult": "replica.optimal",
-    "Tolerances": "replica.optimal",
-    # the margin with the block cost in the image space R^d (notes/max_margin.md, section 11)
-    "max_margin_image": "replica.optimal", "ImageMarginResult": "replica.optimal",
-    "ImageMarginWarning": "replica.optimal",
-    # K distinct outputs: many facts share an answer (notes/many_to_one.md)
-    "capacity_many_to_one": "replica.optimal",
-    "effective_weights": "replica.optimal",
-    "two_field_cost": "replica.optimal",
-    # exact score law of unit-norm embeddings (notes/sphere_ensemble.md)
-    "ProjectionLaw": "replica.optimal",
-    # predicted score laws of the optimal memory (notes/finite_size_capacity.md)
-    "optimal_score_laws": "replica.optimal",
-    "OptimalScoreLaws": "replica.optimal",
-    "sample_optimal_scores": "replica.optimal",
-    "OptimalScoreSample": "replica.optimal",
-    "summarize_scores": "replica.optimal",
-    "ScoreSummary": "replica.optimal",
-    # Hebbian memory at finite size (notes/hebbian_finite_size.md)
-    "hebbian_success_probability": "replica.hebbian",
-    "hebbian_input_failure_probability": "replica.hebbian",
-    "hebbian_capacity": "replica.hebbian",
-    "HebbianCapacityResult": "replica.hebbian",
-    "hebbian_score_moments": "replica.hebbian",
-    "HebbianScoreMoments": "replica.hebbian",
-    "hebbian_score_laws": "replica.hebbian",
-    "HebbianScoreLaws": "replica.hebbian",
-    # d_out x d_in memories (notes/rectangular.md)
-    "rectangular_capacity": "replica.variants",
-    "RectangularCapacityResult": "replica.variants",
-    "tail_second_moment_rectangular": "replica.variants",
-    "rectangular_hebbian_capacity": "replica.variants",
-    "RectangularHebbianCapacityResult": "replica.variants",
-    # correlated embeddings (notes/covariance.md)
-    # d_out x d_in memories with few outputs: the hull limit (notes/rectangular_few_outputs.md)
-    "few_outputs_capacity": "replica.variants", "FewOutputsCapacityResult": "replica.variants",
-    # the best recall count at the integer p, with the hull correction (notes/recall_accuracy.md, section 7)
-    "finite_size_accuracy": "replica.variants", "FiniteSizeAccuracyResult": "replica.variants",
-    "power_law_spectrum": "replica.variants",
-    "effective_rank": "replica.variants",
-    "covariance_hebbian_accuracy": "replica.variants",
-    "CovarianceHebbianAccuracy": "replica.variants",
+    # Zipf facts (notes/zipf.md) and correlated embeddings (notes/covariance.md)
+    "ZipfFacts": "replica.variants", "zipf_frequencies": "replica.variants",
+    "power_law_spectrum": "replica.variants", "effective_rank": "replica.variants",
     # spectra (notes/spectra.md)
-    "spectrum": "replica.asymptotic",
-    "normalized_singular_values": "replica.asymptotic",
-    "hebbian_spectrum": "replica.asymptotic",
+    "normalized_singular_values": "replica.asymptotic", "hebbian_spectrum": "replica.asymptotic",
     "HebbianSpectrum": "replica.asymptotic",
     # replica-symmetric saddle point (notes/replica_saddle.md)
-    "free_entropy": "replica.saddle",
-    "free_entropy_derivative": "replica.saddle",
-    "saddle_point": "replica.saddle",
-    "SaddlePoint": "replica.saddle",
-    "sample_capacity": "replica.saddle",
-    "SampleCapacity": "replica.saddle",
-    "ReplicaSample": "replica.saddle",
+    "saddle_point": "replica.saddle", "SaddlePoint": "replica.saddle",
+    "sample_capacity": "replica.saddle", "SampleCapacity": "replica.saddle",
+}
+
+# Old names kept for one release (DeprecationWarning on access): old name -> (module, what to use instead).
+# Each resolves to the object it always was (the model itself, not its front end).
+_DEPRECATED = {
+    "MaxMarginResult": ("replica.optimal:MarginCapacityResult", "replica.MarginCapacityResult"),
+    "rectangular_capacity": ("replica.variants", "replica.capacity(d_in, d_out=d_out, model='budget')"),
+    "few_outputs_capacity": ("replica.variants", "replica.capacity(d_in, d_out=d_out, model='hull_budget')"),
+    "capacity_many_to_one": ("replica.optimal", "replica.capacity(d, outputs=K, problem='op')"),
+    "max_margin_image": ("replica.optimal", "replica.max_margin(d, p, model='image')"),
+    "optimal_accuracy": ("replica.variants", "replica.accuracy(d, p, model='replica_symmetric')"),
+    "finite_size_accuracy": ("replica.variants", "replica.accuracy(d, p, model='finite_size_hull')"),
+    "rectangular_hebbian_capacity": ("replica.variants", "replica.hebbian_capacity(d_in, d_out=d_out)"),
+    "covariance_hebbian_accuracy": ("replica.variants", "replica.accuracy(d, p, memory='hebbian', ...)"),
+    "tail_second_moment_rectangular": ("replica.variants", "replica.variants.tail_second_moment_rectangular"),
+    "water_filling_cost": ("replica.optimal", "replica.optimal.water_filling_cost"),
+    "expected_cost": ("replica.optimal", "replica.optimal.expected_cost"),
+    "ExpectedCostResult": ("replica.optimal", "replica.optimal.ExpectedCostResult"),
+    "effective_weights": ("replica.optimal", "replica.optimal.effective_weights"),
+    "two_field_cost": ("replica.optimal", "replica.optimal.two_field_cost"),
+    "ProjectionLaw": ("replica.optimal", "replica.optimal.ProjectionLaw"),
+    "optimal_score_laws": ("replica.optimal", "replica.optimal.optimal_score_laws"),
+    "OptimalScoreLaws": ("replica.optimal", "replica.optimal.OptimalScoreLaws"),
+    "sample_optimal_scores": ("replica.optimal", "replica.optimal.sample_optimal_scores"),
+    "OptimalScoreSample": ("replica.optimal", "replica.optimal.OptimalScoreSample"),
+    "summarize_scores": ("replica.optimal", "replica.optimal.summarize_scores"),
+    "ScoreSummary": ("replica.optimal", "replica.optimal.ScoreSummary"),
+    "hebbian_success_probability": ("replica.hebbian", "replica.hebbian.hebbian_success_probability"),
+    "hebbian_input_failure_probability": ("replica.hebbian", "replica.hebbian.hebbian_input_failure_probability"),
+    "hebbian_score_moments": ("replica.hebbian", "replica.hebbian.hebbian_score_moments"),
+    "HebbianScoreMoments": ("replica.hebbian", "replica.hebbian.HebbianScoreMoments"),
+    "hebbian_score_laws": ("replica.hebbian", "replica.hebbian.hebbian_score_laws"),
+    "HebbianScoreLaws": ("replica.hebbian", "replica.hebbian.HebbianScoreLaws"),
+    "free_entropy": ("replica.saddle", "replica.saddle.free_entropy"),
+    "free_entropy_derivative": ("replica.saddle", "replica.saddle.free_entropy_derivative"),
+    "ReplicaSample": ("replica.saddle", "replica.saddle.ReplicaSample"),
 }
 
 
-# Old names kept for one release (DeprecationWarning on access): old name -> new name.
-_DEPRECATED = {"MaxMarginResult": "MarginCapacityResult"}
+_SUBPACKAGES = ("optimal", "hebbian", "variants", "saddle", "asymptotic", "common", "quantities", "cli")
 
 
 def __getattr__(name):
+    import importlib
+
     if name in _DEPRECATED:
         import warnings
 
-        new = _DEPRECATED[name]
-        warnings.warn(f"replica.{name} is deprecated and will be removed in the next release; use replica.{new}",
+        where, instead = _DEPRECATED[name]
+        warnings.warn(f"replica.{name} is deprecated and will be removed in the next release; use {instead}",
                       DeprecationWarning, stacklevel=2)
-        return __getattr__(new)
+        module, _, attribute = where.partition(":")
+        return getattr(importlib.import_module(module), attribute or name)
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"replica.{name}")
     if name in _LAZY:
-        import importlib
-
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
@@ -127,7 +127,7 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY) | set(_DEPRECATED))
+    return sorted(set(globals()) | set(_LAZY))
 
 
 try:
@@ -137,4 +137,4 @@ try:
 except Exception:  # pragma: no cover - running from a source tree without installation
     __version__ = "0.1.0"
 
-__all__ = sorted(set(_LAZY) | set(_DEPRECATED)) + sorted(_extremes.__all__ + _quarter_circle.__all__)
+__all__ = sorted(_LAZY) + sorted(_extremes.__all__ + _quarter_circle.__all__)

@@ -7,7 +7,7 @@ W recalls (``Solution.recall_fraction``, verified in float64).  For each load ``
 instance seeds ``task_seed(seed, p, trial)``, so a capacity run and an accuracy run with
 the same base seed see the same instances), and the mean accuracy gets a 95 %
 confidence interval.  Theory beside it: :func:`replica.hebbian_accuracy` (exact in the
-finite-size Hebbian model) for ``hebbian``; :func:`replica.optimal_accuracy` (the
+finite-size Hebbian model) for ``hebbian``; :func:`replica.variants.optimal_accuracy` (the
 replica-symmetric prediction of the *largest* accuracy) for ``optimal`` and ``lp``;
 none for ``adam``.
 
@@ -72,7 +72,7 @@ def theory_accuracy(d: int, p: int, solver: str, ensemble: str = "gaussian", kap
     """``(value, stderr, source)`` of the theory curve at ``p`` (NaN and ``"none ..."`` without one).
 
     ``replica.hebbian_accuracy`` (exact in the finite-size Hebbian model, kappa = 1
-    only) for ``hebbian``; ``replica.optimal_accuracy`` (replica-symmetric prediction of
+    only) for ``hebbian``; ``replica.variants.optimal_accuracy`` (replica-symmetric prediction of
     the largest accuracy, with its Monte-Carlo standard error) for ``optimal``/``lp``;
     none for ``adam``.  ``notes/recall_accuracy.md``.
     """
@@ -84,8 +84,8 @@ def theory_accuracy(d: int, p: int, solver: str, ensemble: str = "gaussian", kap
             return math.nan, math.nan, "none (no finite-size theory of the rank-truncated Hebbian memory)"
         return float(replica.hebbian_accuracy(d, p, ensemble)), 0.0, "replica.hebbian_accuracy"
     if memory == OPTIMAL_THEORY:
-        res = replica.optimal_accuracy(d, p, kappa)
-        return float(res.accuracy), float(res.stderr), "replica.optimal_accuracy (replica-symmetric prediction)"
+        res = replica.variants.optimal_accuracy(d, p, kappa)
+        return float(res.accuracy), float(res.stderr), "replica.variants.optimal_accuracy (replica-symmetric prediction)"
     return math.nan, math.nan, f"none ({solver} has no accuracy theory)"
 
 
@@ -208,7 +208,7 @@ class AccuracyCurve(Result):
     points : tuple of AccuracyPoint
         One per load, in increasing ``p``.
     theory_source : str
-        The theory curve: ``replica.hebbian_accuracy``, ``replica.optimal_accuracy``
+        The theory curve: ``replica.hebbian_accuracy``, ``replica.variants.optimal_accuracy``
         (replica-symmetric prediction) or ``none ...``.
     measures : str
         What the measured accuracy is, in words.

@@ -456,7 +456,7 @@ def plot_accuracy(curves, theory, path):
 
     ``curves``: dicts ``{"d", "solver", "points": [{"alpha", "accuracy", "ci_low",
     "ci_high", "bound"}]}``; ``theory``: dicts ``{"d", "solver", "alpha": [...],
-    "accuracy": [...]}`` (``replica.hebbian_accuracy`` / ``replica.optimal_accuracy``;
+    "accuracy": [...]}`` (``replica.hebbian_accuracy`` / ``replica.variants.optimal_accuracy``;
     an Adam curve's theory is ``optimal_accuracy``, the best any memory can do).  Points
     with ``bound == "lower_bound"`` are drawn open and labelled as a lower bound on the
     best accuracy.

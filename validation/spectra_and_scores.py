@@ -45,7 +45,7 @@ def _as_matrix(W) -> np.ndarray:
 
 
 def _summary(values):
-    """``replica.summarize_scores`` of a sample (mean, std with ddof=1, quantiles); None if empty."""
+    """``replica.optimal.summarize_scores`` of a sample (mean, std with ddof=1, quantiles); None if empty."""
     return summarize_scores(values) if np.size(values) else None
 
 
@@ -54,7 +54,7 @@ class Spectrum(Result):
     """Normalised singular values of a memory.
 
     A measurement: ``status`` is always ``"ok"``.  ``to_dict`` gives the moments and a
-    :class:`replica.ScoreSummary` of the values (no arrays).
+    :class:`replica.optimal.ScoreSummary` of the values (no arrays).
 
     Attributes
     ----------
@@ -127,7 +127,7 @@ class ScoreDistribution(Result):
     """Scores of a memory on an instance, in units of ``||W||_F / d``.
 
     A measurement: ``status`` is always ``"ok"``.  ``to_dict`` gives a
-    :class:`replica.ScoreSummary` of each sample (no arrays).
+    :class:`replica.optimal.ScoreSummary` of each sample (no arrays).
 
     Attributes
     ----------

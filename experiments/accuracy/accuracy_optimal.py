@@ -1,4 +1,4 @@
-"""Measured give-up accuracy of the optimal memory above capacity, beside ``replica.optimal_accuracy``.
+"""Measured give-up accuracy of the optimal memory above capacity, beside ``replica.variants.optimal_accuracy``.
 
 Writes ``experiments/accuracy/README.md`` (the table, its run time and seed) and
 ``experiments/accuracy/accuracy_optimal.png`` (accuracy against alpha, theory curves).  The measurement
@@ -60,7 +60,7 @@ def measure():
     return out, time.perf_counter() - start
 
 
-_INTRO = """# Optimal memory above capacity: give-up accuracy beside `replica.optimal_accuracy`
+_INTRO = """# Optimal memory above capacity: give-up accuracy beside `replica.variants.optimal_accuracy`
 
 Produced by `python -m experiments.accuracy.accuracy_optimal` in {seconds:.0f} s (one process, one thread), seed {seed},
 {trials} instances per load (problem `{problem}`, instance seeds `task_seed(seed, p, trial)`; the same
@@ -68,7 +68,7 @@ instances for both columns).  **Give-up**: mean recall fraction of the W of the 
 (`solve(..., 'optimal', options={{'give_up': True}})`), a **lower bound** on the best accuracy of each
 instance; 95 % interval `mean +- t sd / sqrt(n)` between instances.  **Plain**: the recall fraction of the
 decision solver's returned W (the squared-hinge iterate at which non-storability was certified).  Theory:
-the replica-symmetric `replica.optimal_accuracy(d, p)` (+- its Monte-Carlo s.e.).  Difference = give-up -
+the replica-symmetric `replica.variants.optimal_accuracy(d, p)` (+- its Monte-Carlo s.e.).  Difference = give-up -
 theory.  See `notes/recall_accuracy.md`.
 
 | d | p / p_c | p | alpha | theory | give-up [95 % CI] | give-up - theory | plain [95 % CI] | all stored (give-up) |
@@ -102,9 +102,9 @@ def figure(curves, path) -> None:
         d = give_up.d
         p_c = replica.capacity(d).p_c
         grid = np.linspace(0.9 * p_c, 2.1 * p_c, 25)
-        theory = [replica.optimal_accuracy(d, p).accuracy for p in grid]
+        theory = [replica.variants.optimal_accuracy(d, p).accuracy for p in grid]
         ax.plot(grid * np.log(grid) / d ** 2, theory, color=colour, lw=1.2,
-                label=f"theory d={d} (replica.optimal_accuracy)")
+                label=f"theory d={d} (replica.variants.optimal_accuracy)")
         for curve, marker, name in ((give_up, "o", "give-up (lower bound)"), (plain, "x", "plain decision W")):
             alpha = [pt.alpha for pt in curve.points]
             acc = np.array([pt.accuracy for pt in curve.points])

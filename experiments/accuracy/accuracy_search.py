@@ -70,7 +70,7 @@ def measure_case(problem, d, ratio, done=None, time_limit=TIME_LIMIT):
     """Rows of one case: every search and the MILP (``time_limit`` seconds) on ``INSTANCES`` instances
     (``done(rows)`` after each instance: the CSV is written as it goes)."""
     p = load(d, ratio)
-    theory = replica.optimal_accuracy(d, p).accuracy * p
+    theory = replica.variants.optimal_accuracy(d, p).accuracy * p
     rows = []
     for i in range(INSTANCES):
         inst = make_instance(d, p, problem, seed=np.random.SeedSequence([SEED, d, p, i]))
@@ -151,7 +151,7 @@ def render(rows):
         f"for memories in the box `[-1e4, 1e4]` at margin 1 (every W with normalised margin at least "
         "`d / 1e4`), with the time limit per solve of the column `MILP limit` (s), no check at 10 B; `exact` "
         "counts the instances where it "
-        "closed (lower = upper).  `theory` is `replica.optimal_accuracy(d, p).accuracy * p`, the "
+        "closed (lower = upper).  `theory` is `replica.variants.optimal_accuracy(d, p).accuracy * p`, the "
         "replica-symmetric expected count (the theory of the decoupled problem, DP; beside OP for "
         "reference only).  See `notes/recall_accuracy.md` (section 6) and `notes/accuracy_bound.md`.", "",
         "## Mean recalled count per case", "",

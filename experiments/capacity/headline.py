@@ -358,7 +358,7 @@ def accuracy_table() -> list[str]:
             f"give-up search with add-back, swaps and {best.split('_')[1]} restarts, or the MILP's incumbent), "
             "recall checked in float64. Upper end: the certified MILP bound for memories in the box "
             "(`validation.accuracy_bound`); `closed`: instances where the two meet. Theory: "
-            "`replica.optimal_accuracy(d, p).accuracy * p`, the replica-symmetric expected count of the DP "
+            "`replica.variants.optimal_accuracy(d, p).accuracy * p`, the replica-symmetric expected count of the DP "
             "(beside the OP for reference). Verdict: above the bound or below the search by more than 2 standard "
             "errors of that end's mean, or inside. From `experiments/accuracy/accuracy_search.csv` by "
             "`python -m experiments.accuracy.accuracy_search`; every instance on [experiments/accuracy/README.md](experiments/accuracy/README.md)."]

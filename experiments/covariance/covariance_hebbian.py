@@ -8,7 +8,7 @@ embeddings=EmbeddingModel(input_covariance=..., output_covariance=...))`` are so
 and their recall fractions averaged: mean and standard error over the instances (the
 same seeds, so the same isotropic draws g, for every pair of exponents: the columns
 differ only by the covariance).  The theory column is
-``replica.covariance_hebbian_accuracy(d, p, input_spectrum=, output_spectrum=,
+``replica.variants.covariance_hebbian_accuracy(d, p, input_spectrum=, output_spectrum=,
 problem=).accuracy`` (``notes/covariance.md``).  Writes ``experiments/covariance/covariance_hebbian.md`` and the data
 ``experiments/covariance/covariance_hebbian.csv``.
 
@@ -32,7 +32,7 @@ from replica import power_law_spectrum
 from validation.solvers import set_threads
 from validation.sweep import task_seed
 
-from replica import covariance_hebbian_accuracy
+from replica.variants import covariance_hebbian_accuracy
 from experiments.pages import demote_headings, render_only, write_block
 from experiments.provenance import read_record, write_record
 
@@ -50,7 +50,7 @@ FIELDS = ("d", "p", "problem", "input_exponent", "output_exponent", "trials", "m
 
 
 def theory(d, p, problem, spec_in, spec_out):
-    """``replica.covariance_hebbian_accuracy(...).accuracy``."""
+    """``replica.variants.covariance_hebbian_accuracy(...).accuracy``."""
     return float(covariance_hebbian_accuracy(d, p, input_spectrum=spec_in, output_spectrum=spec_out,
                                              problem=problem).accuracy)
 
@@ -93,7 +93,7 @@ def markdown(rows, seconds) -> str:
         "trace d); the Hebbian memory `W = sum_mu u_mu e_mu^T`; accuracy = fraction of inputs recalled "
         f"(float64 argmax, ties fail).  Mean +- standard error over {TRIALS} instances per row, seeds "
         f"`task_seed({SEED}, p, trial)` shared by all exponents.  Theory: "
-        "`replica.covariance_hebbian_accuracy(d, p, input_spectrum=, output_spectrum=, problem=).accuracy`.", "",
+        "`replica.variants.covariance_hebbian_accuracy(d, p, input_spectrum=, output_spectrum=, problem=).accuracy`.", "",
         "| problem | d | p | input exponent | output exponent | measured accuracy | theory |",
         "|---|---|---|---|---|---|---|",
     ]

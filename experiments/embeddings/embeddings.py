@@ -22,7 +22,7 @@ wheel (``model/model.safetensors``; read here with numpy, no ``safetensors`` or 
   ``"hebbian"`` on the real rows, on the real rows centred (each side minus its mean row) and
   on the control (beside ``replica.hebbian_capacity(d)``), and the Hebbian recall accuracy at
   ``HEBBIAN_LOADS`` (``HEBBIAN_TRIALS`` fact samples) beside
-  ``replica.covariance_hebbian_accuracy(d, p, input_spectrum=, output_spectrum=, problem="op")``
+  ``replica.variants.covariance_hebbian_accuracy(d, p, input_spectrum=, output_spectrum=, problem="op")``
   at the spectra of ``S_in`` and ``S_out``.
 
 Writes ``experiments/embeddings/embeddings.json`` (with the wheel's version and the SHA-256
@@ -223,7 +223,7 @@ def capacity_row(path, d, kind, solver, trials, rounds) -> dict:
 
 def hebbian_accuracy_rows(d, kind, inputs, outputs) -> list[dict]:
     """Hebbian recall fraction of ``p`` sampled facts (mean, s.e.) beside the covariance theory."""
-    from replica import covariance_hebbian_accuracy
+    from replica.variants import covariance_hebbian_accuracy
     from validation import solve
     from validation.capacity.embeddings import sample_facts
     from validation.sweep import task_seed
@@ -385,7 +385,7 @@ def markdown(data, seconds) -> str:
             "## Hebbian recall accuracy", "",
             f"Fraction of the p sampled facts the Hebbian memory `W = sum u e^T` recalls: mean +- standard error over "
             f"{st['hebbian_trials']} fact samples (`task_seed(0, p, trial)`).  Theory: "
-            "`replica.covariance_hebbian_accuracy(d, p, input_spectrum=, output_spectrum=, problem=\"op\")` at the "
+            "`replica.variants.covariance_hebbian_accuracy(d, p, input_spectrum=, output_spectrum=, problem=\"op\")` at the "
             "spectra of S_in and S_out (effective ranks in the last column; the OP model at the effective ranks, "
             "a moment match, `notes/covariance.md`).", "",
             "| d | facts | p | measured accuracy | theory | effective ranks (in, out) |", "|---|---|---|---|---|---|"]

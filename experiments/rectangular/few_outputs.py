@@ -1,8 +1,8 @@
-"""Rectangular memories with few outputs: certified p_c beside ``replica.few_outputs_capacity``.
+"""Rectangular memories with few outputs: certified p_c beside ``replica.variants.few_outputs_capacity``.
 
 For ``d_out / d_in <= 1/4`` the outputs' convex hull limits the capacity (a target that is
 not a vertex of its candidates' hull can never be recalled), which the budget theory
-``replica.rectangular_capacity`` does not see (``notes/rectangular_few_outputs.md``).
+``replica.variants.rectangular_capacity`` does not see (``notes/rectangular_few_outputs.md``).
 
 Measurement (``--measure``; the protocol of ``rectangular.py`` with a third stage): a trial
 ``(p, t)`` of a row is ``make_instance(None, p, problem, seed=task_seed(row_seed, p, t),
@@ -121,7 +121,7 @@ def compared_rows():
         for r in rows:
             if r["fit_status"] != "ok":
                 continue
-            theory = replica.few_outputs_capacity(r["d_in"], r["d_out"], problem=r["problem"])
+            theory = replica.variants.few_outputs_capacity(r["d_in"], r["d_out"], problem=r["problem"])
             out.append((run, r, theory, theory.p_c / r["p_c"] - 1.0))
     return out
 
@@ -134,13 +134,13 @@ def render() -> list[str]:
              f"{main_meta['wall_seconds'] / 60:.0f} min on a shared machine; {main_meta['note']}) and "
              f"`few_outputs_pilot.json` (seed {pilot_meta['seed']}, the first two stages only, "
              f"{pilot_meta['wall_seconds']:.0f} s).  Measured p_c: logistic fit in ln p with its 95 % profile-likelihood "
-             "interval (fit status `ok` only).  Theory: `replica.few_outputs_capacity(d_in, d_out, problem)` "
+             "interval (fit status `ok` only).  Theory: `replica.variants.few_outputs_capacity(d_in, d_out, problem)` "
              "(Monte Carlo, mean +- standard error over 3 replicas) beside the budget theory "
-             "`replica.rectangular_capacity`.  Error: theory / measured - 1.", "",
+             "`replica.variants.rectangular_capacity`.  Error: theory / measured - 1.", "",
              "| run | problem | d_in x d_out | d_out / d_in | measured p_c [95 % PL] | trials | few-outputs theory | "
              "error | hull limit alone | budget theory (error) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for run, r, theory, error in compared_rows():
-        budget = replica.rectangular_capacity(r["d_in"], r["d_out"], problem=r["problem"]).p_c
+        budget = replica.variants.rectangular_capacity(r["d_in"], r["d_out"], problem=r["problem"]).p_c
         trials = sum(pt["stored"] + pt["not_stored"] for pt in r["points"])
         lines.append(f"| {run} | {r['problem'].upper()} | {r['d_in']} x {r['d_out']} | {r['d_out'] / r['d_in']:g} | "
                      f"{r['p_c']:.1f} [{r['p_c_low']:.1f}, {r['p_c_high']:.1f}] | {trials} | "

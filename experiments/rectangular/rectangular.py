@@ -17,7 +17,7 @@ capacity machinery of :mod:`validation.capacity`:
   interval, ``notes/capacity_estimation.md``); per point a 95 % Wilson interval of
   P(stored) (``validation.intervals.wilson_interval``) in the data file.
 
-The theory column calls ``replica.rectangular_capacity(d_in, d_out, problem=...)``
+The theory column calls ``replica.variants.rectangular_capacity(d_in, d_out, problem=...)``
 (``.p_c``, ``notes/rectangular.md``).  Writes ``experiments/rectangular/README.md`` and the data ``experiments/rectangular/rectangular.json``
 (rewritten after every row, so an interrupted run leaves the rows it finished).
 
@@ -42,7 +42,7 @@ from validation.intervals import wilson_interval
 from validation.solvers import set_threads
 from validation.sweep import task_seed
 
-from replica import rectangular_capacity
+from replica.variants import rectangular_capacity
 from experiments.pages import demote_headings, render_only, write_block
 from experiments.provenance import read_record, write_record
 
@@ -106,7 +106,7 @@ class Row:
 
 
 def theory(d_in, d_out, problem):
-    """``replica.rectangular_capacity(d_in, d_out, problem=problem).p_c``."""
+    """``replica.variants.rectangular_capacity(d_in, d_out, problem=problem).p_c``."""
     return float(rectangular_capacity(d_in, d_out, problem=problem).p_c)
 
 
@@ -150,7 +150,7 @@ def markdown(rows, seconds, done) -> str:
         "95 % Wilson intervals of P(stored) per point are in the data file.  Seeds: "
         "`task_seed(SeedSequence([0, d_in, d_out, problem]), p, trial)`.  The load column is "
         "p_c ln p_c / (d_in d_out), the square load p ln p / d^2 with d^2 -> d_in d_out.  Theory: "
-        "`replica.rectangular_capacity(d_in, d_out, problem=...).p_c`.", "",
+        "`replica.variants.rectangular_capacity(d_in, d_out, problem=...).p_c`.", "",
         "| problem | d_in | d_out | d_out/d_in | measured p_c [95% CI] | fit | load | theory p_c | "
         "trials s / ns / u | s |",
         "|---|---|---|---|---|---|---|---|---|---|",

@@ -2,13 +2,13 @@
 
 Writes ``experiments/rectangular/README.md`` and its data ``experiments/rectangular/rectangular_theory.json``:
 
-1. ``replica.tail_second_moment_rectangular(kappa, ratio)`` on a grid;
-2. ``replica.rectangular_capacity`` (DP, OP, rank 1/2) and ``rectangular_hebbian_capacity``
+1. ``replica.variants.tail_second_moment_rectangular(kappa, ratio)`` on a grid;
+2. ``replica.variants.rectangular_capacity`` (DP, OP, rank 1/2) and ``rectangular_hebbian_capacity``
    (stored outputs / fresh candidates) for several shapes, default seed;
 3. the per-input failure rate of the rectangular Hebbian model
    (``replica.hebbian.model.memory_failure_probability``) beside sampled memories
    (``FAILURE_INSTANCES`` instances, seed ``FAILURE_SEED``);
-4. ``replica.covariance_hebbian_accuracy`` at d = 32, p = 12 for power-law spectra beside
+4. ``replica.variants.covariance_hebbian_accuracy`` at d = 32, p = 12 for power-law spectra beside
    sampled Hebbian memories (numpy, ``INSTANCES`` instances, seed ``SEED``; mean over
    instances +- its standard error between instances).
 
@@ -28,8 +28,9 @@ import time
 
 import numpy as np
 
-from replica import (covariance_hebbian_accuracy, power_law_spectrum, rectangular_capacity, rectangular_hebbian_capacity,
-                     tail_second_moment_rectangular)
+from replica import power_law_spectrum
+from replica.variants import (covariance_hebbian_accuracy, rectangular_capacity, rectangular_hebbian_capacity,
+                              tail_second_moment_rectangular)
 from replica.hebbian.model import memory_failure_probability
 from experiments.pages import demote_headings, render_only, write_block
 from experiments.provenance import read_record, write_record

@@ -1,7 +1,7 @@
 """The best recall count at the integer p (replica.variants.accuracy_finite).
 
 References: the knapsack on given costs by hand; the replica-symmetric count
-``replica.optimal_accuracy`` (the p -> infinity value of the same model); the certified
+``replica.variants.optimal_accuracy`` (the p -> infinity value of the same model); the certified
 brackets of ``experiments/accuracy/accuracy_search.csv`` (give-up search below, MILP bound
 above: an independent solver).
 """
@@ -26,15 +26,15 @@ def test_the_knapsack_keeps_the_cheapest_that_fit():
 
 
 def test_below_capacity_every_fact_is_kept():
-    r = replica.finite_size_accuracy(16, 20, instances=2000, size=2000)
+    r = replica.variants.finite_size_accuracy(16, 20, instances=2000, size=2000)
     assert r.accuracy > 0.999  # 20 facts cost far less than the budget 16^2
     assert r.status == "ok" and r.validity is not None
 
 
 def test_the_integer_count_lies_about_half_a_fact_below_the_replica_symmetric_one():
     for d, p in ((8, 28), (10, 38)):
-        finite = replica.finite_size_accuracy(d, p, hull=False)
-        rs = replica.optimal_accuracy(d, p)
+        finite = replica.variants.finite_size_accuracy(d, p, hull=False)
+        rs = replica.variants.optimal_accuracy(d, p)
         assert 0.3 < p * (rs.accuracy - finite.accuracy) < 1.2
 
 
@@ -46,13 +46,13 @@ def test_within_its_tolerance_of_the_closed_certified_brackets(d, ratio):
     searches = ("greedy", "add_back", "swaps", "restarts_2", "restarts_4", "restarts_8")
     lower = np.mean([max(int(r[k]) for k in searches) for r in rows]) / p
     upper = np.mean([int(r["bound_upper"]) for r in rows]) / p
-    theory = replica.finite_size_accuracy(d, p).accuracy
+    theory = replica.variants.finite_size_accuracy(d, p).accuracy
     assert lower - 0.03 <= theory <= upper + 0.03, (theory, lower, upper)
-    assert replica.optimal_accuracy(d, p).accuracy > theory  # the correction lowers the count
+    assert replica.variants.optimal_accuracy(d, p).accuracy > theory  # the correction lowers the count
 
 
 def test_bad_arguments_are_refused_with_their_name():
     with pytest.raises(ValueError, match="p"):
-        replica.finite_size_accuracy(8, 1)
+        replica.variants.finite_size_accuracy(8, 1)
     with pytest.raises(ValueError, match="kappa"):
-        replica.finite_size_accuracy(8, 28, kappa=1.5)
+        replica.variants.finite_size_accuracy(8, 28, kappa=1.5)

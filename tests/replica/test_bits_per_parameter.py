@@ -58,11 +58,11 @@ def test_capacity_full_rank_and_rank_m():
 
 
 def test_rectangular_capacity():
-    _check(replica.rectangular_capacity(32, 48), 32 * 48)
-    r = replica.rectangular_capacity(32, 48, kappa=0.5)
+    _check(replica.variants.rectangular_capacity(32, 48), 32 * 48)
+    r = replica.variants.rectangular_capacity(32, 48, kappa=0.5)
     assert r.rank == 16
     _check(r, 16 * (32 + 48 - 16))
-    _check(replica.rectangular_hebbian_capacity(32, 48), 32 * 48)
+    _check(replica.variants.rectangular_hebbian_capacity(32, 48), 32 * 48)
 
 
 def test_hebbian_and_accuracy_capacity():

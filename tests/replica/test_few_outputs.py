@@ -5,7 +5,7 @@ points of a line are vertices; every point of a triangle is one, and a Gaussian 
 in a vertex's normal cone with probability equal to the cone's angle over 2 pi, which
 averages to 1/3 over a triangle's vertices); the certified measurements of
 ``experiments/rectangular/few_outputs_measured.json`` (an independent solver); the budget
-theory ``replica.rectangular_capacity`` where the hull does not bind.
+theory ``replica.variants.rectangular_capacity`` where the hull does not bind.
 """
 
 from __future__ import annotations
@@ -45,14 +45,14 @@ def test_the_kinematic_factor_is_one_below_d_in_and_a_probability_above():
 
 
 def test_where_the_hull_binds_the_capacity_does_not_depend_on_d_in():
-    small, large = replica.few_outputs_capacity(32, 4), replica.few_outputs_capacity(64, 4)
+    small, large = replica.variants.few_outputs_capacity(32, 4), replica.variants.few_outputs_capacity(64, 4)
     assert small.p_c == large.p_c and small.p_c < 32  # p_c below d_in: the budget never binds
     assert small.hull_only_p_c == pytest.approx(small.p_c, rel=0.02)
 
 
 def test_at_a_quarter_it_meets_the_budget_theory():
     # d_out = 16 points are almost all vertices at p ~ 180: the budget limit decides, as in rectangular_capacity
-    few, budget = replica.few_outputs_capacity(64, 16), replica.rectangular_capacity(64, 16)
+    few, budget = replica.variants.few_outputs_capacity(64, 16), replica.variants.rectangular_capacity(64, 16)
     assert few.p_c == pytest.approx(budget.p_c, rel=0.01)
 
 
@@ -61,15 +61,15 @@ def test_within_its_tolerance_of_the_certified_measurements(problem):
     rows = [r for r in json.loads(MEASURED.read_text())["rows"] if r["problem"] == problem and r["fit_status"] == "ok"]
     assert len(rows) >= 5
     for r in rows:
-        theory = replica.few_outputs_capacity(r["d_in"], r["d_out"], problem=problem)
+        theory = replica.variants.few_outputs_capacity(r["d_in"], r["d_out"], problem=problem)
         assert theory.status == "converged" and theory.stderr < 0.01 * theory.p_c
         assert abs(theory.p_c / r["p_c"] - 1) <= 0.08, (r["d_in"], r["d_out"], theory.p_c, r["p_c"])
 
 
 def test_bad_arguments_are_refused_with_their_name():
     with pytest.raises(ValueError, match="d_out"):
-        replica.few_outputs_capacity(32, 0)
+        replica.variants.few_outputs_capacity(32, 0)
     with pytest.raises(ValueError, match="problem"):
-        replica.few_outputs_capacity(32, 8, problem="xp")
+        replica.variants.few_outputs_capacity(32, 8, problem="xp")
     with pytest.raises(ValueError, match="replicas"):
-        replica.few_outputs_capacity(32, 8, replicas=1)
+        replica.variants.few_outputs_capacity(32, 8, replicas=1)

@@ -103,7 +103,7 @@ def test_many_outputs_reduce_to_one_answer_per_fact(d):
 def test_capacity_many_to_one_front_end_and_rank():
     a = capacity_many_to_one(32, 8, "op")
     assert a == capacity(32, outputs=8, problem="op")
-    assert a == replica.capacity_many_to_one(32, 8)
+    assert a == replica.optimal.capacity_many_to_one(32, 8)
     # K <= kappa d: the rank does not bind V = U^T W
     assert capacity(32, 0.5, outputs=8, problem="op").p_c == a.p_c
     low = capacity(32, 0.5, outputs=40, problem="op")

@@ -60,7 +60,7 @@ def test_uniform_frequencies_reduce_to_optimal_accuracy(d, N):
     # a = 0: every fact has frequency 1/N, the knapsack is the give-up theory of
     # optimal_accuracy (same sample: same seed and size), its standard error included
     z = zipf_error(d, ZipfFacts(N, 0.0), size=20_000, seed=5)
-    o = replica.optimal_accuracy(d, N, size=20_000, seed=5)
+    o = replica.variants.optimal_accuracy(d, N, size=20_000, seed=5)
     assert z.recalled_mass == pytest.approx(o.accuracy, abs=1e-12)
     assert z.kept == pytest.approx(N * o.accuracy, rel=1e-12)
     assert z.stderr == pytest.approx(o.stderr, rel=1e-3)

@@ -63,7 +63,7 @@ def test_rectangular_many_to_one(tmp_path):
              answers=rng.integers(0, 150, 200))
     est = estimate_embedding_capacity(path, "hebbian", trials=3, rounds=0, seed=1)
     assert (est.d, est.d_in, est.d_out) == (5, 5, 8)
-    assert est.theory["source"] == "replica.rectangular_hebbian_capacity"
+    assert est.theory["source"] == "replica.variants.rectangular_hebbian_capacity"
     for c in est.curve:
         assert math.isclose(c.alpha, c.p * math.log(c.p) / 40, rel_tol=1e-12)
         assert math.isclose(c.bits_per_parameter, c.p * math.log2(c.p) / 40, rel_tol=1e-12)

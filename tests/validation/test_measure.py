@@ -2,7 +2,7 @@
 
 References: the definition of the units (mean square 1 over all d values; competitor
 standard deviation ||W||_F / d), replica.normalized_singular_values (the one
-implementation of the units) and replica.summarize_scores (the one sample summary).
+implementation of the units) and replica.optimal.summarize_scores (the one sample summary).
 """
 
 import json
@@ -11,7 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from replica import normalized_singular_values, summarize_scores
+from replica import normalized_singular_values
+from replica.optimal import summarize_scores
 from validation import FactSettings, make_instance
 from validation.spectra_and_scores import ScoreDistribution, Spectrum, score_distribution, spectrum
 

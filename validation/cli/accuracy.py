@@ -23,7 +23,7 @@ def register(subparsers) -> None:
         description="Mean fraction of the p inputs that the memory recalls, over independent instances, "
                     "with a 95 % interval (mean +- t sd/sqrt(n) between instances; Wilson interval of "
                     "the pooled inputs when every instance has the same accuracy), beside "
-                    "replica.hebbian_accuracy (hebbian) or the replica-symmetric replica.optimal_accuracy "
+                    "replica.hebbian_accuracy (hebbian) or the replica-symmetric replica.variants.optimal_accuracy "
                     "(optimal, lp).  For optimal, lp and adam the measurement is the accuracy of the "
                     "returned W: a lower bound on the best accuracy where not every input is stored.  "
                     "Formats: table, csv (one row per load), json (the whole curves).",

@@ -270,7 +270,7 @@ def figure_scores(out, panels, rows):
 def _accuracy_theory(curves, n_points=16) -> list:
     """Theory curves of figure 6: one ``{"d", "solver", "alpha", "accuracy"}`` per curve, on a dense load grid.
 
-    Adam's curve is the best accuracy of any memory (``replica.optimal_accuracy``, gaussian
+    Adam's curve is the best accuracy of any memory (``replica.variants.optimal_accuracy``, gaussian
     theory): cross-entropy training cannot do better.
     """
     from ..accuracy import loads_from_alpha, theory_accuracy
@@ -314,7 +314,7 @@ def _accuracy_text(config, rows) -> str:
            "its accuracy is only a lower bound on the best accuracy, so it may lie far below the theory "
            "curve without contradicting it")
     return ("Theory: replica.hebbian_accuracy gives the Hebbian memory's expected recall fraction at finite d "
-            "(exact in the finite-size Hebbian model); replica.optimal_accuracy gives the replica-symmetric "
+            "(exact in the finite-size Hebbian model); replica.variants.optimal_accuracy gives the replica-symmetric "
             "prediction of the largest accuracy any memory reaches, 1 below capacity. Measured: the mean "
             f"recall fraction over {config.accuracy_trials} instances per load, with 95% intervals. Above "
             f"capacity the optimal solver cannot store every input; {how}. Adam on the softmax "

@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from replica import summarize_scores
+from replica.optimal import summarize_scores
 
 from ..solvers.engine.registry import rank_solver, solver_spec
 

@@ -1,0 +1,288 @@
+"""One public function per quantity, with its models behind it (``replica.common.registry``).
+
+Each front end takes the parameters of the quantity, picks the model that the certified
+measurements support at that point (``model=`` picks another by name), and returns the
+model's result, whose ``model`` field names the model and whose ``validity`` says how far
+that model was checked there (``replica.common.validity``).
+
+=====================  ==============================================================
+front end              models (registry order)
+=====================  ==============================================================
+:func:`capacity`       ``hull_budget`` (few outputs, ``d_out < d``), ``finite_size``
+                       (square), ``budget`` (``d_out x d`` weight budget)
+:func:`hebbian_capacity` ``finite_size`` (square), ``rectangular``
+:func:`max_margin`     ``image`` (image-space block cost), ``block_cost``
+:func:`accuracy`       ``finite_size_hull``, ``replica_symmetric`` (optimal memory),
+                       ``hebbian_scores`` (Hebbian memory, correlated embeddings)
+:func:`zipf_error`     ``knapsack`` (optimal), ``hebbian-finite-size``,
+                       ``hebbian-gaussian`` (Hebbian)
+:func:`spectrum`       ``quarter_circle``
+=====================  ==============================================================
+
+``python -m replica models`` (or :func:`replica.common.registry.describe`) lists every
+model with its note and tolerance; the scoreboard page lists every measured point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .common import registry
+from .common.checks import check_int
+from .common.validity import with_validity
+
+__all__ = ["capacity", "hebbian_capacity", "max_margin", "accuracy", "zipf_error", "spectrum"]
+
+
+def _model(quantity: str, params: dict, model):
+    if model is not None and not isinstance(model, str):
+        raise ValueError(f"model must be a model name (str) or None; got {model!r}")
+    return registry.choose(quantity, params, model)
+
+
+def _square_params(d, d_out) -> tuple[int, int | None]:
+    d = check_int(d, "d", low=2)
+    if d_out is not None:
+        d_out = check_int(d_out, "d_out", low=1)
+    return d, d_out
+
+
+def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, d_out=None, outputs=None, problem="dp", ensemble="gaussian",
+             model=None, **settings):
+    """Capacity ``p_c`` of the optimal memory: the load stored with probability 1/2.
+
+    Parameters
+    ----------
+    d : int
+        Input dimension (the memory is ``d x d``, or ``d_out x d``), ``d >= 2``.
+    kappa : float, optional
+        Rank fraction ``m / min(d, d_out)`` in ``(0, 1]``.
+    margin : float, optional
+        Stability margin ``>= 0`` in competitor standard deviations.
+    top_k : int, optional
+        The target among the ``top_k`` best.
+    d_out : int, optional
+        Output dimension (``None``: ``d``, a square memory).
+    outputs : int, optional
+        ``K`` distinct answers shared by the facts (``None``: one per fact).
+    problem : {"dp", "op"}, optional
+        Decoupled (own candidates per input) or original (shared outputs) problem.
+    ensemble : {"gaussian", "sphere"}, optional
+        N(0, I/d) or unit-norm embeddings.
+    model : str, optional
+        ``"finite_size"`` (square memories: ``p E[C_p] = F(kappa) d^2``,
+        ``notes/finite_size_capacity.md``), ``"budget"`` (``d_out x d``: ``p E[C_p] =
+        F(kappa; d_out/d) d d_out``, ``notes/rectangular.md``) or ``"hull_budget"`` (few
+        outputs: the outputs' convex hull times the budget,
+        ``notes/rectangular_few_outputs.md``).  Default: the model the certified
+        measurements support at this point (``replica.common.registry.choose``).
+    **settings
+        The model's numerical settings (``rel_tol``, ``tol``, ``max_iter``, ``seed`` for
+        ``finite_size`` and ``budget``; ``replicas`` for ``hull_budget``).
+
+    Returns
+    -------
+    CapacityResult, RectangularCapacityResult or FewOutputsCapacityResult
+        ``p_c``, ``alpha``, ``stderr``, ``status``, ``message``, ``model`` and ``validity``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is outside its range, ``model`` is unknown, or the model cannot be
+        evaluated at these parameters (the message says what it needs).
+
+    Examples
+    --------
+    >>> import replica
+    >>> r = replica.capacity(64)
+    >>> r.model, round(r.p_c, 1), r.validity.verdict
+    ('finite_size', 564.2, 'checked')
+    """
+    d, d_out = _square_params(d, d_out)
+    params = {"d": d, "kappa": kappa, "margin": margin, "top_k": top_k, "d_out": d_out, "outputs": outputs,
+              "problem": problem, "ensemble": ensemble}
+    chosen = _model("capacity", params, model)
+    impl = chosen.implementation()
+    if chosen.name == "finite_size":
+        return impl(d, kappa, margin, top_k, outputs=outputs, problem=problem, ensemble=ensemble, **settings)
+    if chosen.name == "budget":
+        return impl(d, d_out, kappa, margin=margin, top_k=top_k, problem=problem, ensemble=ensemble, **settings)
+    return impl(d, d_out, problem, **settings)
+
+
+def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, d_out=None, problem="op", model=None, **settings):
+    """Capacity ``p_c`` of the Hebbian rule ``W = sum_mu u_mu e_mu^T`` (its stored outputs compete).
+
+    Parameters
+    ----------
+    d : int
+        Input dimension, ``d >= 2``.
+    ensemble : {"gaussian", "sphere"}, optional
+    kappa : float, optional
+        Rank fraction (square memories): the best rank-``kappa d`` approximation.
+    d_out : int, optional
+        Output dimension (``None``: square).
+    problem : {"op", "dp"}, optional
+        ``"op"`` for square memories; a ``d_out x d`` memory also takes ``"dp"``.
+    model : str, optional
+        ``"finite_size"`` (square, ``notes/hebbian_finite_size.md``) or ``"rectangular"``
+        (``notes/rectangular.md``).
+    **settings
+        ``rel_tol``, ``tol``, ``max_iter``.
+
+    Returns
+    -------
+    HebbianCapacityResult or RectangularHebbianCapacityResult
+
+    Examples
+    --------
+    >>> import replica
+    >>> replica.hebbian_capacity(64).model
+    'finite_size'
+    """
+    d, d_out = _square_params(d, d_out)
+    params = {"d": d, "kappa": kappa, "d_out": d_out, "problem": problem, "ensemble": ensemble}
+    chosen = _model("hebbian_capacity", params, model)
+    impl = chosen.implementation()
+    if chosen.name == "finite_size":
+        if problem != "op":
+            raise ValueError(f"problem must be 'op' for the square Hebbian memory (its stored outputs are the "
+                             f"competitors); got {problem!r}")
+        return impl(d, ensemble, kappa, **settings)
+    if kappa != 1.0:
+        raise ValueError(f"kappa must be 1 for a d_out x d Hebbian memory; got {kappa!r}")
+    return impl(d, d_out, ensemble, problem=problem, **settings)
+
+
+def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", model=None, **settings):
+    """Largest margin of the max-margin memory at load ``p``, in units of ``||W||_F / d``.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``d >= 2``.
+    p : int
+        Number of stored facts.
+    kappa : float, optional
+        Rank fraction (``block_cost`` only).
+    top_k : int, optional
+        Target among the ``top_k`` best (``block_cost`` only).
+    ensemble : {"gaussian", "sphere"}, optional
+    model : str, optional
+        ``"image"`` (the block's least move in the image space, ``notes/max_margin.md``,
+        section 11) or ``"block_cost"`` (the water-filling cost with the blocks' scale
+        fluctuations).
+    **settings
+        The model's settings (``image``: ``blocks``, ``seed``, ``xtol``;
+        ``block_cost``: ``scale_fluctuations``, ``seed``, ``tolerances``).
+
+    Returns
+    -------
+    ImageMarginResult or MarginCapacityResult
+        ``margin`` (negative above capacity), ``stderr``, ``model``, ``validity``.
+    """
+    d = check_int(d, "d", low=2)
+    params = {"d": d, "p": p, "kappa": kappa, "top_k": top_k, "ensemble": ensemble}
+    chosen = _model("max_margin", params, model)
+    impl = chosen.implementation()
+    if chosen.name == "image":
+        return impl(d, p, ensemble=ensemble, **settings)
+    return impl(d, p, kappa, top_k, ensemble=ensemble, **settings)
+
+
+def _spectrum_argument(value, d, name):
+    """A spectrum given as an exponent (power law, ``replica.power_law_spectrum``) or as ``d`` values."""
+    if value is None:
+        return None, None
+    if np.ndim(value) == 0:
+        from .variants.covariance import power_law_spectrum
+
+        return power_law_spectrum(d, float(value)), float(value)
+    return value, "array"
+
+
+def accuracy(d, p, kappa=1.0, *, memory="optimal", problem="dp", input_spectrum=None, output_spectrum=None,
+             model=None, **settings):
+    """Expected fraction of the ``p`` facts recalled (above capacity: below 1).
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``d >= 2``.
+    p : int
+        Number of facts.
+    kappa : float, optional
+        Rank fraction of the optimal memory.
+    memory : {"optimal", "hebbian"}, optional
+        The best memory (the most facts recalled) or the Hebbian rule.
+    problem : {"dp", "op"}, optional
+        The optimal memory's models are made for the decoupled problem; the Hebbian
+        memory takes either.
+    input_spectrum, output_spectrum : float or array_like, optional
+        Hebbian memory with correlated embeddings: a power-law exponent (the spectrum
+        ``replica.power_law_spectrum(d, exponent)``) or ``d`` eigenvalues.
+    model : str, optional
+        ``"finite_size_hull"`` (the best count at the integer ``p``, with the outputs'
+        hull), ``"replica_symmetric"`` (the knapsack of the block costs) or
+        ``"hebbian_scores"`` (``memory="hebbian"``); ``notes/recall_accuracy.md``,
+        ``notes/covariance.md``.
+    **settings
+        The model's sampling settings (``seed``, ``size``, ``instances``, ...).
+
+    Returns
+    -------
+    FiniteSizeAccuracyResult, OptimalAccuracyResult or CovarianceHebbianAccuracy
+    """
+    d = check_int(d, "d", low=2)
+    lam_in, input_exponent = _spectrum_argument(input_spectrum, d, "input_spectrum")
+    lam_out, output_exponent = _spectrum_argument(output_spectrum, d, "output_spectrum")
+    params = {"d": d, "p": p, "kappa": kappa, "memory": memory, "problem": problem,
+              "input_exponent": input_exponent, "output_exponent": output_exponent}
+    if memory not in ("optimal", "hebbian"):
+        raise ValueError(f"memory must be 'optimal' or 'hebbian'; got {memory!r}")
+    if memory == "optimal" and (lam_in is not None or lam_out is not None):
+        raise ValueError("input_spectrum and output_spectrum need memory='hebbian'")
+    chosen = _model("accuracy", params, model)
+    impl = chosen.implementation()
+    if chosen.name != "hebbian_scores":
+        return impl(d, p, kappa, **settings)
+    if kappa != 1.0:
+        raise ValueError(f"kappa must be 1 for the Hebbian memory's accuracy; got {kappa!r}")
+    result = impl(d, p, input_spectrum=lam_in, output_spectrum=lam_out, problem=problem, **settings)
+    return with_validity(result, "accuracy", model=chosen.name, **params)
+
+
+def zipf_error(d, facts, memory="optimal", kappa=1.0, *, model=None, **settings):
+    """Expected frequency mass of the facts not recalled, for Zipf frequencies (``replica.ZipfFacts``).
+
+    The model follows from ``memory`` and the facts' weights: ``"knapsack"`` (optimal
+    memory), ``"hebbian-finite-size"`` (unweighted Hebbian memory) or
+    ``"hebbian-gaussian"`` (weighted); ``model=`` may name it, and must then agree.
+    ``notes/zipf.md``.  ``settings``: ``ensemble``, ``seed``, ``size``, ``tol``.
+
+    Returns
+    -------
+    ZipfError
+    """
+    from .variants.zipf import zipf_error as implementation
+
+    weights = getattr(facts, "weights", None)
+    shown = None if weights is None else ("array" if np.ndim(weights) else weights)
+    params = {"d": d, "memory": memory, "kappa": kappa, "weights": shown}
+    if model is not None:
+        _model("zipf_error", params, model)
+    return implementation(d, facts, memory, kappa, **settings)
+
+
+def spectrum(kappa=1.0, *, model=None):
+    """Predicted singular-value law of the optimal memory at capacity (``d -> infinity``).
+
+    ``QuarterCircle()`` at full rank, ``TruncatedQuarterCircle(kappa)`` below
+    (``replica.asymptotic.spectra.spectrum``, ``notes/spectra.md``).  How far it holds at
+    finite ``d``: ``replica.validity("spectrum", d=..., kappa=..., problem=...)``.
+    """
+    if model is not None:
+        registry.model("spectrum", model)
+    from .asymptotic.spectra import spectrum as implementation
+
+    return implementation(kappa)

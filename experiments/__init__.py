@@ -70,6 +70,11 @@ class Experiment:
     checked_by : str
         For a script that writes only data: the experiment that renders that data (and
         whose check covers it); "" otherwise.
+    measures : tuple of str
+        The quantities (``experiments.scoreboard.measurements.THEORY_QUANTITIES``) of
+        which its committed data holds certified measurements; ``python -m experiments
+        check`` fails when such a quantity has no measurement of the folder or is not on
+        the scoreboard (``replica/common/validity_table.json``).
     """
 
     name: str
@@ -82,6 +87,7 @@ class Experiment:
     data: tuple[str, ...] = ()
     notes: str = ""
     checked_by: str = ""
+    measures: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:
@@ -115,7 +121,10 @@ def _topic(path: Path) -> Topic:
     runs = []
     for entry in meta.get("experiment", []):
         entry = dict(entry)
-        for key in ("run", "outputs", "figures", "data"):
+        measures = entry.get("measures", [])
+        if not isinstance(measures, list) or not all(isinstance(q, str) for q in measures):
+            raise ValueError(f"{where}: measures of {entry.get('name')!r} must be a list of quantity names")
+        for key in ("run", "outputs", "figures", "data", "measures"):
             if key in entry:
                 entry[key] = tuple(entry[key])
         if "render" in entry:

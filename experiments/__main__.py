@@ -3,7 +3,11 @@
 * ``list``: every experiment with its topic, expected wall time on 2 cores and whether
   its page can be rendered from the committed data;
 * ``check``: render every page from its committed data (in place, then put back) and
-  fail with a diff where the committed page differs; exit 1 then, 0 when all agree;
+  fail with a diff where the committed page differs; fail too where an experiment
+  declares ``measures = [q]`` (its ``experiment.toml``) and ``q`` has no measurement of
+  its folder in ``experiments/scoreboard/measurements.py`` or, for a quantity with a
+  theory, no point of its folder on the scoreboard (the ``coverage`` of
+  ``replica/common/validity_table.json``); exit 1 then, 0 when all agree;
 * ``run NAME``: measure again and rewrite the data, figures and page (``--render``: only
   render from the committed data); arguments after ``--`` go to the script, for example
   ``python -m experiments run many_to_one -- 16``.
@@ -13,12 +17,15 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 from . import QUESTIONS, ROOT, Experiment, experiments, find, topics
+
+TABLE = ROOT / "replica" / "common" / "validity_table.json"
 
 
 def _environment(root: Path) -> dict[str, str]:
@@ -72,6 +79,56 @@ def check(experiment: Experiment, root: Path = ROOT) -> tuple[bool, str]:
                 path.write_bytes(content)
 
 
+def coverage_problems(table: Path = TABLE, chosen=None, points=None, root: Path = ROOT) -> list[str]:
+    """What the declared ``measures`` of the experiments lack, one message per (experiment, quantity).
+
+    A declared quantity fails when ``experiments.scoreboard.measurements.all_measurements``
+    (or ``points``) has no measurement of it from the experiment's folder, and, for a
+    quantity with a theory (``THEORY_QUANTITIES``), when the validity table ``table`` does
+    not list the pair ``["experiments/<folder>", quantity]`` in its ``coverage`` (a table
+    without that key covers nothing).
+
+    Parameters
+    ----------
+    table : Path
+        The validity table (``replica/common/validity_table.json``).
+    chosen : list of Experiment, optional
+        The experiments to check (default: all of ``root``).
+    points : list of dict, optional
+        The measurements (default: ``all_measurements()`` of the chosen experiments'
+        folders, from the committed data; one message says so when they cannot be read).
+
+    Returns
+    -------
+    list of str
+        Empty when every declared pair is measured and on the scoreboard.
+    """
+    chosen = experiments(root) if chosen is None else chosen
+    declared = [(e, q) for e in chosen for q in e.measures]
+    if not declared:
+        return []
+    try:
+        from .scoreboard.measurements import THEORY_QUANTITIES, all_measurements, coverage
+
+        measured = coverage(all_measurements({e.topic for e in chosen}) if points is None else points)
+    except (ImportError, OSError, KeyError, ValueError) as exc:
+        return [f"the measurements of {', '.join(sorted({e.topic for e in chosen}))} cannot be read: "
+                f"{type(exc).__name__}: {exc}"]
+    data = json.loads(Path(table).read_text()) if Path(table).exists() else {}
+    covered = {tuple(pair) for pair in data.get("coverage", [])}
+    shown = os.path.relpath(table, root)
+    problems = []
+    for e, q in declared:
+        folder = f"experiments/{e.topic}"
+        if (folder, q) not in measured:
+            problems.append(f"{e.topic}/{e.name}: declares measures {q!r}, but experiments/scoreboard/measurements.py "
+                            f"has no {q!r} measurement from {folder}")
+        if q in THEORY_QUANTITIES and (folder, q) not in covered:
+            problems.append(f"{e.topic}/{e.name}: declares measures {q!r}, but {shown} has no {q!r} point from "
+                            f"{folder} (not on the scoreboard)")
+    return problems
+
+
 def _list(root: Path) -> int:
     rows = [("topic", "experiment", "wall time (2 cores)", "render from data", "committed data")]
     for topic in topics(root):
@@ -90,7 +147,7 @@ def _list(root: Path) -> int:
     return 0
 
 
-def _check(names, root: Path) -> int:
+def _check(names, root: Path, table: Path = TABLE) -> int:
     chosen = [find(n, root) for n in names] if names else experiments(root)
     failed, unchecked, through = [], [], []
     for e in chosen:
@@ -113,7 +170,15 @@ def _check(names, root: Path) -> int:
     if failed:
         print("differ: " + ", ".join(failed) + " (python -m experiments run NAME --render rewrites them)",
               file=sys.stderr)
-    return 1 if failed else 0
+    problems = coverage_problems(table, chosen, root=root)
+    declared = sum(len(e.measures) for e in chosen)
+    print(f"\nmeasured quantities: {declared} declared (experiment, quantity) pairs, {len(problems)} problems")
+    for line in problems:
+        print(f"MISSING {line}")
+    if problems:
+        print(f"measures: {len(problems)} declared pairs are not measured or not on the scoreboard "
+              "(python -m experiments run scoreboard)", file=sys.stderr)
+    return 1 if failed or problems else 0
 
 
 def _run(name: str, render_only: bool, extra, root: Path) -> int:
@@ -133,6 +198,8 @@ def main(argv=None) -> int:
     sub.add_parser("list", help="list the experiments with their wall time")
     chk = sub.add_parser("check", help="render every page from its data and compare with the committed page")
     chk.add_argument("names", nargs="*", metavar="NAME", help="only these experiments")
+    chk.add_argument("--table", type=Path, default=TABLE, metavar="PATH",
+                     help="the validity table whose coverage the declared measures are checked against")
     run = sub.add_parser("run", help="measure one experiment again (or only render it)")
     run.add_argument("name", metavar="NAME")
     run.add_argument("--render", action="store_true", help="only render the page from the committed data")
@@ -143,7 +210,7 @@ def main(argv=None) -> int:
         if args.command == "list":
             return _list(ROOT)
         if args.command == "check":
-            return _check(args.names, ROOT)
+            return _check(args.names, ROOT, args.table)
         return _run(args.name, args.render, extra, ROOT)
     except ValueError as exc:
         print(f"experiments: {exc}", file=sys.stderr)

@@ -79,8 +79,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 EXPERIMENTS = ROOT / "experiments"
 
-__all__ = ["THEORY_QUANTITIES", "DEFAULTS", "ERROR_KIND", "KINDS", "EXTRACTORS", "all_measurements",
-           "separation_bracket"]
+__all__ = ["THEORY_QUANTITIES", "DEFAULTS", "ERROR_KIND", "KINDS", "SOURCES", "EXTRACTORS", "all_measurements",
+           "coverage", "separation_bracket"]
 
 # The quantities with a registered theory (later: replica's registry).
 THEORY_QUANTITIES = ("capacity", "hebbian_capacity", "max_margin", "accuracy", "accuracy_capacity", "zipf_error",
@@ -461,7 +461,7 @@ def _shape_points(rows, label) -> list[dict]:
         if r["fit_status"] != "ok":
             continue
         d, d_out = int(r["d_in"]), int(r["d_out"])
-        trials = r.get("trials") or sum(pt["stored"] + pt["not_stored"] for pt in r["points"])
+        trials = sum(pt["stored"] + pt["not_stored"] for pt in r["points"])   # the decided trials
         out.append(_point("capacity", "rectangular", f"{d_out} x {d} memory (d_out / d_in = {d_out / d:g}), "
                           f"{r['problem'].upper()}, full rank, gaussian{label}",
                           {"d": d, "d_out": None if d_out == d else d_out, "problem": r["problem"]}, "interval",
@@ -824,16 +824,31 @@ def op_vs_dp() -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------
-EXTRACTORS = (reproduction_capacity, reproduction_outputs, reproduction_accuracy, reproduction_zipf,
-              capacity_large_d_op, capacity_sweeps, dp_generators, top_k_exact, top_k, rectangular, few_outputs,
-              margins, accuracy_search, accuracy_hebbian, accuracy_optimal, zipf_bracket, zipf_hebbian, zipf_samples,
-              rank_spectra_at_capacity, sphere, many_to_one, covariance, embeddings, rank_capacity, ce_protocol,
-              op_vs_dp)
+# the extractors of each experiment folder, in the order of the list
+SOURCES = {
+    "reproduction": (reproduction_capacity, reproduction_outputs, reproduction_accuracy, reproduction_zipf),
+    "capacity": (capacity_large_d_op, capacity_sweeps, dp_generators),
+    "top_k": (top_k_exact, top_k),
+    "rectangular": (rectangular, few_outputs),
+    "margins": (margins,),
+    "accuracy": (accuracy_search, accuracy_hebbian, accuracy_optimal),
+    "zipf": (zipf_bracket, zipf_hebbian, zipf_samples),
+    "spectra": (rank_spectra_at_capacity,),
+    "sphere": (sphere,),
+    "many_to_one": (many_to_one,),
+    "covariance": (covariance,),
+    "embeddings": (embeddings,),
+    "rank": (rank_capacity,),
+    "ce_protocol": (ce_protocol,),
+    "op_vs_dp": (op_vs_dp,),
+}
+EXTRACTORS = tuple(extract for extractors in SOURCES.values() for extract in extractors)
 
 
-def all_measurements() -> list[dict]:
-    """Every certified measurement of every experiment, in the order of ``EXTRACTORS``."""
-    return [point for extract in EXTRACTORS for point in extract()]
+def all_measurements(folders=None) -> list[dict]:
+    """Every certified measurement of every experiment (``folders``: only those under ``experiments/``)."""
+    return [point for folder, extractors in SOURCES.items() if folders is None or folder in folders
+            for extract in extractors for point in extract()]
 
 
 def coverage(points=None) -> set[tuple[str, str]]:

@@ -13,7 +13,7 @@ from ..common.cliutil import dispatch
 
 __all__ = ["main", "COMMAND_MODULES"]
 
-COMMAND_MODULES = ["replica.cli.table", "replica.cli.capacity", "replica.cli.saddle"]
+COMMAND_MODULES = ["replica.cli.table", "replica.cli.capacity", "replica.cli.saddle", "replica.cli.models"]
 
 
 def main(argv=None) -> int:

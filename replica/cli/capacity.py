@@ -11,8 +11,8 @@ import sys
 
 from ..common.cliutil import add_command, render
 
-COLUMNS = ["d", "kappa", "margin", "top_k", "p_c", "stderr", "alpha", "alpha_stderr", "alpha_c", "converged",
-           "bits_per_parameter", "validity"]
+COLUMNS = ["d", "kappa", "margin", "top_k", "model", "p_c", "stderr", "alpha", "alpha_stderr", "alpha_c",
+           "converged", "bits_per_parameter", "validity"]
 HEBBIAN_COLUMNS = ["hebbian_p_c", "hebbian_alpha", "hebbian_alpha_c", "hebbian_converged", "hebbian_bits_per_parameter"]
 MODEL_COLUMNS = ["outputs", "problem", "ensemble", "effective_weights"]  # shown when a model option is given
 
@@ -47,6 +47,11 @@ def register(subparsers) -> None:
                         help="number K >= 2 of distinct answers (default: one per fact)")
     parser.add_argument("--problem", choices=["op", "dp"], default="dp",
                         help="original (shared outputs) or decoupled problem (default dp; matters with --outputs)")
+    parser.add_argument("--d-out", type=int, default=None, metavar="N",
+                        help="output dimension of a d_out x d memory (default: square)")
+    parser.add_argument("--model", default=None, metavar="NAME",
+                        help="the capacity model: finite_size, budget or hull_budget (default: the one the "
+                             "certified measurements support at each d; 'replica models' lists them)")
     parser.add_argument("--rel-tol", type=float, default=1e-3, metavar="R",
                         help="relative Monte-Carlo standard error of E[C] (default %(default)g)")
 
@@ -61,21 +66,32 @@ def _hebbian_row(d, kappa, ensemble):
             "hebbian_bits_per_parameter": result.bits_per_parameter, "ensemble": ensemble}
 
 
+def _settings(args, model: str) -> dict:
+    if model == "hull_budget":
+        return {}
+    return {"rel_tol": args.rel_tol, "seed": args.seed}
+
+
 def run(args) -> int:
-    from ..optimal.finite_size import capacity
+    from ..common.registry import choose
+    from ..quantities import capacity
 
     rows = []
     model = args.outputs is not None or args.ensemble != "gaussian" or args.problem != "dp"
     for d in args.d:
-        result = capacity(d, kappa=args.kappa, margin=args.margin, top_k=args.top_k, outputs=args.outputs,
-                          problem=args.problem, ensemble=args.ensemble, rel_tol=args.rel_tol, seed=args.seed)
-        row = {"d": result.d, "kappa": result.kappa, "margin": result.margin, "top_k": result.top_k,
+        params = {"d": d, "kappa": args.kappa, "margin": args.margin, "top_k": args.top_k, "d_out": args.d_out,
+                  "outputs": args.outputs, "problem": args.problem, "ensemble": args.ensemble}
+        chosen = choose("capacity", params, args.model).name
+        result = capacity(d, args.kappa, args.margin, args.top_k, d_out=args.d_out, outputs=args.outputs,
+                          problem=args.problem, ensemble=args.ensemble, model=chosen, **_settings(args, chosen))
+        row = {"d": d, "kappa": getattr(result, "kappa", args.kappa), "margin": getattr(result, "margin", args.margin),
+               "top_k": getattr(result, "top_k", args.top_k), "model": result.model,
                "p_c": result.p_c, "stderr": result.stderr, "alpha": result.alpha,
-               "alpha_stderr": result.alpha_stderr, "alpha_c": result.alpha_c,
-               "converged": result.converged, "bits_per_parameter": result.bits_per_parameter,
-               "validity": result.validity.summary(), "seed": result.seed}
+               "alpha_stderr": getattr(result, "alpha_stderr", None), "alpha_c": getattr(result, "alpha_c", None),
+               "converged": result.converged, "bits_per_parameter": getattr(result, "bits_per_parameter", None),
+               "validity": result.validity.summary(), "seed": getattr(result, "seed", None)}
         if model:
-            row.update({name: getattr(result, name) for name in MODEL_COLUMNS})
+            row.update({name: getattr(result, name, None) for name in MODEL_COLUMNS})
         if args.hebbian:
             row.update(_hebbian_row(d, result.kappa, args.ensemble))
         rows.append(row)

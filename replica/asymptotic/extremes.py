@@ -9,10 +9,11 @@ import math
 import warnings
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from ..common.checks import check_at_least, check_int, check_memory, check_real, scalar_or_array
 from ..common.seeds import as_generator
+from ._deferred import DeferredContinuous
 
 __all__ = [
     "expected_max",
@@ -201,7 +202,7 @@ def gumbel_expansion(n) -> GumbelExpansion:
     return GumbelExpansion(n)
 
 
-class MaximumOfGaussians(stats.rv_continuous):
+class MaximumOfGaussians(DeferredContinuous):  # scipy.stats.rv_continuous from the first instance on
     """Exact law of the maximum of ``n`` i.i.d. N(0, 1) variables: ``cdf = Phi^n``.
 
     A ``scipy.stats``-style distribution (``pdf``, ``logpdf``, ``cdf``, ``sf``,

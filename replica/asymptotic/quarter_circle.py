@@ -29,9 +29,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from ..common.checks import check_int, check_kappa, check_memory, check_scalar_kappa, scalar_or_array
+from ._deferred import DeferredContinuous
 
 __all__ = [
     "QuarterCircle",
@@ -316,7 +317,7 @@ def alpha_c_mp(kappa, dps: int = 50):
 # --------------------------------------------------------------------------- distributions
 
 
-class _QuarterCircleBase(stats.rv_continuous):
+class _QuarterCircleBase(DeferredContinuous):  # scipy.stats.rv_continuous from the first instance on
     """scipy.stats-style law on [lower, 2] with density rho_QC / mass."""
 
     _tail_mass = 1.0

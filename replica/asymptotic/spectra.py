@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import integrate, interpolate
 
 from ..common.checks import as_float_array, check_int, check_memory, check_real, check_scalar_kappa
 from ..common.seeds import as_generator
@@ -266,6 +265,8 @@ class HebbianSpectrum:
         dsigma = width * 3.0 * u ** 2 * 0.5 * np.sin(theta)
         dens = self._density(sigma)
         integrand = dens * dsigma
+        from scipy import integrate, interpolate
+
         cum = integrate.cumulative_simpson(integrand, x=theta, initial=0.0)
         self.quadrature_mass = float(cum[-1])
         self.mass_error = abs(self.quadrature_mass - self.continuous_mass)
@@ -351,6 +352,8 @@ class HebbianSpectrum:
 
     def _odd_moment(self, order):
         vals = self._weights * self._sigma ** order
+        from scipy import integrate
+
         return float(integrate.simpson(vals, x=self._theta) * self.continuous_mass / self.quadrature_mass)
 
     def mean(self):

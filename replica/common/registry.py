@@ -148,7 +148,7 @@ def _image_domain(params):
 
 
 def _rs_accuracy_domain(params):
-    return _optimal_memory(params) or (None if params.get("problem", "dp") == "dp" else "problem='dp'")
+    return _optimal_memory(params)
 
 
 def _hull_accuracy_domain(params):

@@ -237,65 +237,95 @@ def test_pages_refuse_a_missing_or_doubled_block():
     assert pages.demote_headings("# A\n```\n# not a heading\n```\n## B\n") == "## A\n```\n# not a heading\n```\n### B\n"
 
 
-def test_a_changed_measurement_changes_the_verdict_of_the_scoreboard(tmp_path, monkeypatch):
-    # the DP rectangular memory at d_in = 32, d_out = 16 is checked with the committed measurement; moved
-    # 20 % away from the theory in a copy of the data, the same point is off, and the table says so
-    import json
+def _scoreboard_verdicts(points, quantity, model):
+    """Verdicts of ``model`` at ``points`` (scoreboard.build on these points only)."""
     import warnings
 
     import replica
 
     scoreboard = importlib.import_module("experiments.scoreboard.scoreboard")
-    warnings.simplefilter("ignore", replica.TheoryOffWarning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", replica.TheoryOffWarning)
+        table = scoreboard.build(points, only={model})
+    return [pt for r in table["quantities"][quantity]["models"][model]["regimes"] for pt in r["points"]]
 
-    def verdict():
-        regime = next(r for r in scoreboard.rectangular_regimes()
-                      if r["match"]["problem"] == "dp" and r["match"]["ratio"] == 0.5)
-        return regime["points"][0]["verdict"], regime["points"][0]["error"]
 
-    before, error_before = verdict()
-    assert before == "checked"
+def test_a_changed_measurement_changes_the_verdict_of_the_scoreboard(tmp_path, monkeypatch):
+    # the DP rectangular memory at d_in = 32, d_out = 16 against the budget model; moved 20 % away from the
+    # theory in a copy of the data, the same point is off, with the error the rule gives
+    import json
+
+    measurements = importlib.import_module("experiments.scoreboard.measurements")
+
+    def point():
+        (found,) = [p for p in measurements.rectangular()
+                    if (p["params"]["d"], p["params"].get("d_out"), p["params"].get("problem", "dp")) == (32, 16, "dp")]
+        (entry,) = _scoreboard_verdicts([found], "capacity", "budget")
+        return entry
+
+    before = point()
+    assert before["verdict"] in ("checked", "unchecked")
     (tmp_path / "rectangular").mkdir()
     data = json.loads((ROOT / "experiments" / "rectangular" / "rectangular.json").read_text())
     row = next(r for r in data["rows"] if (r["problem"], r["d_in"], r["d_out"]) == ("dp", 32, 16))
     for key in ("p_c", "p_c_low", "p_c_high"):
         row[key] *= 1.2
     (tmp_path / "rectangular" / "rectangular.json").write_text(json.dumps(data))
-    monkeypatch.setattr(scoreboard, "EXPERIMENTS", tmp_path)
-    changed, error = verdict()
-    assert changed == "off"
-    assert error == pytest.approx((1 + error_before) / 1.2 - 1, rel=1e-12)  # theory / (1.2 p_c) - 1
+    monkeypatch.setattr(measurements, "EXPERIMENTS", tmp_path)
+    after = point()
+    assert after["verdict"] == "off"
+    assert after["error"] == pytest.approx((1 + before["error"]) / 1.2 - 1, rel=1e-9)  # theory / (1.2 p_c) - 1
 
 
 def test_the_shipped_validity_table_is_what_the_committed_data_give():
+    # the measured side of every point equals the committed data (measurements.all_measurements), every verdict
+    # follows the rule of one point from the stored theory, and the theory of the cheap models is recomputed;
+    # the whole table (every model at every point, a few minutes) is rebuilt by `python -m experiments check`
     import json
     import warnings
 
     import replica
+    from replica.common import registry
+    from replica.common.validity import point_verdict
 
+    measurements = importlib.import_module("experiments.scoreboard.measurements")
     scoreboard = importlib.import_module("experiments.scoreboard.scoreboard")
-    warnings.simplefilter("ignore", replica.TheoryOffWarning)
     shipped = json.loads((ROOT / "replica" / "common" / "validity_table.json").read_text())
-    built = json.loads(json.dumps(scoreboard.build()))
-
-    def same(a, b, where="table"):
-        # the theory of each point is a float64 computation with BLAS reductions: equal to 1e-7
-        # relative on any kernel; verdicts, labels and counts exactly
-        if isinstance(a, float) or isinstance(b, float):
-            assert a == pytest.approx(b, rel=1e-7, abs=1e-12), where
-        elif isinstance(a, dict):
-            assert a.keys() == b.keys(), where
-            for k in a:
-                same(a[k], b[k], f"{where}.{k}")
-        elif isinstance(a, list):
-            assert len(a) == len(b), where
-            for i, (x, y) in enumerate(zip(a, b)):
-                same(x, y, f"{where}[{i}]")
-        else:
-            assert a == b, (where, "replica/common/validity_table.json is stale: "
-                                   "run python -m experiments run scoreboard --render")
-
-    same(built, shipped)
+    measured = {}
+    for m in measurements.all_measurements():
+        fixed, continuous = registry.coordinates(m["quantity"], m["params"])
+        key = (m["quantity"], m["experiment"], json.dumps(fixed, sort_keys=True), tuple(continuous.items()),
+               m["measured_text"])
+        measured[key] = m
+    cheap = {("capacity", "finite_size"), ("hebbian_capacity", "finite_size"), ("capacity", "budget")}
+    recomputed = 0
+    for qn, q in shipped["quantities"].items():
+        names = registry.quantity(qn).continuous
+        for mn, model in q["models"].items():
+            for regime in model["regimes"]:
+                for pt in regime["points"]:
+                    key = (qn, pt["experiment"], json.dumps(regime["fixed"], sort_keys=True),
+                           tuple((n, float(pt[n])) for n in names), pt["measured_text"])
+                    assert key in measured, ("a point of the table is not in the committed data", key)
+                    m = measured[key]
+                    assert (pt["trials"], pt["kind"]) == (m["trials"], m["kind"]), key
+                    if m["kind"] == "ks":
+                        continue
+                    error, verdict = point_verdict(pt["theory"], m["kind"], m["measured"], m["low"], m["high"],
+                                                   regime["tolerance"], q["error_kind"])
+                    assert verdict == pt["verdict"], (key, mn)
+                    assert error == pytest.approx(pt["error"], rel=1e-6, abs=1e-9), (key, mn)
+                    if (qn, mn) in cheap and m["params"]["d"] <= 64 and recomputed < 40:
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore", replica.TheoryOffWarning)
+                            theory = scoreboard.theory_value(qn, mn, m["params"])
+                        # float64 with BLAS reductions: equal to 1e-7 relative on any kernel
+                        assert theory == pytest.approx(pt["theory"], rel=1e-7), (key, mn)
+                        recomputed += 1
+    assert recomputed >= 20
+    covered = {(pt["experiment"], qn) for qn, q in shipped["quantities"].items() for m in q["models"].values()
+               for r in m["regimes"] for pt in r["points"]}
+    assert sorted(map(list, covered)) == shipped["coverage"]
 
 
 def test_provenance_marks_uncommitted_code_and_not_uncommitted_pages(tmp_path):
@@ -326,7 +356,7 @@ def test_the_rank_spectrum_verdict_follows_the_ks_tolerance(tmp_path, monkeypatc
 
     import numpy as np
 
-    scoreboard = importlib.import_module("experiments.scoreboard.scoreboard")
+    measurements = importlib.import_module("experiments.scoreboard.measurements")
     rng = np.random.default_rng(3)
     d = 32
 
@@ -348,15 +378,20 @@ def test_the_rank_spectrum_verdict_follows_the_ks_tolerance(tmp_path, monkeypatc
     def flat():
         return [1.0] * (d // 2) + [0.0] * (d // 2)
 
-    data = {"plan": [["dp", d, 167, "test", 8, 24], ["op", d, 167, "test", 8, 12]],
+    data = {"kappa": 0.5, "seed": 1, "plan": [["dp", d, 167, "test", 8, 24], ["op", d, 167, "test", 8, 12]],
             "rows": rows("dp", 12, 24, gaussian) + rows("op", 6, 12, flat)}
     (tmp_path / "spectra").mkdir()
     (tmp_path / "spectra" / "rank_spectra_at_capacity.json").write_text(json.dumps(data))
-    monkeypatch.setattr(scoreboard, "EXPERIMENTS", tmp_path)
-    verdicts = {r["match"]["problem"]: r["points"][0] for r in scoreboard.rank_spectrum_regimes()}
-    assert verdicts["dp"]["verdict"] == "checked" and verdicts["dp"]["error"] < 0.05
-    assert verdicts["op"]["verdict"] == "off" and verdicts["op"]["error"] > 0.3
+    monkeypatch.setattr(measurements, "EXPERIMENTS", tmp_path)
+
+    def verdicts():
+        points = measurements.rank_spectra_at_capacity()
+        return {p["params"].get("problem", "dp"): e for p in points
+                for e in _scoreboard_verdicts([p], "spectrum", "quarter_circle")}
+
+    by_problem = verdicts()
+    assert by_problem["dp"]["verdict"] == "checked" and by_problem["dp"]["error"] < 0.05
+    assert by_problem["op"]["verdict"] == "off" and by_problem["op"]["error"] > 0.3
     data["rows"] = rows("dp", 2, 24, gaussian) + rows("op", 6, 12, flat)
     (tmp_path / "spectra" / "rank_spectra_at_capacity.json").write_text(json.dumps(data))
-    verdicts = {r["match"]["problem"]: r["points"][0] for r in scoreboard.rank_spectrum_regimes()}
-    assert verdicts["dp"]["verdict"] == "unchecked"
+    assert verdicts()["dp"]["verdict"] == "unchecked"

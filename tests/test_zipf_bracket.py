@@ -2,8 +2,8 @@
 
 Reference: the committed per-instance data ``experiments/zipf/zipf_bracket.csv``; the
 negative controls move the brackets in a copy of it and the verdict must follow the rule
-of ``bracket_point`` (inside a bracket narrower than the tolerance 0.03: checked; more than
-0.03 outside: off; a wider bracket that holds the theory within 0.03: unchecked).
+of ``replica.common.validity.point_verdict`` (a bracket within 0.03 of the theory: checked;
+more than 0.03 outside: off; a wider bracket that holds the theory within 0.03: unchecked).
 """
 
 import csv
@@ -21,8 +21,12 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "experiments" / "zipf" / "zipf_bracket.csv"
 
 
-def _verdicts(scoreboard):
-    (regime,) = scoreboard.zipf_regimes()
+def _verdicts(measurements):
+    scoreboard = importlib.import_module("experiments.scoreboard.scoreboard")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", replica.TheoryOffWarning)
+        table = scoreboard.build(measurements.zipf_bracket(), only={"knapsack"})
+    (regime,) = table["quantities"]["zipf_error"]["models"]["knapsack"]["regimes"]
     return {(p["d"], p["N"], p["a"]): (p["verdict"], p["error"], p["low"], p["high"], p["theory"])
             for p in regime["points"]}
 
@@ -52,11 +56,12 @@ def test_the_bracket_is_the_mean_of_the_instances():
 
 
 def test_a_moved_bracket_changes_the_verdict(tmp_path, monkeypatch):
-    scoreboard = importlib.import_module("experiments.scoreboard.scoreboard")
-    warnings.simplefilter("ignore", replica.TheoryOffWarning)
-    before = _verdicts(scoreboard)
+    from replica.common.validity import point_verdict
+
+    measurements = importlib.import_module("experiments.scoreboard.measurements")
+    before = _verdicts(measurements)
     for verdict, error, low, high, theory in before.values():
-        expected_error, expected = scoreboard.bracket_point(theory, low, high, 0.03)
+        expected_error, expected = point_verdict(theory, "bracket", None, low, high, 0.03, "absolute")
         assert verdict == expected and error == pytest.approx(expected_error, abs=1e-9)
     assert before[(6, 30, 1.5)][0] == "unchecked"  # the committed data: bracket wider than 0.03
 
@@ -71,8 +76,8 @@ def test_a_moved_bracket_changes_the_verdict(tmp_path, monkeypatch):
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
             writer.writeheader()
             writer.writerows(rows)
-        monkeypatch.setattr(scoreboard, "EXPERIMENTS", tmp_path)
-        return _verdicts(scoreboard)
+        monkeypatch.setattr(measurements, "EXPERIMENTS", tmp_path)
+        return _verdicts(measurements)
 
     assert {v[0] for v in moved(0.0).values()} == {"checked"}
     far = moved(0.05)

@@ -69,12 +69,15 @@ def theory_value(quantity: str, model: str, params: dict) -> float | None:
     raise ValueError(f"no theory evaluation for quantity {quantity!r}")
 
 
-def evaluate(point: dict) -> list[dict]:
-    """One entry per model of the point's quantity that can be evaluated there: theory, error and verdict."""
+def evaluate(point: dict, only=None) -> list[dict]:
+    """One entry per model of the point's quantity that can be evaluated there: theory, error and verdict.
+
+    ``only``: a set of model names to evaluate (default: every model).
+    """
     q = registry.quantity(point["quantity"])
     out = []
     for model in q.models:
-        if model.domain(point["params"]) is not None:
+        if model.domain(point["params"]) is not None or (only is not None and model.name not in only):
             continue
         theory = theory_value(q.name, model.name, point["params"])
         if point["kind"] == "ks" and not point.get("at_capacity", True):
@@ -101,15 +104,18 @@ def _fixed_key(fixed: dict) -> str:
     return json.dumps(fixed, sort_keys=True)
 
 
-def build(points: list[dict] | None = None) -> dict:
-    """The validity table from the certified measurements (default: every experiment's committed data)."""
+def build(points: list[dict] | None = None, only=None) -> dict:
+    """The validity table from the certified measurements (default: every experiment's committed data).
+
+    ``only``: evaluate only the models of these names (tests of one model's verdicts).
+    """
     points = measured.all_measurements() if points is None else points
     groups: dict = {}
     coverage = set()
     for point in points:
         q = registry.quantity(point["quantity"])
         fixed, continuous = registry.coordinates(q.name, point["params"])
-        for entry in evaluate(point):
+        for entry in evaluate(point, only):
             coverage.add((point["experiment"], q.name))
             key = (q.name, entry["model"], _fixed_key(fixed))
             group = groups.setdefault(key, {"fixed": fixed, "labels": [], "points": []})

@@ -47,7 +47,7 @@ ENSEMBLES = ("gaussian", "sphere")
 MEMORIES = ("hebbian", "hebbian_frequency")
 WEIGHTS = {"hebbian": None, "hebbian_frequency": "frequency"}
 PROBLEM = "op"   # the default of measure_zipf and of `validation zipf --problem`
-INSTANCES = 600
+INSTANCES = 1000
 SEED = 20261207
 Z975 = 1.959963984540054
 INTERVAL = "normal 95 % interval of the mean, mean ± 1.96 s.e. (s.e. = sd / sqrt(n), ddof 1)"

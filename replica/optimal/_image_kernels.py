@@ -1,4 +1,4 @@
-"""numba kernel of the least move of a block's image (:mod:`replica.optimal.image_margin`).
+"""numba kernels: a block's least move in the image (:mod:`replica.optimal.image_margin`), water filling by margin.
 
 One block: the image ``y0`` in ``R^d``, the target candidate ``t`` and the competitors
 ``u_1 .. u_m`` (rows of ``U``).  The least move solves
@@ -15,8 +15,13 @@ the active set is stepped back while a multiplier would turn negative.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 # status codes of one block
 OK = 0
@@ -180,3 +185,66 @@ def least_moves(T, U, Y0, k, Y, costs, statuses, max_iter):
         c, s, _, _ = least_move(T[b], U[b], Y0[b], k, Y[b], max_iter)
         costs[b] = c
         statuses[b] = s
+
+
+# --------------------------------------------------------------------------------------
+# the water-filling expectation over the target field at many margins (replica.optimal.cost)
+# --------------------------------------------------------------------------------------
+@njit(cache=True)
+def _normal_moments(x):
+    """``(cdf, sf, pdf, x pdf)`` of N(0, 1) at ``x``, each tail from the small side (as ``cost._normal_pieces``)."""
+    small = 0.5 * math.erfc(abs(x) * _SQRT_HALF)
+    if x < 0.0:
+        cdf, sf = small, 1.0 - small
+    else:
+        cdf, sf = 1.0 - small, small
+    pdf = _INV_SQRT_2PI * math.exp(-0.5 * x * x)
+    return cdf, sf, pdf, x * pdf
+
+
+@njit(cache=True)
+def normal_margin_costs(breaks, means, spreads, top, last, margins, complete, values, trunc, control):
+    """``E[C | competitors]`` over ``t_1 ~ N(0, 1)`` per row and margin (``cost._conditional_expected_cost``).
+
+    ``breaks``, ``means``, ``spreads`` (rows, K): the water-filling breakpoints ``B_j``, means
+    ``m_j`` and spreads ``V_j`` of the ``j`` largest kept competitors (margin-free); ``top``,
+    ``last`` (rows): the largest and the smallest kept one.  Fills, for every margin ``m``
+    (row of the outputs): the conditional cost, its truncation bound (0 when ``complete``)
+    and the control ``g(c_1 + m)``.
+    """
+    rows, k = breaks.shape
+    for a in range(margins.size):
+        m = margins[a]
+        for i in range(rows):
+            total = 0.0
+            cdf, sf, pdf, xpdf = _normal_moments(breaks[i, 0] + m)
+            t0 = t1 = t2 = 0.0
+            for j in range(k):
+                if j + 1 < k:
+                    lo = breaks[i, j + 1] + m
+                    cdf_lo, sf_lo, pdf_lo, xpdf_lo = _normal_moments(lo)
+                    lo_upper = lo >= 0.0
+                else:
+                    cdf_lo, sf_lo, pdf_lo, xpdf_lo = 0.0, 1.0, 0.0, 0.0
+                    lo_upper = False
+                i0 = sf_lo - sf if lo_upper else cdf - cdf_lo
+                i1 = pdf_lo - pdf
+                i2 = i0 + xpdf_lo - xpdf
+                centre = means[i, j] + m
+                weight = (j + 1.0) / (j + 2.0)
+                total += spreads[i, j] * i0 + weight * (i2 - 2.0 * centre * i1 + centre * centre * i0)
+                cdf, sf, pdf, xpdf = cdf_lo, sf_lo, pdf_lo, xpdf_lo
+                t0, t1, t2 = i0, i1, i2
+            values[a, i] = total
+            if complete:
+                trunc[a, i] = 0.0
+            else:
+                level = last[i] + m
+                centre = means[i, k - 1] + m
+                upper_const = spreads[i, k - 1] + k * (means[i, k - 1] - last[i]) ** 2
+                upper = upper_const * t0 + (t2 - 2.0 * level * t1 + level * level * t0)
+                lower = spreads[i, k - 1] * t0 + (k / (k + 1.0)) * (t2 - 2.0 * centre * t1 + centre * centre * t0)
+                trunc[a, i] = max(upper - lower, 0.0)
+            x = top[i] + m
+            c_cdf, _, c_pdf, _ = _normal_moments(x)
+            control[a, i] = (x * x + 1.0) * c_cdf + x * c_pdf

@@ -9,8 +9,11 @@ type, the accuracy settings and the argument checks.  Derivation:
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 from ..common.checks import check_choice, check_int, check_kappa, check_real
@@ -19,7 +22,8 @@ from ..common.results import Result
 from ..common.validity import Validity
 from ..common.roots import BelowLimit, RootSearch, bracketed_root, brent
 from ..common.seeds import DEFAULT_SEED, resolve_seed
-from .cost import NORMAL_LAW, SAMPLE_ROUNDS, CostEstimator, control_mean, expected_cost_from, field_law, rows_for
+from .cost import (NORMAL_LAW, SAMPLE_ROUNDS, CostEstimator, CostTableMiss, control_mean, expected_cost_from, field_law,
+                   reference_monte_carlo, rows_for, tables_enabled, tabulated_estimator)
 from ..asymptotic.quarter_circle import tail_second_moment
 
 __all__ = ["capacity_regime",
@@ -191,6 +195,25 @@ def _log_load_slope(estimator, root: SampledRoot, h=1e-3) -> float:
     return (math.log(p_c * math.exp(h) * m_plus) - math.log(p_low * m_minus)) / (h + math.log(p_c / p_low))
 
 
+def _root_and_slope(margin, top_k, law, settings, target):
+    """The root of ``p E[C_p] = target`` and ``d log(p E[C_p]) / d log p`` there.
+
+    From the shipped table of the default seed (:func:`replica.optimal.cost.tabulated_estimator`:
+    the same sample function, the same search, in microseconds) when it covers the call,
+    else, or when the search leaves the table, by Monte Carlo (:class:`CostEstimator`).
+    """
+    estimator = tabulated_estimator(margin, top_k, settings.seed, law, settings.rel_tol)
+    if estimator is not None:
+        try:
+            root = _capacity_root(estimator, target, settings.rel_tol, settings.max_iter)
+            return root, _log_load_slope(estimator, root)
+        except CostTableMiss:
+            pass
+    estimator = CostEstimator(margin, top_k, settings.seed, law)
+    root = _capacity_root(estimator, target, settings.rel_tol, settings.max_iter)
+    return root, _log_load_slope(estimator, root)
+
+
 MAX_TOP_K = 10**5
 """Largest ``top_k`` accepted by :func:`replica.optimal.finite_size.capacity` (see its docstring)."""
 
@@ -300,23 +323,95 @@ def distinct_outputs_capacity(args: CapacityArguments, top_k, *, weights=None, t
     tail = float(tail_second_moment(kappa)) if tail is None else float(tail)
     n_weights = d * d if weights is None else int(weights)
     top_k = _check_capacity_range(d, tail, margin, top_k, law, weights)
-    estimator = CostEstimator(margin, top_k, settings.seed, law)
-    try:
-        root = _capacity_root(estimator, tail * (float(d) ** 2 if weights is None else float(weights)),
-                              settings.rel_tol, settings.max_iter)
-    except ValueError as exc:
-        raise ValueError(f"d={d}, kappa={kappa!r}, top_k={top_k}: {exc}") from None
-    slope = _log_load_slope(estimator, root)
-    p_c, rel = root.p, root.stderr / root.mean
-    p_se = p_c * rel / slope
+    target = tail * (float(d) ** 2 if weights is None else float(weights))
+    core = None
+    if weights is None and kappa == 1.0 and margin == 0.0 and top_k == 1 and law.name == "sphere":
+        core = _sphere_table_core(d, settings)
+    if core is None:
+        try:
+            root, slope = _root_and_slope(margin, top_k, law, settings, target)
+        except ValueError as exc:
+            raise ValueError(f"d={d}, kappa={kappa!r}, top_k={top_k}: {exc}") from None
+        core = _root_core(root, slope, settings)
+    p_c, p_se = core.p_c, core.stderr
     log_p = math.log(p_c)
-    status, converged, message = root_status(root.search, settings.tol, rel, settings.rel_tol, regular=slope > 0)
     return CapacityResult(
         d=d, kappa=kappa, margin=margin, top_k=top_k, p_c=p_c, stderr=p_se,
         alpha=p_c * log_p / n_weights, alpha_stderr=p_se * (log_p + 1.0) / n_weights,
-        alpha_c=tail / 2.0, tail_second_moment=tail, expected_cost=root.mean,
-        expected_cost_stderr=root.stderr, samples=root.rows, order_statistics=root.order_statistics,
-        converged=converged, iterations=root.search.evaluations, residual=root.search.residual,
-        seed=settings.seed, status=status, message=message, problem=problem, ensemble=law.name,
+        alpha_c=tail / 2.0, tail_second_moment=tail, expected_cost=core.expected_cost,
+        expected_cost_stderr=core.expected_cost_stderr, samples=core.samples, order_statistics=core.order_statistics,
+        converged=core.converged, iterations=core.iterations, residual=core.residual,
+        seed=settings.seed, status=core.status, message=core.message, problem=problem, ensemble=law.name,
         effective_weights=n_weights)
 
+
+
+class _RootCore(NamedTuple):
+    """The fields of a :class:`CapacityResult` that come from the root search (or its table)."""
+
+    p_c: float
+    stderr: float
+    expected_cost: float
+    expected_cost_stderr: float
+    samples: int
+    order_statistics: int
+    iterations: int
+    residual: float
+    status: str
+    converged: bool
+    message: str
+
+
+def _root_core(root: SampledRoot, slope: float, settings: AccuracySettings) -> _RootCore:
+    rel = root.stderr / root.mean
+    status, converged, message = root_status(root.search, settings.tol, rel, settings.rel_tol, regular=slope > 0)
+    return _RootCore(root.p, root.p * rel / slope, root.mean, root.stderr, root.rows, root.order_statistics,
+                     root.search.evaluations, root.search.residual, status, converged, message)
+
+
+SPHERE_TABLE = Path(__file__).resolve().parent / "sphere_capacity_table.json"
+"""``capacity(d, ensemble="sphere")`` at full rank, margin 0, ``top_k = 1`` and the default accuracy settings,
+for ``d = 2 .. 512``: every field of the Monte-Carlo result (:func:`write_sphere_capacity_table`)."""
+SPHERE_TABLE_DIMS = range(2, 513)
+
+
+@functools.lru_cache(maxsize=1)
+def _sphere_table() -> dict:
+    if not SPHERE_TABLE.exists():
+        return {}
+    data = json.loads(SPHERE_TABLE.read_text())
+    return {int(d): _RootCore(**entry) for d, entry in data["entries"].items()} if data["seed"] == DEFAULT_SEED \
+        else {}
+
+
+def _sphere_table_core(d: int, settings: AccuracySettings):
+    """The tabulated root of the sphere ensemble at ``d`` (full rank, margin 0, top_k 1), or None."""
+    if settings != AccuracySettings() or not tables_enabled():
+        return None
+    return _sphere_table().get(int(d))
+
+
+def write_sphere_capacity_table(path=None, dims=SPHERE_TABLE_DIMS, progress=False) -> Path:
+    """Compute the table of ``capacity(d, ensemble="sphere")`` by Monte Carlo and write it (JSON, exact floats).
+
+    The sphere law depends on ``d``, so the table holds the root of each ``d`` (not a cost
+    function of ``p``): about 1 s per ``d`` on one core, 10 minutes for ``d = 2 .. 512``.
+    ``python -c "from replica.optimal.capacity_equation import write_sphere_capacity_table as w; w(progress=True)"``
+    """
+    path = SPHERE_TABLE if path is None else Path(path)
+    settings = AccuracySettings()
+    entries = {}
+    with reference_monte_carlo():
+        for d in dims:
+            law = field_law(d, "sphere")
+            _check_capacity_range(d, 1.0, 0.0, 1, law)
+            root, slope = _root_and_slope(0.0, 1, law, settings, float(d) ** 2)
+            entries[str(d)] = _root_core(root, slope, settings)._asdict()
+            if progress and d % 16 == 0:
+                print(f"d={d}: p_c={root.p!r}", flush=True)
+    about = ("replica.capacity(d, ensemble='sphere') at kappa 1, margin 0, top_k 1 and the default accuracy "
+             "settings: the fields of its Monte-Carlo root per d; written by "
+             "replica.optimal.capacity_equation.write_sphere_capacity_table")
+    path.write_text(json.dumps({"about": about, "seed": settings.seed, "entries": entries}, indent=0) + "\n")
+    _sphere_table.cache_clear()
+    return path

@@ -291,11 +291,11 @@ def scaled_block_cost(estimator, p, rows, margin, scales: BlockScales):
     bound on the combined one).
     """
     if scales is None:
-        mean, err = estimator.estimate(p, rows, margin)[:2]
-        return mean, err
+        means, errs = estimator.estimate_margins(p, rows, [margin])
+        return float(means[0]), float(errs[0])
+    means, errs = estimator.estimate_margins(p, rows, margin / scales.sigma)  # every node on one pass
     total, err = 0.0, 0.0
-    for w, s2, sigma in zip(scales.weight, scales.shape, scales.sigma):
-        m, e = estimator.estimate(p, rows, margin / sigma)[:2]
+    for w, s2, m, e in zip(scales.weight, scales.shape, means, errs):
         total += w * s2 * m
         err += w * s2 * e
     return total, err

@@ -9,8 +9,10 @@ draws ``p`` of the N facts without replacement, seeded by ``task_seed(seed, p, t
 the sampled facts, as in the OP the theory counts.  The adaptive sweep and the logistic
 fit are those of :func:`validation.capacity.estimate_capacity`; the estimate is set beside
 the Gaussian theory of the same shape, ``replica.capacity(d, kappa)`` (square) or
-``replica.rectangular_capacity(d_in, d_out)`` (``notes/capacity_estimation.md``, "Given
-embeddings").
+``replica.variants.rectangular_capacity(d_in, d_out)`` (``notes/capacity_estimation.md``, "Given
+embeddings").  The grid never goes past the N facts: a point the design places above N
+is measured at p = N instead (once), and when every load tried stores, up to all N facts,
+the estimate says so (status ``"all_facts_stored"``: p_c > N, not a fit).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import functools
 import hashlib
 import math
 import os
+import time
 
 import numpy as np
 
@@ -29,10 +32,11 @@ from ..ensembles import Instance
 from ..solvers import solve, solve_arguments
 from ..solvers.engine.registry import solver_spec
 from ..sweep import Task, task_seed
-from .driver import estimate_capacity
-from .results import CapacityEstimate
+from .design import STARTS, PointRunner, expand, refine
+from .results import FACTS_STORED, CapacityEstimate
+from .settings import CapacityDesign, measurement_template, parse_criterion, split_settings
 from .theory import theory_capacity
-from .trials import record_status
+from .trials import TrialCounts, estimate_message, record_status, split_instance_options
 
 __all__ = ["EMBEDDING_TRIAL", "load_embeddings", "sample_facts", "embedding_trial", "embedding_theory",
            "estimate_embedding_capacity"]
@@ -134,20 +138,21 @@ def embedding_theory(d_in: int, d_out: int, solver: str, kappa: float = 1.0) -> 
 
     Square: :func:`validation.capacity.theory_capacity` (``replica.capacity(d, kappa)``,
     ``replica.hebbian_capacity`` for ``hebbian``).  Rectangular:
-    ``replica.rectangular_capacity(d_in, d_out, problem="op")``
-    (``replica.rectangular_hebbian_capacity`` for ``hebbian``).  The dictionary of
+    ``replica.variants.rectangular_capacity(d_in, d_out, problem="op")``
+    (``replica.variants.rectangular_hebbian_capacity`` for ``hebbian``).  The dictionary of
     :func:`theory_capacity` with ``bits_per_parameter`` added.
     """
-    import replica
+    from replica import variants
 
     if d_in == d_out:
         out = theory_capacity(d_in, solver, kappa)
     else:
         if solver_spec(solver).is_hebbian:
-            res, source = replica.rectangular_hebbian_capacity(d_in, d_out), "replica.rectangular_hebbian_capacity"
+            res, source = variants.rectangular_hebbian_capacity(d_in, d_out), \
+                "replica.variants.rectangular_hebbian_capacity"
         else:
-            res, source = replica.rectangular_capacity(d_in, d_out, kappa, problem="op"), \
-                "replica.rectangular_capacity(problem='op')"
+            res, source = variants.rectangular_capacity(d_in, d_out, kappa, problem="op"), \
+                "replica.variants.rectangular_capacity(problem='op')"
         out = {"p_c": float(res.p_c), "alpha": float(res.alpha), "alpha_c": float(res.alpha_c), "source": source}
     out["bits_per_parameter"] = bits_per_parameter(out["p_c"], d_in, d_out, kappa)
     return out
@@ -175,6 +180,77 @@ def _reshaped(est: CapacityEstimate, d_in, d_out, theory, path, n_facts) -> Capa
                                d_in=d_in, d_out=d_out, embeddings=os.fspath(path), facts=n_facts)
 
 
+class _FactsRunner(PointRunner):
+    """A :class:`PointRunner` that never runs a point above the N given facts (``counts.limit``).
+
+    A point above N stands for N: N is measured in its place when it has no trials yet,
+    and the point is dropped once it has.
+    """
+
+    def run(self, ps) -> None:
+        limit = self.counts.limit
+        kept = {int(p) for p in ps if p <= limit}
+        if any(p > limit for p in ps) and limit not in self.counts:
+            kept.add(limit)
+        if kept:
+            super().run(sorted(kept))
+
+
+def _measure(n_facts, d, solver, kappa, seed, design, settings):
+    """The trials of the grid, up to p = N: ``(template, checked design, counts, first error)``.
+
+    The designs of :func:`estimate_capacity` (first points, outward expansion,
+    refinement) with the points capped at N by :class:`_FactsRunner`; no refinement when
+    every load tried stored, up to N (there is then no transition below N to refine).
+    """
+    design, sweep, extra = split_settings(design, settings)
+    threshold = parse_criterion(extra.get("criterion", "all"))
+    template, lenient = measurement_template(d, "op", solver, kappa, "gaussian", seed, sweep, extra)
+    design = design.checked(d)
+    if not 2 <= design.center <= n_facts:
+        raise ValueError(f"center must lie in [2, N] = [2, {n_facts}] (N, the number of given facts), "
+                         f"got {design.center!r}")
+    counts = TrialCounts(lenient, threshold, limit=n_facts)
+    runner = _FactsRunner(template, design.trials, sweep, counts)
+    STARTS[design.kind](runner, design, design.center)
+    expand(runner, design)
+    if not counts.stored_up_to_limit():
+        refine(runner, design)
+    return template, design, counts, runner.first_error
+
+
+def _estimate(template: Task, design, counts: TrialCounts, theory: dict, first_error, seconds: float):
+    """The :class:`CapacityEstimate` of the counts (square loads; ``ValueError`` when every trial failed).
+
+    With every load tried stored up to N the status is ``"all_facts_stored"`` and no fit
+    is made: ``p_c_low = N``, ``p_c_high`` infinite, ``p_c`` and ``slope`` NaN.
+    """
+    m, n = template, counts.limit
+    curve = counts.curve(m.d, m.kappa)
+    if first_error is not None and all(c.errors == c.trials for c in curve):
+        raise ValueError(f"every trial of the given embeddings ({m.solver}, kappa={m.kappa:g}) failed with an "
+                         f"error; the first: {first_error}")
+    if counts.stored_up_to_limit():
+        status, converged, slope = FACTS_STORED, False, math.nan
+        p_c, p_lo, p_hi = math.nan, float(n), math.inf
+        said = (f"all {n} given facts stored: p_c > {n} (every decided trial stored at every load tried, up to "
+                f"p = {n}; not a fit: measuring p_c needs more facts)")
+    else:
+        fit = counts.fit()
+        status, converged, slope = fit.status, fit.converged, fit.slope
+        p_c, p_lo, p_hi = (math.exp(v) for v in (fit.log_p_c, fit.log_p_c_low, fit.log_p_c_high))
+        said = None if fit.status == "ok" else fit.message
+        if fit.status == "unbracketed" and n in counts:
+            said += f" (the grid stops at p = {n}, the number of given facts)"
+    family, options = split_instance_options(m)
+    criterion = "all" if counts.threshold is None else f"accuracy:{counts.threshold:g}"
+    return CapacityEstimate(
+        m.d, m.problem, m.solver, m.kappa, m.ensemble, p_c, p_lo, p_hi, math.nan, math.nan, math.nan, slope,
+        curve, theory, sum(c.undecided for c in curve), sum(c.errors for c in curve), status, converged,
+        estimate_message(said, curve, counts, m.solver, first_error), m.seed, design.trials, seconds, options,
+        design.kind, criterion, family["outputs"], sum(c.not_found for c in curve), family["generator"])
+
+
 def estimate_embedding_capacity(path, solver: str = "optimal", kappa: float = 1.0, *, seed=None, design="auto",
                                 **settings) -> CapacityEstimate:
     """Measure P(stored) of ``p`` facts sampled from given embeddings, and locate p_c.
@@ -192,7 +268,9 @@ def estimate_embedding_capacity(path, solver: str = "optimal", kappa: float = 1.
         Base seed: trial ``t`` at ``p`` samples its facts with ``task_seed(seed, p, t)``.
     design : {"auto", "grid", "bracket"} or CapacityDesign
         As in :func:`estimate_capacity`; the first points are centred on the Gaussian
-        theory's p_c (at most N, the number of facts) unless ``center`` is given.
+        theory's p_c (at most N, the number of facts) unless ``center`` is given (in
+        [2, N]).  No point lies above N: where the design would go past N it measures
+        p = N, once.
     **settings
         The keywords of :func:`estimate_capacity` (``trials``, ``rounds``, ``executor``,
         ``store``, ``solver_options``, ``criterion``, ...), not ``outputs``,
@@ -203,16 +281,20 @@ def estimate_embedding_capacity(path, solver: str = "optimal", kappa: float = 1.
     CapacityEstimate
         ``ensemble="given"``, ``problem="op"``, ``d = min(d_in, d_out)``, with ``d_in``,
         ``d_out``, ``embeddings`` (the file) and ``facts`` (N) set; loads
-        ``p ln p / (d_in d_out)``; ``theory`` from :func:`embedding_theory`.  Grid points
-        above N are trials that fail with an error (counted in ``errors``): the capacity
-        of a geometry above N cannot be measured with N facts.
+        ``p ln p / (d_in d_out)``; ``theory`` from :func:`embedding_theory`.  Every grid
+        point is at most N.  When every load tried stored, up to all N facts, the
+        status is ``"all_facts_stored"`` (``message``: "all N given facts stored: p_c >
+        N"): not a fit, ``p_c_low = N`` and ``p_c`` NaN; the capacity of such a geometry
+        cannot be measured with N facts.
 
     Raises
     ------
     ValueError
         As :func:`load_embeddings` and :func:`estimate_capacity`; a solver that cannot
-        solve rectangular embeddings; a keyword that does not apply.
+        solve rectangular embeddings; a keyword that does not apply; a ``center``
+        outside [2, N].
     """
+    start = time.perf_counter()
     for name in ("outputs", "generator", "task_function"):
         if name in settings:
             raise ValueError(f"{name} does not apply to given embeddings")
@@ -221,14 +303,15 @@ def estimate_embedding_capacity(path, solver: str = "optimal", kappa: float = 1.
     d = min(d_in, d_out)
     spec = _check_solver(solver, float(kappa), d_in, d_out)
     theory = embedding_theory(d_in, d_out, solver, float(kappa))
-    if settings.get("center") is None:
+    if settings.get("center") is None and (not isinstance(design, CapacityDesign) or design.center is None):
         p_c = theory["p_c"] if math.isfinite(theory["p_c"]) else 0.5 * n_facts
         settings["center"] = float(min(max(p_c, 2.0), n_facts))
     options = spec.sweep_task_options(d, float(kappa), settings.pop("solver_options", None))
     options.update({"embeddings": os.path.abspath(os.fspath(path)), "embeddings_digest": digest})
     settings.setdefault("undecided_as_not_stored", spec.undecided_as_not_stored)
     settings.setdefault("experiment", "embedding_capacity")
-    est = estimate_capacity(d, "op", solver, kappa, seed=seed, design=design, task_function=EMBEDDING_TRIAL,
-                            solver_options=options, **settings)
+    template, checked, counts, first_error = _measure(
+        n_facts, d, solver, kappa, seed, design,
+        dict(settings, task_function=EMBEDDING_TRIAL, solver_options=options))
+    est = _estimate(template, checked, counts, theory, first_error, time.perf_counter() - start)
     return _reshaped(est, d_in, d_out, theory, path, n_facts)
-

@@ -44,8 +44,12 @@ def interval_text(value, low, high, status, fmt=lambda x: f"{x:.1f}") -> str:
     """``value`` with its interval, labelled by the kind of interval the fit ``status`` gives.
 
     ``ok``: ``"v [lo, hi] (95 % PL)"``; ``separated``: ``"between lo and hi (bracket)"``;
-    ``unbracketed``: ``"v (extrapolated, no interval)"``; otherwise ``"no estimate (status)"``.
+    ``unbracketed``: ``"v (extrapolated, no interval)"``; the estimate status
+    ``all_facts_stored`` (not a fit: ``low`` is the number N of given facts, all stored):
+    ``"above lo (all given facts stored)"``; otherwise ``"no estimate (status)"``.
     """
+    if status == "all_facts_stored":
+        return f"above {fmt(low)} (all given facts stored)"
     if status == "ok":
         return f"{fmt(value)} [{fmt(low)}, {fmt(high)}] (95 % PL)"
     if status == "separated":

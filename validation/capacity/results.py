@@ -12,7 +12,11 @@ from replica.common.results import Result
 from .fit import LogisticFit
 from .loads import load
 
-__all__ = ["CurvePoint", "CapacityEstimate"]
+__all__ = ["CurvePoint", "CapacityEstimate", "FACTS_STORED"]
+
+FACTS_STORED = "all_facts_stored"
+"""The status of a capacity estimate of N given facts in which every load tried stored, up to
+p = N: p_c lies above N and is not measured (not a fit)."""
 
 
 @dataclass(frozen=True)
@@ -88,9 +92,12 @@ class CapacityEstimate(Result):
         from the gap between all-stored and none-stored points), ``"unbracketed"``
         (P = 1/2 not inside the grid; the interval is clipped and p_c is unreliable) or
         ``"failed"`` (no decided trial; p_c and its interval are NaN, ``None`` in
-        ``to_dict``).
+        ``to_dict``); or, for given embeddings only, ``"all_facts_stored"``: every
+        decided trial stored at every load tried, up to all N given facts, so p_c > N.
+        That is not a fit: ``p_c_low = N``, ``p_c_high`` infinite, ``p_c`` and ``slope``
+        NaN (``None`` in ``to_dict``), and measuring p_c needs more facts.
     converged : bool
-        ``status`` is ``"ok"`` or ``"separated"``.
+        ``status`` is ``"ok"`` or ``"separated"`` (p_c located).
     message : str
     seed, trials : int
         Base seed and trials per grid point per round.
@@ -119,7 +126,7 @@ class CapacityEstimate(Result):
         facts N; None otherwise (the keys are then absent from ``to_dict``).
     """
 
-    STATUSES: ClassVar[tuple] = LogisticFit.STATUSES
+    STATUSES: ClassVar[tuple] = LogisticFit.STATUSES[:-1] + (FACTS_STORED,) + LogisticFit.STATUSES[-1:]
 
     d: int
     problem: str

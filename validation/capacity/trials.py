@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from ..ensembles import EmbeddingModel, FactSettings, check_generator, make_instance
 from ..solvers import check_problem, solve, solve_arguments
+from ..solvers.engine.registry import solver_spec
 from ..sweep import Task, task_seed
 from .fit import LogisticFit, fit_logistic
 from .results import CurvePoint
 
 __all__ = ["STORAGE_TRIAL", "storage_trial", "record_status", "split_instance_options", "instance_options",
-           "trial_instance", "check_trials", "TrialCounts"]
+           "trial_instance", "check_trials", "TrialCounts", "criterion_message", "estimate_message"]
 
 STORAGE_TRIAL = "validation.capacity:storage_trial"
 """The ``function`` of the storage-trial tasks (part of every stored trial's key)."""
@@ -107,13 +108,23 @@ class TrialCounts:
     ``undecided_as_not_stored`` decides whether undecided trials enter the fit as
     failures (see :func:`estimate_capacity`).  With an accuracy ``threshold`` a record
     counts as stored when its ``recall_fraction`` is at least the threshold and as not
-    stored otherwise (:meth:`classify`).
+    stored otherwise (:meth:`classify`).  ``limit`` is the largest p that can be measured
+    (the N facts of given embeddings; None: no limit): a point above it stands for the
+    limit itself in the look-ups (``p in counts``, :meth:`done`, :meth:`decided`,
+    :meth:`frequency`, :meth:`mostly_undecided`), so a design that steps past the limit
+    finds it measured there.
     """
 
-    def __init__(self, undecided_as_not_stored: bool = False, threshold: float | None = None):
+    def __init__(self, undecided_as_not_stored: bool = False, threshold: float | None = None,
+                 limit: int | None = None):
         self.lenient = undecided_as_not_stored
         self.threshold = threshold
+        self.limit = limit
         self.by_p: dict = {}
+
+    def key(self, p):
+        """The grid point that stands for ``p``: ``p`` itself, or the ``limit`` when ``p`` lies above it."""
+        return p if self.limit is None or p <= self.limit else self.limit
 
     def classify(self, record: dict) -> str:
         """The counted status of a trial record under the criterion."""
@@ -128,7 +139,7 @@ class TrialCounts:
         return "stored" if float(fraction) >= self.threshold else "not_stored"
 
     def __contains__(self, p) -> bool:
-        return p in self.by_p
+        return self.key(p) in self.by_p
 
     def points(self) -> list:
         """The grid points so far, sorted."""
@@ -136,25 +147,38 @@ class TrialCounts:
 
     def done(self, p) -> int:
         """Trials run at ``p`` so far (the next trial index)."""
+        p = self.key(p)
         return self.by_p[p][4] if p in self.by_p else 0
 
     def add(self, p, status: str) -> None:
-        """Count one trial at ``p`` with record status ``status``."""
+        """Count one trial at ``p`` (not above ``limit``) with record status ``status``."""
+        if self.limit is not None and p > self.limit:
+            raise ValueError(f"p must lie in [2, {self.limit}] (the limit of the counts), got {p}")
         c = self.by_p.setdefault(p, [0, 0, 0, 0, 0, 0])
         c[_STATUS_INDEX[status]] += 1
         c[4] += 1
 
     def decided(self, p) -> int:
         """Trials entering the fit at ``p``: stored + not stored + not found (+ undecided if counted as failures)."""
-        c = self.by_p[p]
+        c = self.by_p[self.key(p)]
         return c[0] + c[1] + c[5] + (c[2] if self.lenient else 0)
 
     def frequency(self, p) -> float:
         """Stored fraction of the decided trials at ``p``."""
-        return self.by_p[p][0] / self.decided(p)
+        return self.by_p[self.key(p)][0] / self.decided(p)
 
     def any_decided(self) -> bool:
         return any(self.decided(p) for p in self.by_p)
+
+    def stored_up_to_limit(self) -> bool:
+        """Every decided trial at every point was stored, and some were decided at ``limit`` itself.
+
+        Then P(stored) = 1/2 lies above the limit: with N given facts, all N are stored and
+        p_c > N.  False without a limit.
+        """
+        if self.limit is None or self.limit not in self.by_p or not self.decided(self.limit):
+            return False
+        return all(self.by_p[p][0] == self.decided(p) for p in self.by_p)
 
     def sides(self):
         """(has a point with frequency > 1/2, has one with frequency < 1/2) among decided."""
@@ -167,7 +191,7 @@ class TrialCounts:
 
     def mostly_undecided(self, p) -> bool:
         """More than half of the trials at ``p`` are left out of the fit."""
-        c = self.by_p[p]
+        c = self.by_p[self.key(p)]
         return (0 if self.lenient else c[2]) + c[3] > c[4] / 2
 
     def fit(self) -> LogisticFit:
@@ -180,3 +204,42 @@ class TrialCounts:
 
     def curve(self, d, kappa=1.0) -> tuple:
         return tuple(CurvePoint.from_counts(d, p, self.by_p[p], kappa) for p in self.points())
+
+
+def criterion_message(threshold: float, solver: str) -> str:
+    """What a capacity at the accuracy ``threshold`` means for ``solver``."""
+    head = (f"accuracy criterion: a trial counts as stored when the {{}} recalls >= {threshold:g} of the inputs "
+            f"(p_c: half the instances reach it; the theory: mean accuracy = {threshold:g})")
+    if solver_spec(solver).accuracy_is_exact:
+        return head.format("Hebbian W") + " (exact for the Hebbian memory)"
+    return (head.format("returned W") + f"; {solver} does not maximise the accuracy where not every input "
+            "can be stored, so p_c is a LOWER BOUND on the accuracy capacity of the best memory")
+
+
+def estimate_message(status_message, curve, counts: TrialCounts, solver: str, first_error=None) -> str:
+    """The message of a capacity estimate: criterion, status, left-out trials, a warning above 10 %.
+
+    ``status_message`` says what the estimate's status means (None when it is ``ok``);
+    ``curve`` holds the :class:`CurvePoint` of every grid point.
+    """
+    lenient = counts.lenient
+    undecided = sum(c.undecided for c in curve)
+    errors = sum(c.errors for c in curve)
+    total = sum(c.trials for c in curve)
+    not_found = sum(c.not_found for c in curve)
+    msgs = [] if counts.threshold is None else [criterion_message(counts.threshold, solver)]
+    if not_found:
+        msgs.append(f"{not_found}/{total} trials not_found (the search found no W; not a certificate), "
+                    "counted as not stored: p_c is a LOWER BOUND on the threshold")
+    if status_message:
+        msgs.append(status_message)
+    if undecided and lenient:
+        msgs.append(f"{undecided}/{total} trials undecided, counted as not stored (no storing W "
+                    "found within the budget): p_c is a lower bound on the storability threshold")
+    elif undecided:
+        msgs.append(f"{undecided}/{total} trials undecided (excluded from the fit)")
+    if errors:
+        msgs.append(f"{errors}/{total} trials failed with an error (excluded; the first: {first_error})")
+    if (0 if lenient else undecided) + errors > 0.1 * total:
+        msgs.append("WARNING: more than 10% of trials excluded; p_c may be biased")
+    return "; ".join(msgs) or "ok"

@@ -88,9 +88,14 @@ def _criterion_argument(text: str) -> str:
 
 
 def _measured(est) -> str:
-    """Measured p_c and alpha with the interval the fit status gives (a bracket of two loads when separated)."""
+    """Measured p_c and alpha with the interval the fit status gives (a bracket of two loads when separated;
+    a lower bound, N, when all N given facts were stored)."""
     from ..capacity.fit import separation_bracket
+    from ..capacity.results import FACTS_STORED
 
+    if est.status == FACTS_STORED:
+        return (f"> {est.p_c_low:.0f}  (all {est.facts} given facts stored at every load tried: no fit; "
+                f"alpha > {est.alpha_low:.4f})")
     if est.status == "separated" and (bracket := separation_bracket(
             [{"p": c.p, "stored": c.stored, "not_stored": c.not_stored} for c in est.curve])) is not None:
         low, high = bracket
@@ -100,6 +105,17 @@ def _measured(est) -> str:
         return (f"{est.p_c:.2f}  95% PL [{est.p_c_low:.2f}, {est.p_c_high:.2f}]  "
                 f"alpha = {est.alpha:.4f} [{est.alpha_low:.4f}, {est.alpha_high:.4f}]")
     return f"{est.p_c:.2f}  (fit {est.status}: no interval)  alpha = {est.alpha:.4f}"
+
+
+def _measured_bits(est) -> str:
+    """Bits per parameter of the measured p_c; a lower bound (at p = N) when all N given facts were stored."""
+    from replica.common.loads import bits_per_parameter
+
+    from ..capacity.results import FACTS_STORED
+
+    if est.status == FACTS_STORED:
+        return f"> {bits_per_parameter(est.p_c_low, est.d_in, est.d_out, est.kappa):.4f}"
+    return f"{est.bits_per_parameter:.4f}"
 
 
 def _summary(est) -> str:
@@ -118,7 +134,7 @@ def _summary(est) -> str:
         f"embeddings={est.embeddings} N={est.facts} facts d_in={est.d_in} d_out={est.d_out}"
     return (f"{head} problem={est.problem}{outputs} solver={est.solver} kappa={est.kappa:g} "
             f"ensemble={est.ensemble} trials/point={est.trials} seed={est.seed} design={est.design}\n"
-            f"measured  p_c = {_measured(est)}  bits/parameter = {est.bits_per_parameter:.4f}"
+            f"measured  p_c = {_measured(est)}  bits/parameter = {_measured_bits(est)}"
             f"{f'  (a LOWER BOUND: {est.not_found} not_found verdicts)' if est.not_found else ''}\n"
             f"theory    p_c = {est.theory['p_c']:.2f}  alpha = {est.theory['alpha']:.4f}  "
             f"alpha_c(d->inf) = {est.theory['alpha_c']:.4f}  bits/parameter = "

@@ -65,6 +65,17 @@ def least_move(t, U, y0, k, y, max_iter):
     Returns ``(cost, status, iterations, worst)``: ``worst = max_i (k - a_i^T y)`` over all
     rows (``<= 0`` up to rounding when feasible).
     """
+    cost, status, it, worst, _ = least_move_slope(t, U, y0, k, y, max_iter)
+    return cost, status, it, worst
+
+
+@njit(cache=True)
+def least_move_slope(t, U, y0, k, y, max_iter):
+    """:func:`least_move` and the derivative of its cost in ``k``: ``(cost, status, iterations, worst, slope)``.
+
+    With ``y = y0 + sum_a lam_a a_a`` the Lagrange multipliers of the active constraints
+    are ``2 lam_a``, so ``d cost / d k = 2 sum_a lam_a`` (envelope theorem).
+    """
     m, d = U.shape
     cap = min(m, d + 1)
     A = np.empty((cap, d))  # the active rows a_i = t - u_i
@@ -175,7 +186,10 @@ def least_move(t, U, y0, k, y, max_iter):
             worst = w
     if status == OK and worst > 1e-9 * scale:
         status = MAX_ITER
-    return cost, status, it, worst
+    slope = 0.0
+    for a in range(n):
+        slope += 2.0 * lam[a]
+    return cost, status, it, worst, slope
 
 
 @njit(cache=True)
@@ -185,6 +199,16 @@ def least_moves(T, U, Y0, k, Y, costs, statuses, max_iter):
         c, s, _, _ = least_move(T[b], U[b], Y0[b], k, Y[b], max_iter)
         costs[b] = c
         statuses[b] = s
+
+
+@njit(cache=True)
+def least_moves_slopes(T, U, Y0, k, Y, costs, statuses, slopes, max_iter):
+    """:func:`least_moves` and the derivatives of the costs in ``k`` (``slopes[b]``)."""
+    for b in range(T.shape[0]):
+        c, s, _, _, g = least_move_slope(T[b], U[b], Y0[b], k, Y[b], max_iter)
+        costs[b] = c
+        statuses[b] = s
+        slopes[b] = g
 
 
 # --------------------------------------------------------------------------------------
@@ -203,14 +227,17 @@ def _normal_moments(x):
 
 
 @njit(cache=True)
-def normal_margin_costs(breaks, means, spreads, top, last, margins, complete, values, trunc, control):
+def normal_margin_costs(breaks, means, spreads, top, last, margins, complete, values, trunc, control, slopes):
     """``E[C | competitors]`` over ``t_1 ~ N(0, 1)`` per row and margin (``cost._conditional_expected_cost``).
 
     ``breaks``, ``means``, ``spreads`` (rows, K): the water-filling breakpoints ``B_j``, means
     ``m_j`` and spreads ``V_j`` of the ``j`` largest kept competitors (margin-free); ``top``,
     ``last`` (rows): the largest and the smallest kept one.  Fills, for every margin ``m``
-    (row of the outputs): the conditional cost, its truncation bound (0 when ``complete``)
-    and the control ``g(c_1 + m)``.
+    (row of the outputs): the conditional cost, its truncation bound (0 when ``complete``),
+    the control ``g(c_1 + m)`` and, in ``slopes[0]`` and ``slopes[1]``, the derivatives of
+    the cost and of the control in ``m``.  The cost is continuous at the breakpoints, so its
+    derivative is ``sum_j -2 j/(j+1) (I1_j - centre_j I0_j)`` (``I0``, ``I1``: the integrals of
+    ``1`` and ``x`` on piece ``j``), and ``g'(a) = 2 (a Phi(a) + phi(a))``.
     """
     rows, k = breaks.shape
     for a in range(margins.size):
@@ -219,6 +246,7 @@ def normal_margin_costs(breaks, means, spreads, top, last, margins, complete, va
             total = 0.0
             cdf, sf, pdf, xpdf = _normal_moments(breaks[i, 0] + m)
             t0 = t1 = t2 = 0.0
+            slope = 0.0
             for j in range(k):
                 if j + 1 < k:
                     lo = breaks[i, j + 1] + m
@@ -233,9 +261,11 @@ def normal_margin_costs(breaks, means, spreads, top, last, margins, complete, va
                 centre = means[i, j] + m
                 weight = (j + 1.0) / (j + 2.0)
                 total += spreads[i, j] * i0 + weight * (i2 - 2.0 * centre * i1 + centre * centre * i0)
+                slope -= 2.0 * weight * (i1 - centre * i0)
                 cdf, sf, pdf, xpdf = cdf_lo, sf_lo, pdf_lo, xpdf_lo
                 t0, t1, t2 = i0, i1, i2
             values[a, i] = total
+            slopes[0, a, i] = slope
             if complete:
                 trunc[a, i] = 0.0
             else:
@@ -248,3 +278,4 @@ def normal_margin_costs(breaks, means, spreads, top, last, margins, complete, va
             x = top[i] + m
             c_cdf, _, c_pdf, _ = _normal_moments(x)
             control[a, i] = (x * x + 1.0) * c_cdf + x * c_pdf
+            slopes[1, a, i] = 2.0 * (x * c_cdf + c_pdf)

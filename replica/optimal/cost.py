@@ -302,8 +302,12 @@ class CostEstimator:
             f"with {k} order statistics at p={p!r}")
 
 
-    def estimate_margins(self, p: float, rows: int, margins, trunc_rel_tol: float = 1e-6):
+    def estimate_margins(self, p: float, rows: int, margins, trunc_rel_tol: float = 1e-6, slopes=False):
         """:meth:`estimate` at every margin of ``margins`` on one sample: ``(means, stderrs)`` arrays.
+
+        With ``slopes=True`` also the derivatives of the means in the margin (third array;
+        the control-variate coefficient held fixed, so to about the standard error; None
+        for the laws that go margin by margin).
 
         The same estimator: the kept order statistics and the water-filling breakpoints do
         not depend on the margin and are computed once per ``(p, rows)``; for N(0, 1)
@@ -321,7 +325,8 @@ class CostEstimator:
             self.order_count = default_order_count(kept_total)
         if self.law is not NORMAL_LAW or (kept_total < _SMALL_KEPT and not float(p).is_integer()):
             out = [self.estimate(p, rows, float(m), trunc_rel_tol)[:2] for m in margins]
-            return np.array([o[0] for o in out]), np.array([o[1] for o in out])
+            means, errs = np.array([o[0] for o in out]), np.array([o[1] for o in out])
+            return (means, errs, None) if slopes else (means, errs)
         from ._image_kernels import normal_margin_costs
 
         for _ in range(8):
@@ -330,7 +335,9 @@ class CostEstimator:
             breaks, means, spreads, top, last, complete = pieces
             shape = (margins.size, rows)
             values, trunc, control = np.empty(shape), np.empty(shape), np.empty(shape)
-            normal_margin_costs(breaks, means, spreads, top, last, margins, complete, values, trunc, control)
+            derivatives = np.empty((2,) + shape)
+            normal_margin_costs(breaks, means, spreads, top, last, margins, complete, values, trunc, control,
+                                derivatives)
             cmeans = np.array([self._fast_control(n, float(m)) for m in margins])
             dc = control - control.mean(axis=1, keepdims=True)
             var_c = np.einsum("ij,ij->i", dc, dc)
@@ -340,7 +347,11 @@ class CostEstimator:
             mean = adjusted.mean(axis=1)
             stderr = adjusted.std(axis=1, ddof=2) / math.sqrt(rows)
             if complete or np.all(trunc.mean(axis=1) <= trunc_rel_tol * np.maximum(mean, 1e-300)):
-                return mean, stderr
+                if not slopes:
+                    return mean, stderr
+                cslopes = np.array([self._fast_control(n, float(m), slope=True) for m in margins])
+                dmean = derivatives[0].mean(axis=1) - beta * (derivatives[1].mean(axis=1) - cslopes)
+                return mean, stderr, dmean
             self.order_count = 2 * self.order_count
         raise RuntimeError(f"expected_cost: truncation bound still above {trunc_rel_tol:g} x mean at p={p!r}")
 
@@ -367,11 +378,17 @@ class CostEstimator:
                           np.ascontiguousarray(kept[:, 0]), np.ascontiguousarray(kept[:, -1]), bool(complete))
         return cache[key]
 
-    def _fast_control(self, n, margin):
-        """:func:`control_mean` for N(0, 1) fields by a 96-point Gauss-Legendre rule (quadrature far in the tail)."""
+    def _fast_control(self, n, margin, slope=False):
+        """:func:`control_mean` for N(0, 1) fields by a 96-point Gauss-Legendre rule (quadrature far in the tail).
+
+        ``slope=True``: its derivative in the margin, ``E[g'(c + margin)]`` (the same rule).
+        """
+        nodes, weights = _order_statistic_rule(float(n), self.top_k)
+        if slope:
+            a = nodes + margin
+            return float(weights @ (2.0 * (a * special.ndtr(a) + _INV_SQRT_2PI * np.exp(-0.5 * a * a))))
         if margin < -3.0:
             return control_mean(n, self.top_k, margin, self.law)
-        nodes, weights = _order_statistic_rule(float(n), self.top_k)
         return float(weights @ _top_competitor_cost(nodes + margin))
 
 

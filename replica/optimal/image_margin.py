@@ -338,10 +338,9 @@ def max_margin_image(d, p, *, ensemble="gaussian", blocks=2000, seed=None, xtol=
     equation = _ImageEquation(sample_image_blocks(d, p, ensemble, blocks, seed, keep))
     common = dict(p=p, d=d, ensemble=ensemble, blocks=blocks, kept_competitors=keep, seed=seed)
     for _ in range(REPAIR_ROUNDS):
-        lo, hi, bracket = _bracket(equation.h)
+        k, lo, hi, bracket = _solve(equation, xtol)
         if not bracket:
             break
-        k = float(brentq(equation.h, lo, hi, xtol=xtol, rtol=1e-12, maxiter=200))
         violated = _dropped_violations(equation.sample, equation.evaluate(k).moved, k)
         if not violated:
             break
@@ -367,6 +366,30 @@ class _Point(NamedTuple):
     control_mean: float
     failed: int
     moved: np.ndarray
+    slope: float | None = None  # d mean / dk, the regression coefficient held fixed
+
+
+def _solve(equation, xtol):
+    """The root of ``equation.h`` within ``xtol``: Newton's method from 0 with the slopes of the sample.
+
+    Falls back to a bracket (:func:`_bracket`) and Brent's method when the slopes are missing
+    or Newton's steps do not settle.  Returns ``(k, lo, hi, bracketed)``.
+    """
+    from .finite_size import _newton_root
+
+    def newton(k):
+        point = equation.evaluate(k)
+        slope = None if point.slope is None else equation.sample.p * point.slope / equation.budget
+        return equation.h(k), slope
+
+    if equation.evaluate(0.0).slope is not None:
+        search = _newton_root(newton, 0.0, -math.inf, xtol, 60)
+        if not search.exhausted:
+            return search.x, search.x, search.x, True
+    lo, hi, bracket = _bracket(equation.h)
+    if not bracket:
+        return math.nan, lo, hi, False
+    return float(brentq(equation.h, lo, hi, xtol=xtol, rtol=1e-12, maxiter=200)), lo, hi, True
 
 
 class _ImageEquation:
@@ -395,23 +418,29 @@ class _ImageEquation:
         self.cache.clear()
 
     def evaluate(self, k: float) -> _Point:
-        from ._image_kernels import OK, least_move, least_moves
+        from ._image_kernels import OK, least_move_slope, least_moves_slopes
 
         if k not in self.cache:
             s = self.sample
             n = s.norm.size
             moved, costs, statuses = np.empty_like(s.image), np.empty(n), np.empty(n, np.int64)
-            least_moves(s.target, s.competitors, s.image, k, moved, costs, statuses, MAX_ITER)
-            control = water_filling_sorted(self.target_field - k, self.competitor_fields)[0]
+            dcosts = np.empty(n)
+            least_moves_slopes(s.target, s.competitors, s.image, k, moved, costs, statuses, dcosts, MAX_ITER)
+            u = self.target_field - k
+            control, level, active = water_filling_sorted(u, self.competitor_fields)
+            dcontrol = np.where(active > 0, 2.0 * (level - u), 0.0)  # d/dk of the water filling of u = t - k
             for b, (competitors, fields) in self.full.items():
-                costs[b], statuses[b] = least_move(s.target[b], competitors, s.image[b], k, moved[b], MAX_ITER)[:2]
-                control[b] = water_filling_sorted(np.array([self.target_field[b] - k]), fields[None, :])[0][0]
+                costs[b], statuses[b], _, _, dcosts[b] = least_move_slope(s.target[b], competitors, s.image[b], k,
+                                                                          moved[b], MAX_ITER)
+                one, lvl, act = water_filling_sorted(np.array([u[b]]), fields[None, :])
+                control[b], dcontrol[b] = one[0], (2.0 * (lvl[0] - u[b]) if act[0] > 0 else 0.0)
             self.evaluations += 1
-            c_mean, c_err = scaled_block_cost(self.estimator, s.p, CONTROL_ROWS, k, self.scales)
+            c_mean, c_err, c_slope = scaled_block_cost(self.estimator, s.p, CONTROL_ROWS, k, self.scales, slopes=True)
             mean, err, beta, corr = _estimate(costs, control, s.norm, float(c_mean), float(c_err))
+            slope = None if c_slope is None else float(np.mean((dcosts - beta * dcontrol) / s.norm) + beta * c_slope)
             failed = int(np.sum(statuses != OK))
             self.failed = max(self.failed, failed)
-            self.cache[k] = _Point(mean, err, beta, corr, float(c_mean), failed, moved)
+            self.cache[k] = _Point(mean, err, beta, corr, float(c_mean), failed, moved, slope)
         return self.cache[k]
 
     def h(self, k: float) -> float:

@@ -595,6 +595,13 @@ def zipf_hebbian() -> list[dict]:
     return _zipf_points(points, "zipf", "")
 
 
+def zipf_hebbian_n1000() -> list[dict]:
+    """The Hebbian memories at N = 1000 facts, 1000 instances per point (``zipf_hebbian.json``; exact recall)."""
+    from experiments.zipf.zipf_hebbian import zipf_hebbian_points
+
+    return zipf_hebbian_points(EXPERIMENTS / "zipf" / "zipf_hebbian.json")
+
+
 ZIPF_SAMPLES_N = 2000   # N of experiments/zipf/zipf_samples.py (its CSV has no N column; the test checks the script)
 _SOLVES = re.compile(r"solves: (.*)$")
 
@@ -834,7 +841,7 @@ SOURCES = {
     "rectangular": (rectangular, few_outputs),
     "margins": (margins,),
     "accuracy": (accuracy_search, accuracy_hebbian, accuracy_optimal),
-    "zipf": (zipf_bracket, zipf_hebbian, zipf_samples),
+    "zipf": (zipf_bracket, zipf_hebbian, zipf_hebbian_n1000, zipf_samples),
     "spectra": (rank_spectra_at_capacity,),
     "sphere": (sphere,),
     "many_to_one": (many_to_one,),

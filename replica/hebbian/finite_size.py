@@ -41,8 +41,11 @@ The model's quadrature is in :mod:`replica.hebbian.model`.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -285,6 +288,10 @@ def hebbian_capacity_search(d_in, d_out, ensemble, *, rel_tol, tol, max_iter,
     the other stored outputs, or fresh candidates); the search of :func:`hebbian_capacity`
     (secant steps on ``ln(-ln P)``, bracketed Brent fallback, ``|P - 1/2| <= tol`` checked).
     """
+    if (rel_tol, tol, max_iter) == _DEFAULT_SEARCH and competitors == "stored" and d_in == d_out and _tables_on():
+        entry = _hebbian_table().get((ensemble, int(d_in)))
+        if entry is not None:
+            return entry
     gap = _SuccessGap(d_in, ensemble, d_out, competitors)
     lo = math.log(2.0)
     status = message = None
@@ -317,3 +324,55 @@ def _hebbian_capacity_result(search: HebbianCapacitySearch, d, ensemble, kappa) 
         success_probability=search.success_probability, input_failure_probability=search.input_failure_probability,
         converged=search.status == "converged", iterations=search.iterations, residual=search.residual,
         status=search.status, message=search.message)
+
+
+# --------------------------------------------------------------------------------------
+# the shipped table of the square memory's capacity
+# --------------------------------------------------------------------------------------
+HEBBIAN_TABLE = Path(__file__).resolve().parent / "hebbian_capacity_table.json"
+"""The roots of :func:`hebbian_capacity_search` for ``d_in = d_out = d = 2 .. 512``, both ensembles, at the
+default ``rel_tol``, ``tol`` and ``max_iter`` (every field, exact; :func:`write_hebbian_capacity_table`)."""
+HEBBIAN_TABLE_DIMS = range(2, 513)
+_DEFAULT_SEARCH = (1e-9, 1e-6, 100)
+
+
+def _tables_on() -> bool:
+    from ..optimal.cost import tables_enabled
+
+    return tables_enabled()
+
+
+@functools.lru_cache(maxsize=1)
+def _hebbian_table() -> dict:
+    if not HEBBIAN_TABLE.exists():
+        return {}
+    data = json.loads(HEBBIAN_TABLE.read_text())
+    return {(ensemble, int(d)): HebbianCapacitySearch(**entry)
+            for ensemble, entries in data["entries"].items() for d, entry in entries.items()}
+
+
+def write_hebbian_capacity_table(path=None, dims=HEBBIAN_TABLE_DIMS, ensembles=ENSEMBLES, progress=False) -> Path:
+    """Compute the roots of the square Hebbian memory afresh (quadrature, no table) and write them (JSON).
+
+    The search is deterministic (quadrature), so the table is the function's own output,
+    bit for bit; about 0.3 s per ``d`` and ensemble on one core.
+    ``python -c "from replica.hebbian.finite_size import write_hebbian_capacity_table as w; w(progress=True)"``
+    """
+    from ..optimal.cost import reference_monte_carlo
+
+    path = HEBBIAN_TABLE if path is None else Path(path)
+    rel_tol, tol, max_iter = _DEFAULT_SEARCH
+    entries: dict = {}
+    with reference_monte_carlo():
+        for ensemble in ensembles:
+            entries[ensemble] = {}
+            for d in dims:
+                search = hebbian_capacity_search(d, d, ensemble, rel_tol=rel_tol, tol=tol, max_iter=max_iter)
+                entries[ensemble][str(d)] = search._asdict()
+                if progress and d % 32 == 0:
+                    print(f"{ensemble} d={d}: p_c={search.p_c!r}", flush=True)
+    about = ("replica.hebbian.finite_size.hebbian_capacity_search(d, d, ensemble) at the default rel_tol, tol and "
+             "max_iter: every field of the root per ensemble and d; written by write_hebbian_capacity_table")
+    path.write_text(json.dumps({"about": about, "entries": entries}, indent=0) + "\n")
+    _hebbian_table.cache_clear()
+    return path

@@ -279,3 +279,145 @@ def normal_margin_costs(breaks, means, spreads, top, last, margins, complete, va
             c_cdf, _, c_pdf, _ = _normal_moments(x)
             control[a, i] = (x * x + 1.0) * c_cdf + x * c_pdf
             slopes[1, a, i] = 2.0 * (x * c_cdf + c_pdf)
+
+
+# --------------------------------------------------------------------------------------
+# Gaussian point clouds (replica.variants.few_outputs.cloud_statistics)
+# --------------------------------------------------------------------------------------
+@njit(cache=True)
+def nnls(A, b, x, max_iter):
+    """Lawson-Hanson non-negative least squares ``min |A x - b|``, ``x >= 0``; fills ``x``, returns the residual.
+
+    ``A`` is ``n x m`` (small ``n``); the passive set grows by the largest gradient entry and
+    is shrunk back while a least-squares solution has a non-positive entry.
+    """
+    n, m = A.shape
+    for j in range(m):
+        x[j] = 0.0
+    passive = np.zeros(m, np.bool_)
+    r = b.copy()
+    norm = 0.0
+    for i in range(n):
+        for j in range(m):
+            norm = max(norm, abs(A[i, j]))
+    tol = 1e-12 * norm * (1.0 + np.sqrt(np.sum(b * b))) * max(n, m)
+    idx = np.empty(m, np.int64)
+    size = min(m, n + 1)  # a passive set of n + 1 columns is dependent: its Cholesky fails and it shrinks
+    gram = np.empty((size, size))
+    rhs = np.empty(size)
+    for _ in range(max_iter):
+        best, t = tol, -1
+        for j in range(m):
+            if not passive[j]:
+                g = 0.0
+                for i in range(n):
+                    g += A[i, j] * r[i]
+                if g > best:
+                    best, t = g, j
+        if t < 0:
+            break
+        passive[t] = True
+        for _inner in range(m + 1):
+            k = 0
+            for j in range(m):
+                if passive[j]:
+                    idx[k] = j
+                    k += 1
+            for a in range(k):
+                s = 0.0
+                for i in range(n):
+                    s += A[i, idx[a]] * b[i]
+                rhs[a] = s
+                for c in range(a + 1):
+                    s = 0.0
+                    for i in range(n):
+                        s += A[i, idx[a]] * A[i, idx[c]]
+                    gram[a, c] = s
+                    gram[c, a] = s
+            z, ok = _cholesky_solve(gram, rhs, k)
+            if not ok:  # dependent passive columns: drop the one just added
+                passive[t] = False
+                break
+            if np.all(z > 0.0):
+                for a in range(k):
+                    x[idx[a]] = z[a]
+                break
+            alpha = 1.0
+            for a in range(k):
+                if z[a] <= 0.0:
+                    step = x[idx[a]] / (x[idx[a]] - z[a])
+                    if step < alpha:
+                        alpha = step
+            for a in range(k):
+                j = idx[a]
+                x[j] += alpha * (z[a] - x[j])
+                if x[j] <= 1e-15 * (1.0 + abs(z[a])):
+                    x[j] = 0.0
+                    passive[j] = False
+        for i in range(n):
+            s = b[i]
+            for j in range(m):
+                if x[j] != 0.0:
+                    s -= A[i, j] * x[j]
+            r[i] = s
+    return np.sqrt(np.sum(r * r))
+
+
+@njit(cache=True)
+def cloud_counts(points, gauss, nonvertices, j_counts, max_iter):
+    """Vertices, active facets and squared distances of Gaussian clouds (every point a target).
+
+    ``points``, ``gauss``: (clouds, p, d).  For target ``mu`` with differences
+    ``D = x_mu - x_rho``: the projection of ``-g_mu`` on the cone of ``D`` by NNLS (its
+    support is ``J``, its squared norm the distance); a zero residual leaves the vertex
+    question open, decided by least-distance programming (Lawson-Hanson ch. 23):
+    ``x_mu`` is a vertex iff some ``w`` has ``D w >= 1``, iff NNLS of ``[D^T; 1^T] u = e``
+    leaves a residual.  Fills ``nonvertices[c]`` and ``j_counts``; returns the summed
+    squared distance.
+    """
+    clouds, p, d = points.shape
+    m = p - 1
+    A = np.empty((d, m))
+    E = np.empty((d + 1, m))
+    lam = np.empty(m)
+    u = np.empty(m)
+    f = np.zeros(d + 1)
+    f[d] = 1.0
+    distance2 = 0.0
+    for c in range(clouds):
+        nonvertices[c] = 0
+        for mu in range(p):
+            col = 0
+            for rho in range(p):
+                if rho == mu:
+                    continue
+                for i in range(d):
+                    A[i, col] = points[c, mu, i] - points[c, rho, i]
+                    E[i, col] = A[i, col]
+                E[d, col] = 1.0
+                col += 1
+            residual = nnls(A, -gauss[c, mu], lam, max_iter)
+            if residual <= 1e-9:
+                scale = 0.0
+                for i in range(d):
+                    for j in range(m):
+                        scale = max(scale, abs(A[i, j]))
+                if nnls(E, f, u, max_iter) <= 1e-9 * (1.0 + scale):
+                    nonvertices[c] += 1
+                    continue
+            top = 0.0
+            for j in range(m):
+                top = max(top, lam[j])
+            count = 0
+            for j in range(m):
+                if lam[j] > 1e-12 * max(1.0, top):
+                    count += 1
+            j_counts[min(count, d)] += 1
+            s2 = 0.0
+            for i in range(d):
+                s = 0.0
+                for j in range(m):
+                    s += A[i, j] * lam[j]
+                s2 += s * s
+            distance2 += s2
+    return distance2

@@ -24,6 +24,7 @@ knapsack_kept
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from dataclasses import dataclass
@@ -372,11 +373,17 @@ def _check_samples(samples, kind):
     return T
 
 
+@functools.lru_cache(maxsize=16)
+def _cost_law(N: float, size: int, seed: int) -> CostLaw:
+    """The sampled law of ``C_N`` (a pure function of its arguments; remembered for the last 16 ``N``)."""
+    return CostLaw(sample_optimal_scores(p=N, size=size, seed=seed).cost)
+
+
 def _optimal(facts, problem, common):
     """The knapsack over every fact (infinitely many samples)."""
     d, N, kappa, size, seed, tol = problem.d, problem.N, problem.kappa, problem.size, problem.seed, problem.tol
     budget = float(tail_second_moment(kappa)) * float(d) ** 2
-    law = CostLaw(sample_optimal_scores(p=float(N), size=size, seed=seed).cost)
+    law = _cost_law(float(N), size, seed)
     solved = knapsack_expectation(facts, law, budget, tol)
     ratio = N * law.mean / budget
     if solved["all_kept"]:
@@ -401,7 +408,7 @@ def _optimal_sampled(facts, unseen_bins, problem, common):
     d, N, kappa, size, seed, tol = problem.d, problem.N, problem.kappa, problem.size, problem.seed, problem.tol
     unseen_count, unseen_mass = unseen_bins
     budget = float(tail_second_moment(kappa)) * float(d) ** 2
-    law = CostLaw(sample_optimal_scores(p=float(N), size=size, seed=seed).cost)
+    law = _cost_law(float(N), size, seed)
     seen = facts.count - unseen_count
     unseen = float(unseen_mass.sum())
     seen_facts = FactBins(count=seen, freq=facts.freq, freq2=facts.freq2, mass=facts.mass - unseen_mass,

@@ -201,8 +201,8 @@ def _spectrum_argument(value, d, name):
     return value, "array"
 
 
-def accuracy(d, p, kappa=1.0, *, memory="optimal", problem="dp", input_spectrum=None, output_spectrum=None,
-             model=None, **settings):
+def accuracy(d, p, kappa=1.0, *, memory="optimal", problem="dp", ensemble="gaussian", input_spectrum=None,
+             output_spectrum=None, model=None, **settings):
     """Expected fraction of the ``p`` facts recalled (above capacity: below 1).
 
     Parameters
@@ -218,6 +218,9 @@ def accuracy(d, p, kappa=1.0, *, memory="optimal", problem="dp", input_spectrum=
     problem : {"dp", "op"}, optional
         The optimal memory's models are made for the decoupled problem; the Hebbian
         memory takes either.
+    ensemble : {"gaussian", "sphere"}, optional
+        Embedding ensemble (the optimal memory's models: gaussian; the Hebbian memory: unit-norm
+        embeddings with isotropic spectra and ``problem="op"``).
     input_spectrum, output_spectrum : float or array_like, optional
         Hebbian memory with correlated embeddings: a power-law exponent (the spectrum
         ``replica.power_law_spectrum(d, exponent)``) or ``d`` eigenvalues.
@@ -236,7 +239,7 @@ def accuracy(d, p, kappa=1.0, *, memory="optimal", problem="dp", input_spectrum=
     d = check_int(d, "d", low=2)
     lam_in, input_exponent = _spectrum_argument(input_spectrum, d, "input_spectrum")
     lam_out, output_exponent = _spectrum_argument(output_spectrum, d, "output_spectrum")
-    params = {"d": d, "p": p, "kappa": kappa, "memory": memory, "problem": problem,
+    params = {"d": d, "p": p, "kappa": kappa, "memory": memory, "problem": problem, "ensemble": ensemble,
               "input_exponent": input_exponent, "output_exponent": output_exponent}
     if memory not in ("optimal", "hebbian"):
         raise ValueError(f"memory must be 'optimal' or 'hebbian'; got {memory!r}")
@@ -248,7 +251,8 @@ def accuracy(d, p, kappa=1.0, *, memory="optimal", problem="dp", input_spectrum=
         return impl(d, p, kappa, **settings)
     if kappa != 1.0:
         raise ValueError(f"kappa must be 1 for the Hebbian memory's accuracy; got {kappa!r}")
-    result = impl(d, p, input_spectrum=lam_in, output_spectrum=lam_out, problem=problem, **settings)
+    result = impl(d, p, input_spectrum=lam_in, output_spectrum=lam_out, problem=problem, ensemble=ensemble,
+                  **settings)
     return with_validity(result, "accuracy", model=chosen.name, **params)
 
 

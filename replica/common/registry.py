@@ -136,8 +136,15 @@ def _optimal_memory(params):
     return None if params.get("memory", "optimal") == "optimal" else "memory='optimal'"
 
 
-def _hebbian_memory(params):
-    return None if params.get("memory", "optimal") == "hebbian" else "memory='hebbian'"
+def _hebbian_accuracy_domain(params):
+    if params.get("memory", "optimal") != "hebbian":
+        return "memory='hebbian'"
+    if params.get("ensemble", "gaussian") != "gaussian":
+        if params.get("input_exponent") is not None or params.get("output_exponent") is not None:
+            return "gaussian embeddings for correlated spectra"
+        if params.get("problem", "dp") != "op":
+            return "problem='op' for unit-norm embeddings"
+    return None
 
 
 def _image_domain(params):
@@ -148,6 +155,8 @@ def _image_domain(params):
 
 
 def _rs_accuracy_domain(params):
+    if params.get("ensemble", "gaussian") != "gaussian":
+        return "gaussian embeddings"
     return _optimal_memory(params)
 
 
@@ -220,7 +229,7 @@ _register(Quantity(
               _rs_accuracy_domain),
         Model("accuracy", "hebbian_scores", "replica.variants.covariance:covariance_hebbian_accuracy",
               "finite-size model of the Hebbian scores, with correlated embeddings", "notes/covariance.md", 0.03,
-              _hebbian_memory),
+              _hebbian_accuracy_domain),
     )))
 
 _register(Quantity(

@@ -31,6 +31,7 @@ from ..common.ensembles import check_ensemble
 from ..common.validity import Validity, reports_validity
 from ..common.results import Result
 from ..common.seeds import resolve_seed
+from ..hebbian.finite_size import hebbian_input_failure_probability
 from ..hebbian.model import memory_failure_probability
 
 __all__ = [
@@ -145,6 +146,7 @@ class CovarianceHebbianAccuracy(Result):
     message: str
     validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
     model: str = ""  # the registry model that computed it (replica.common.registry)
+    ensemble: str = "gaussian"
 
 
 def _fresh_failure_sample(lam_in, lam_out, p, size, seed):
@@ -232,8 +234,9 @@ def covariance_hebbian_accuracy(d, p, *, input_spectrum=None, output_spectrum=No
     p = check_real(p, "p", low=2.0)
     problem = check_choice(problem, "problem", PROBLEMS)
     check_ensemble(ensemble)
-    if ensemble != "gaussian":
-        raise ValueError(f"ensemble must be 'gaussian' for correlated embeddings (Sigma^(1/2) g), got {ensemble!r}")
+    if ensemble != "gaussian" and not (input_spectrum is None and output_spectrum is None and problem == "op"):
+        raise ValueError(f"ensemble must be 'gaussian' for correlated embeddings (Sigma^(1/2) g) or the decoupled "
+                         f"problem; unit-norm embeddings take isotropic spectra and problem='op'; got {ensemble!r}")
     lam_in = _check_spectrum(input_spectrum, d, "input_spectrum")
     lam_out = _check_spectrum(output_spectrum, d, "output_spectrum")
     r_in = d / float(np.mean(lam_in * lam_in))
@@ -245,6 +248,10 @@ def covariance_hebbian_accuracy(d, p, *, input_spectrum=None, output_spectrum=No
         fail, stderr = float(draws.mean()), float(draws.std(ddof=1) / math.sqrt(size))
         message = (f"decoupled problem: exact conditional law of the fresh candidates, Monte-Carlo mean over "
                    f"{size} draws of the environment (seed {seed}); notes/covariance.md")
+    elif ensemble != "gaussian":  # isotropic unit-norm embeddings: the finite-size Hebbian model itself
+        fail = hebbian_input_failure_probability(d, p, ensemble)
+        stderr, size, seed = 0.0, 0, None
+        message = "finite-size Hebbian model of unit-norm embeddings (stored outputs compete), notes/hebbian_finite_size.md"
     else:
         fail = memory_failure_probability(r_in, r_out, p, "gaussian", "stored")
         stderr, size, seed = 0.0, 0, None
@@ -255,4 +262,4 @@ def covariance_hebbian_accuracy(d, p, *, input_spectrum=None, output_spectrum=No
     return CovarianceHebbianAccuracy(
         d=d, p=p, problem=problem, accuracy=1.0 - fail, stderr=stderr, input_failure_probability=fail,
         input_effective_rank=r_in, output_effective_rank=r_out, samples=size, seed=seed, status="ok",
-        converged=True, message=message)
+        converged=True, message=message, ensemble=ensemble)

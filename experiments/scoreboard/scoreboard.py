@@ -176,7 +176,7 @@ def _points(table):
 def scoreboard_table(table) -> list[str]:
     out = ["| quantity | model | regime | at | theory | certified measurement | trials | error | tolerance | verdict "
            "| experiment |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for qn, mn, q, m, regime, pt in _points(table):
+    for qn, mn, q, _model, regime, pt in _points(table):
         kind = q["error_kind"]
         names = registry.quantity(qn).continuous
         verdict = f"**{pt['verdict']}**" if pt["verdict"] == "off" else pt["verdict"]

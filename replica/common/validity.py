@@ -253,7 +253,8 @@ def _record_at(quantity_name, model_name, kind, regime, continuous, points) -> V
     distance = _distance(point, continuous)
     near = "" if distance < 1e-12 else f" (distance {distance:.2f} in ln)"
     if verdict == "unchecked":
-        head = f"unchecked: the nearest certified measurement cannot resolve the tolerance {_shown_tolerance(tolerance, kind)}"
+        head = ("unchecked: the nearest certified measurement cannot resolve the tolerance "
+                f"{_shown_tolerance(tolerance, kind)}")
     else:
         head = (f"{verdict}: error {_shown_error(point['error'], kind)}, tolerance "
                 f"{_shown_tolerance(tolerance, kind)}")

@@ -251,7 +251,8 @@ def covariance_hebbian_accuracy(d, p, *, input_spectrum=None, output_spectrum=No
     elif ensemble != "gaussian":  # isotropic unit-norm embeddings: the finite-size Hebbian model itself
         fail = hebbian_input_failure_probability(d, p, ensemble)
         stderr, size, seed = 0.0, 0, None
-        message = "finite-size Hebbian model of unit-norm embeddings (stored outputs compete), notes/hebbian_finite_size.md"
+        message = ("finite-size Hebbian model of unit-norm embeddings (stored outputs compete), "
+                   "notes/hebbian_finite_size.md")
     else:
         fail = memory_failure_probability(r_in, r_out, p, "gaussian", "stored")
         stderr, size, seed = 0.0, 0, None

@@ -22,7 +22,7 @@ def test_every_model_names_an_implementation_that_exists_and_a_note():
             assert callable(m.implementation()), m
             assert (root / m.note).exists(), m.note
             assert m.tolerance > 0
-    for prediction, (q, m) in registry.PREDICTIONS.items():
+    for q, m in registry.PREDICTIONS.values():
         registry.quantity(q)
         if m is not None:
             registry.model(q, m)

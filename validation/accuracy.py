@@ -85,7 +85,8 @@ def theory_accuracy(d: int, p: int, solver: str, ensemble: str = "gaussian", kap
         return float(replica.hebbian_accuracy(d, p, ensemble)), 0.0, "replica.hebbian_accuracy"
     if memory == OPTIMAL_THEORY:
         res = replica.variants.optimal_accuracy(d, p, kappa)
-        return float(res.accuracy), float(res.stderr), "replica.variants.optimal_accuracy (replica-symmetric prediction)"
+        return (float(res.accuracy), float(res.stderr),
+                "replica.variants.optimal_accuracy (replica-symmetric prediction)")
     return math.nan, math.nan, f"none ({solver} has no accuracy theory)"
 
 

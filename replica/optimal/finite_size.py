@@ -64,6 +64,8 @@ from ..common.seeds import DEFAULT_SEED, resolve_seed
 from .cost import (
     SAMPLE_ROUNDS,
     CostEstimator,
+    CostTableMiss,
+    tabulated_estimator,
     ExpectedCostResult,
     check_p_top_k,
     expected_cost,
@@ -339,7 +341,7 @@ def _newton_root(f, x0, lower, xtol, max_iter) -> RootSearch:
                 new, walk = x + walk, 2.0 * walk
             else:
                 new, walk = max(x - walk, lower), 2.0 * walk
-        new = max(new, lower)
+        new = float(max(new, lower))
         if abs(new - x) <= xtol:
             return RootSearch(x, count, abs(g), False)
         x = new
@@ -368,6 +370,17 @@ class _MarginEquation:
         return self.point(margin)[:2]
 
 
+def _pilot_rows(estimator, p, rel_tol) -> int:
+    """The sample size of :func:`expected_cost_from` at margin 0, from the shipped table when it covers it."""
+    tabulated = tabulated_estimator(0.0, estimator.top_k, estimator.stream.seed, estimator.law, rel_tol)
+    if tabulated is not None:
+        try:
+            return expected_cost_from(tabulated, p, rel_tol, margin=0.0).samples
+        except CostTableMiss:
+            pass
+    return expected_cost_from(estimator, p, rel_tol, margin=0.0).samples
+
+
 COARSE_ROWS = 1024
 """Rows of the warm start of :func:`_margin_root` (Newton on the first rows, then on the whole sample)."""
 
@@ -379,7 +392,7 @@ def _margin_root(estimator, p, target, rel_tol, max_iter, scales=None):
     root on the first :data:`COARSE_ROWS` rows; otherwise by secant steps and Brent.  Both
     stop within ``1e-12`` of the root of the same sample equation.
     """
-    rows = expected_cost_from(estimator, p, rel_tol, margin=0.0).samples
+    rows = _pilot_rows(estimator, p, rel_tol)
     evaluations = 0
 
     # below ``lower`` the cost of the largest competitor, ~exp(-(c_1 + margin)^2 / 2),
@@ -402,12 +415,13 @@ def _margin_root(estimator, p, target, rel_tol, max_iter, scales=None):
             raise ValueError(f"p={p!r} is too far above the capacity (F(kappa) d^2 / p = {target / p:.3g}): "
                              f"the margin would lie below {lower:.4g}, where the cost underflows") from None
         evaluations += search.evaluations
-        _, _, mean, err = equation.point(search.x)
+        _, log_slope, mean, err = equation.point(search.x)
         if (mean > 0 and err / mean <= rel_tol) or search.exhausted:
             break
         rows = rows_for(err / mean * math.sqrt(rows), rel_tol)
         start = search.x
-    return SampledRoot(p, rows, mean, err, 0, search._replace(evaluations=evaluations))
+    slope = None if log_slope is None else log_slope * mean  # dE/dk at the root (regression coefficient fixed)
+    return SampledRoot(p, rows, mean, err, 0, search._replace(evaluations=evaluations)), slope
 
 
 def _old_tolerance_keywords(args, kwargs):
@@ -492,10 +506,12 @@ def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", scale_fluctuati
     seed = resolve_seed(seed)
     scales = block_scales(d, kappa, law.name) if scale_fluctuations else None
     estimator = CostEstimator(0.0, top_k, seed, law)
-    root = _margin_root(estimator, p, float(tail_second_moment(kappa)) * float(d) ** 2, rel_tol, max_iter, scales)
+    root, slope = _margin_root(estimator, p, float(tail_second_moment(kappa)) * float(d) ** 2, rel_tol, max_iter,
+                               scales)
     margin, rows, h = root.search.x, root.rows, 1e-4
-    slope = (scaled_block_cost(estimator, p, rows, margin + h, scales)[0]
-             - scaled_block_cost(estimator, p, rows, margin - h, scales)[0]) / (2 * h)
+    if slope is None:  # laws without slopes: a common-random-number difference
+        slope = (scaled_block_cost(estimator, p, rows, margin + h, scales)[0]
+                 - scaled_block_cost(estimator, p, rows, margin - h, scales)[0]) / (2 * h)
     status, converged, message = root_status(root.search, tol, root.stderr / root.mean, rel_tol)
     return MarginCapacityResult(
         p=float(p), d=d, kappa=kappa, top_k=top_k, margin=margin,

@@ -468,8 +468,10 @@ def _root_result(equation, k, dropped, common) -> ImageMarginResult:
     """The result at the root ``k``: its standard error from the slope of the cost, the status and the message."""
     blocks, keep = common["blocks"], common["kept_competitors"]
     at = equation.evaluate(k)
-    step = max(0.02 * abs(k), 0.01)
-    slope = (equation.evaluate(k + step).mean - equation.evaluate(k - step).mean) / (2.0 * step)
+    slope = at.slope  # dE/dk of the sample (the regression coefficient held fixed)
+    if slope is None:  # laws without slopes: a central difference
+        step = max(0.02 * abs(k), 0.01)
+        slope = (equation.evaluate(k + step).mean - equation.evaluate(k - step).mean) / (2.0 * step)
     stderr = at.err / slope if slope > 0 else math.inf
     failed = equation.failed
     residual = abs(equation.h(k))

@@ -285,21 +285,22 @@ def normal_margin_costs(breaks, means, spreads, top, last, margins, complete, va
 # Gaussian point clouds (replica.variants.few_outputs.cloud_statistics)
 # --------------------------------------------------------------------------------------
 @njit(cache=True)
-def nnls(A, b, x, max_iter):
+def nnls(At, b, x, max_iter):
     """Lawson-Hanson non-negative least squares ``min |A x - b|``, ``x >= 0``; fills ``x``, returns the residual.
 
-    ``A`` is ``n x m`` (small ``n``); the passive set grows by the largest gradient entry and
-    is shrunk back while a least-squares solution has a non-positive entry.
+    ``At`` is ``A`` transposed, ``m x n`` (the ``m`` columns of ``A`` as contiguous rows, small
+    ``n``); the passive set grows by the largest gradient entry and is shrunk back while a
+    least-squares solution (normal equations, Cholesky) has a non-positive entry.
     """
-    n, m = A.shape
+    m, n = At.shape
     for j in range(m):
         x[j] = 0.0
     passive = np.zeros(m, np.bool_)
     r = b.copy()
     norm = 0.0
-    for i in range(n):
-        for j in range(m):
-            norm = max(norm, abs(A[i, j]))
+    for j in range(m):
+        for i in range(n):
+            norm = max(norm, abs(At[j, i]))
     tol = 1e-12 * norm * (1.0 + np.sqrt(np.sum(b * b))) * max(n, m)
     idx = np.empty(m, np.int64)
     size = min(m, n + 1)  # a passive set of n + 1 columns is dependent: its Cholesky fails and it shrinks
@@ -311,7 +312,7 @@ def nnls(A, b, x, max_iter):
             if not passive[j]:
                 g = 0.0
                 for i in range(n):
-                    g += A[i, j] * r[i]
+                    g += At[j, i] * r[i]
                 if g > best:
                     best, t = g, j
         if t < 0:
@@ -326,12 +327,12 @@ def nnls(A, b, x, max_iter):
             for a in range(k):
                 s = 0.0
                 for i in range(n):
-                    s += A[i, idx[a]] * b[i]
+                    s += At[idx[a], i] * b[i]
                 rhs[a] = s
                 for c in range(a + 1):
                     s = 0.0
                     for i in range(n):
-                        s += A[i, idx[a]] * A[i, idx[c]]
+                        s += At[idx[a], i] * At[idx[c], i]
                     gram[a, c] = s
                     gram[c, a] = s
             z, ok = _cholesky_solve(gram, rhs, k)
@@ -355,11 +356,11 @@ def nnls(A, b, x, max_iter):
                     x[j] = 0.0
                     passive[j] = False
         for i in range(n):
-            s = b[i]
-            for j in range(m):
-                if x[j] != 0.0:
-                    s -= A[i, j] * x[j]
-            r[i] = s
+            r[i] = b[i]
+        for j in range(m):
+            if x[j] != 0.0:
+                for i in range(n):
+                    r[i] -= At[j, i] * x[j]
     return np.sqrt(np.sum(r * r))
 
 
@@ -377,8 +378,8 @@ def cloud_counts(points, gauss, nonvertices, j_counts, max_iter):
     """
     clouds, p, d = points.shape
     m = p - 1
-    A = np.empty((d, m))
-    E = np.empty((d + 1, m))
+    A = np.empty((m, d))  # the differences as rows (A transposed for nnls)
+    E = np.empty((m, d + 1))
     lam = np.empty(m)
     u = np.empty(m)
     f = np.zeros(d + 1)
@@ -392,16 +393,16 @@ def cloud_counts(points, gauss, nonvertices, j_counts, max_iter):
                 if rho == mu:
                     continue
                 for i in range(d):
-                    A[i, col] = points[c, mu, i] - points[c, rho, i]
-                    E[i, col] = A[i, col]
-                E[d, col] = 1.0
+                    A[col, i] = points[c, mu, i] - points[c, rho, i]
+                    E[col, i] = A[col, i]
+                E[col, d] = 1.0
                 col += 1
             residual = nnls(A, -gauss[c, mu], lam, max_iter)
             if residual <= 1e-9:
                 scale = 0.0
-                for i in range(d):
-                    for j in range(m):
-                        scale = max(scale, abs(A[i, j]))
+                for j in range(m):
+                    for i in range(d):
+                        scale = max(scale, abs(A[j, i]))
                 if nnls(E, f, u, max_iter) <= 1e-9 * (1.0 + scale):
                     nonvertices[c] += 1
                     continue
@@ -417,7 +418,7 @@ def cloud_counts(points, gauss, nonvertices, j_counts, max_iter):
             for i in range(d):
                 s = 0.0
                 for j in range(m):
-                    s += A[i, j] * lam[j]
+                    s += A[j, i] * lam[j]
                 s2 += s * s
             distance2 += s2
     return distance2

@@ -49,7 +49,21 @@ __all__ = ["few_outputs_capacity", "FewOutputsCapacityResult", "cloud_statistics
 TABLE = Path(__file__).resolve().parent / "few_outputs_table.json"
 TARGETS_PER_POINT = 24000
 FAST_TARGETS_PER_POINT = 2000
-"""Targets per point not in the shipped table (:func:`cloud_statistics`)."""
+"""Targets per point of :func:`few_outputs_capacity` where the shipped table has none (12 times fewer than
+:data:`TARGETS_PER_POINT`: about 3.5 times its Monte-Carlo error per point, shown by the replicas' spread)."""
+
+
+def _point_statistics(p: int, d_out: int, replica: int) -> dict:
+    """The statistics :func:`few_outputs_capacity` uses: the table's (24000 targets), else 2000 targets.
+
+    Inside ``replica.optimal.cost.reference_monte_carlo()``: 24000 targets everywhere, as the table.
+    """
+    from ..optimal.cost import tables_enabled
+
+    clouds = max(60, int(round(TARGETS_PER_POINT / p)))
+    if not tables_enabled() or f"{d_out},{p},{clouds},{replica}" in _table()["entries"]:
+        return cloud_statistics(p, d_out, replica)
+    return cloud_statistics(p, d_out, replica, FAST_TARGETS_PER_POINT)
 COMPUTED: dict = {}  # statistics computed in this process (not in the table)
 
 
@@ -130,17 +144,14 @@ def _clouds_compiled(p, d_out, clouds, rng):
 
 
 @functools.lru_cache(maxsize=None)
-def cloud_statistics(p: int, d_out: int, replica: int = 0) -> dict:
+def cloud_statistics(p: int, d_out: int, replica: int = 0, targets: int = TARGETS_PER_POINT) -> dict:
     """Monte-Carlo statistics of ``p`` Gaussian points in ``R^{d_out}`` (from the shipped table if there).
 
-    A point in the shipped table (``max(60, round(24000 / p))`` clouds) is read from it,
-    bit for bit.  Another point is computed by the compiled kernel (:func:`_clouds_compiled`:
-    the statistics of :func:`_clouds` on the same clouds) on ``max(20, round(2000 / p))``
-    clouds (:data:`FAST_TARGETS_PER_POINT`), twelve times fewer targets: its Monte-Carlo
-    error is about 3.5 times that of a tabulated point, and the replicas' spread (the
-    ``stderr`` of :func:`few_outputs_capacity`) shows it.  Inside
-    ``replica.optimal.cost.reference_monte_carlo()`` every point is computed afresh with the
-    full count, as the table was.
+    ``max(60, round(targets / p))`` clouds (``targets`` below the default: ``max(20, ...)``),
+    every point a target.  A point of the shipped table is read from it, bit for bit;
+    another is computed by the compiled kernel (:func:`_clouds_compiled`: the statistics of
+    :func:`_clouds` on the same clouds).  :func:`few_outputs_capacity` asks for
+    :data:`FAST_TARGETS_PER_POINT` at the points the table does not hold.
 
     Returns
     -------
@@ -148,20 +159,21 @@ def cloud_statistics(p: int, d_out: int, replica: int = 0) -> dict:
         ``nonvert_mean``, ``nonvert_var`` (non-vertices per cloud), ``all_vertex`` (fraction
         of clouds whose points are all vertices), ``jcount`` (counts of J), ``n_clouds``.
     """
-    from ..optimal.cost import tables_enabled
-
-    clouds = max(60, int(round(TARGETS_PER_POINT / p)))
+    floor = 60 if targets >= TARGETS_PER_POINT else 20
+    clouds = max(floor, int(round(targets / p)))
     table = _table()
     key = f"{d_out},{p},{clouds},{replica}"
-    if tables_enabled():
-        if key in table["entries"]:
-            return table["entries"][key]
-        clouds = max(20, int(round(FAST_TARGETS_PER_POINT / p)))
-        key = f"{d_out},{p},{clouds},{replica}"
-        if key in table["entries"]:
-            return table["entries"][key]
+    if key in table["entries"]:
+        return table["entries"][key]
     if key in COMPUTED:
         return COMPUTED[key]
+    rng = np.random.default_rng(np.random.SeedSequence([table["seed"], d_out, p, replica]))
+    nonvertices, j_counts, distance2 = _clouds_compiled(p, d_out, clouds, rng)
+    COMPUTED[key] = {"p": p, "d_out": d_out, "n_clouds": clouds, "rep": replica,
+                     "nonvert_mean": float(nonvertices.mean()), "nonvert_var": float(nonvertices.var(ddof=1)),
+                     "all_vertex": float(np.mean(nonvertices == 0)), "jcount": j_counts.tolist(),
+                     "mean_dist2": distance2 / max(1, int(j_counts.sum()))}
+    return COMPUTED[key]
     rng = np.random.default_rng(np.random.SeedSequence([table["seed"], d_out, p, replica]))
     nonvertices, j_counts, distance2 = _clouds_compiled(p, d_out, clouds, rng)
     COMPUTED[key] = {"p": p, "d_out": d_out, "n_clouds": clouds, "rep": replica,
@@ -272,10 +284,21 @@ def _raw_probability(stats: dict, p: int, d_in: int, d_out: int, problem: str) -
 
 
 def _replica_root(d_in, d_out, problem, replica):
-    """The root of one replica: a grid ``p = d_out + 2``, x1.2, ... then four points around the first root."""
+    """:func:`_replica_tables_root` of the current mode (shipped table and fast points, or the reference)."""
+    from ..optimal.cost import tables_enabled
+
+    return _replica_tables_root(d_in, d_out, problem, replica, tables_enabled())
+
+
+@functools.lru_cache(maxsize=256)
+def _replica_tables_root(d_in, d_out, problem, replica, tables):
+    """The root of one replica: a grid ``p = d_out + 2``, x1.2, ... then four points around the first root.
+
+    Remembered: a pure function of its arguments and of the (shipped or seeded) statistics.
+    """
     stats, p = {}, d_out + 2
     while True:  # walk up until the raw (unsmoothed) probability is below 0.05
-        stats[p] = cloud_statistics(p, d_out, replica)
+        stats[p] = _point_statistics(p, d_out, replica)
         if _raw_probability(stats[p], p, d_in, d_out, problem) < 0.05 or p > 20000:
             break
         p = max(p + 1, int(round(p * 1.2)))
@@ -288,7 +311,7 @@ def _replica_root(d_in, d_out, problem, replica):
     first = _root(probability(model), d_out + 1, grid[-1])
     for q in sorted({int(round(first * c)) for c in (0.94, 0.98, 1.02, 1.06)} - set(grid)):
         if q > d_out + 1:
-            stats[q] = cloud_statistics(q, d_out, replica)
+            stats[q] = _point_statistics(q, d_out, replica)
     model = hull_factor_model(stats, d_out, problem, center=first)
     return _root(probability(model), d_out + 1, max(stats)), model
 

@@ -11,7 +11,7 @@ instance of any of them imports ``scipy.stats`` and replaces ``DeferredContinuou
 
 from __future__ import annotations
 
-__all__ = ["DeferredContinuous", "rebase"]
+__all__ = ["DeferredContinuous", "DeferredModule", "rebase"]
 
 
 def rebase() -> None:
@@ -34,3 +34,26 @@ class DeferredContinuous:
     def __new__(cls, *args, **kwargs):
         rebase()
         return _new(cls)
+
+
+class DeferredModule:
+    """A module imported on first attribute access (``special = DeferredModule("scipy.special")``).
+
+    ``import scipy.special`` takes about 0.3 s; the asymptotic modules name it at import
+    time but use it only inside their functions.
+    """
+
+    def __init__(self, name: str):
+        self._name = name
+        self._module = None
+
+    def __getattr__(self, attribute):
+        module = self._module
+        if module is None:
+            import importlib
+
+            module = self._module = importlib.import_module(self._name)
+        return getattr(module, attribute)
+
+    def __repr__(self):
+        return f"DeferredModule({self._name!r})"

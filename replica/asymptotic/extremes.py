@@ -9,11 +9,12 @@ import math
 import warnings
 
 import numpy as np
-from scipy import special
 
 from ..common.checks import check_at_least, check_int, check_memory, check_real, scalar_or_array
 from ..common.seeds import as_generator
-from ._deferred import DeferredContinuous
+from ._deferred import DeferredContinuous, DeferredModule
+
+special = DeferredModule("scipy.special")  # imported on first use (0.3 s)
 
 __all__ = [
     "expected_max",

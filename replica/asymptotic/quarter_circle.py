@@ -29,10 +29,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from ..common.checks import check_int, check_kappa, check_memory, check_scalar_kappa, scalar_or_array
-from ._deferred import DeferredContinuous
+from ._deferred import DeferredContinuous, DeferredModule
+
+special = DeferredModule("scipy.special")  # imported on first use (0.3 s)
 
 __all__ = [
     "QuarterCircle",

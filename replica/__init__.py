@@ -44,7 +44,7 @@ _LAZY = {
     "accuracy_capacity": "replica.variants",
     # how far each prediction was checked against certified measurements (experiments/scoreboard)
     "Validity": "replica.common.validity", "TheoryOffWarning": "replica.common.validity",
-    "validity": "replica.common.validity",
+    "validity": "replica.quantities",
     # the result types of the front ends
     "CapacityResult": "replica.optimal", "RectangularCapacityResult": "replica.variants",
     "FewOutputsCapacityResult": "replica.variants", "HebbianCapacityResult": "replica.hebbian",

@@ -29,15 +29,26 @@ import numpy as np
 
 from .common import registry
 from .common.checks import check_int
-from .common.validity import with_validity
+from .common.validity import choose_model, with_validity
+from .common.validity import validity as _validity
+from .optimal import finite_size  # noqa: F401 - registers the unit of the loads p / p_c
 
-__all__ = ["capacity", "hebbian_capacity", "max_margin", "accuracy", "zipf_error", "spectrum"]
+__all__ = ["capacity", "hebbian_capacity", "max_margin", "accuracy", "zipf_error", "spectrum", "validity"]
+
+
+def validity(quantity, *, model=None, **parameters):
+    """How far ``model`` of ``quantity`` (default: the front end's choice) was checked at ``parameters``.
+
+    ``replica.validity("capacity", d=64)`` is the record ``replica.capacity(64).validity``
+    carries, without computing the capacity (``replica.common.validity.validity``).
+    """
+    return _validity(quantity, model=model, **parameters)
 
 
 def _model(quantity: str, params: dict, model):
     if model is not None and not isinstance(model, str):
         raise ValueError(f"model must be a model name (str) or None; got {model!r}")
-    return registry.choose(quantity, params, model)
+    return choose_model(quantity, params, model)
 
 
 def _square_params(d, d_out) -> tuple[int, int | None]:

@@ -216,6 +216,8 @@ LAYERS = {
     # optimal and Hebbian memories, then the saddle point and the variants built on them
     "replica": 1, "replica.asymptotic": 1.0, "replica.optimal": 1.1, "replica.hebbian": 1.1,
     "replica.saddle": 1.2, "replica.variants": 1.2,
+    # the front ends, one per quantity, over every model of the theory
+    "replica.quantities": 1.3,
     "validation": 2, "validation._rng": 2, "validation.instance": 2, "validation.ensembles": 2, "validation.recall": 2,
     "validation.spectra_and_scores": 2, "validation.intervals": 2, "validation.store": 2,
     "validation.solvers.engine": 3,
@@ -477,6 +479,10 @@ SIZE_EXEMPT = {
     # front end of the most used prediction names every keyword in its signature (no **accuracy);
     # capacity(d, rel_tol=...) and capacity(d, seed=...) are used by every sweep and command line
     "replica.optimal.finite_size.capacity": "parameters",
+    # the front ends of the capacity and the accuracy name every parameter of their quantity (the
+    # coordinates of its measured regimes), plus model=; the models' settings go through **settings
+    "replica.quantities.capacity": "parameters",
+    "replica.quantities.accuracy": "parameters",
 }
 _JIT = {"njit", "jit", "vectorize", "guvectorize", "generated_jit", "cfunc", "stencil"}
 

@@ -73,7 +73,7 @@ def _settings(args, model: str) -> dict:
 
 
 def run(args) -> int:
-    from ..common.registry import choose
+    from ..common.validity import choose_model as choose
     from ..quantities import capacity
 
     rows = []

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 __all__ = ["Model", "Quantity", "QUANTITIES", "quantity", "model", "models", "choose", "coordinates",
-           "PREDICTIONS", "model_of_prediction", "describe"]
+           "PREDICTIONS", "model_of_prediction", "describe", "UNITS", "register_unit"]
 
 
 def _close(a, b) -> bool:
@@ -335,6 +335,16 @@ def model(quantity_name: str, name: str) -> Model:
                      f"got {name!r}")
 
 
+# Units of derived coordinates, registered by the layer that computes them (the registry is the
+# bottom layer and imports no model): "load" -> f(d), the p_c that measures p (replica.optimal.finite_size).
+UNITS: dict[str, Callable[[int], float]] = {}
+
+
+def register_unit(name: str, unit: Callable[[int], float]) -> None:
+    """Register the unit ``unit(d)`` of a derived coordinate (``"load"``: ``p / unit(d)``)."""
+    UNITS[name] = unit
+
+
 def _ratio(params) -> float:
     d_out = params.get("d_out")
     return 1.0 if d_out is None else round(float(d_out) / float(params["d"]), 12)
@@ -352,20 +362,23 @@ def coordinates(quantity_name: str, params: dict) -> tuple[dict, dict]:
     if "ratio" in q.fixed:
         values["ratio"] = _ratio(values)
     if "load" in q.continuous and "load" not in values:
-        from ..optimal.finite_size import reference_p_c
-
-        values["load"] = float(values["p"]) / reference_p_c(int(values["d"]))
+        if "load" not in UNITS:
+            raise RuntimeError("the unit of 'load' is registered by replica.optimal.finite_size: import it first")
+        values["load"] = float(values["p"]) / UNITS["load"](int(values["d"]))
     fixed = {k: values.get(k) for k in q.fixed}
     continuous = {k: float(values[k]) for k in q.continuous}
     return fixed, continuous
 
 
-def choose(quantity_name: str, params: dict, name: str | None = None) -> Model:
+def choose(quantity_name: str, params: dict, name: str | None = None,
+           verdict: Callable[[str], str] | None = None) -> Model:
     """The model to evaluate ``quantity_name`` at ``params`` (``name``: the caller's choice).
 
     The default is the first model (registry order) whose validity verdict at ``params``
     is ``"checked"``; else the first whose derivation is made for ``params`` and whose
-    verdict is not ``"off"``; else the first that can be evaluated there.
+    verdict is not ``"off"``; else the first that can be evaluated there.  ``verdict(model
+    name)`` gives the verdicts (``replica.common.validity.verdict_of``, which the front
+    ends pass); without it every verdict counts as ``"unchecked"``.
 
     Raises
     ------
@@ -386,9 +399,7 @@ def choose(quantity_name: str, params: dict, name: str | None = None) -> Model:
         raise ValueError(f"no model of {q.front_end} can be evaluated at {_shown(params)}: {needs}")
     if len(usable) == 1:
         return usable[0]
-    from .validity import validity
-
-    verdicts = {m.name: validity(quantity_name, model=m.name, **params).verdict for m in usable}
+    verdicts = {m.name: verdict(m.name) if verdict is not None else "unchecked" for m in usable}
     for m in usable:
         if verdicts[m.name] == "checked":
             return m

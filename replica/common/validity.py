@@ -53,7 +53,8 @@ from importlib import resources
 from .results import json_safe
 
 __all__ = ["Validity", "TheoryOffWarning", "VERDICTS", "validity", "validity_table", "TABLE_PATH", "warn_if_off",
-           "with_validity", "reports_validity", "point_verdict", "MESSAGE_LIMIT", "KINDS"]
+           "with_validity", "reports_validity", "point_verdict", "MESSAGE_LIMIT", "KINDS", "verdict_of",
+           "choose_model"]
 
 VERDICTS = ("checked", "off", "unchecked")
 KINDS = ("interval", "bracket", "lower_bound", "upper_bound", "ks")
@@ -311,7 +312,7 @@ def validity(prediction: str, *, model: str | None = None, table=None, **paramet
         model = model or implied
     q = registry.quantity(prediction)
     if model is None:
-        model = registry.choose(prediction, parameters).name
+        model = registry.choose(prediction, parameters, verdict=verdict_of(prediction, parameters, table)).name
     entry = validity_table(table).get("quantities", {}).get(prediction, {}).get("models", {}).get(model)
     chosen = registry.model(prediction, model)
     fixed, continuous = registry.coordinates(prediction, parameters)
@@ -324,6 +325,20 @@ def validity(prediction: str, *, model: str | None = None, table=None, **paramet
             return _record_at(prediction, model, kind, regime, continuous,
                               _nearest_points(regime["points"], continuous))
     return _outside(prediction, model, kind, same, continuous, chosen.tolerance)
+
+
+def verdict_of(quantity_name: str, parameters: dict, table=None):
+    """``verdict(model)``: the verdict of each model of ``quantity_name`` at ``parameters`` (``registry.choose``)."""
+    def verdict(model: str) -> str:
+        return validity(quantity_name, model=model, table=table, **parameters).verdict
+    return verdict
+
+
+def choose_model(quantity_name: str, parameters: dict, name: str | None = None):
+    """The registry's model for ``quantity_name`` at ``parameters``, ranked by the shipped verdicts."""
+    from . import registry
+
+    return registry.choose(quantity_name, parameters, name, verdict=verdict_of(quantity_name, parameters))
 
 
 def warn_if_off(record: Validity, stacklevel: int = 3) -> Validity:

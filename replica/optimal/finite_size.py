@@ -57,6 +57,7 @@ from .capacity_equation import (
 )
 from ..common.deprecation import accepts_old_calls, fold_keywords
 from ..common.ensembles import ENSEMBLES, check_ensemble
+from ..common.registry import register_unit
 from ..common.validity import Validity, reports_validity
 from ..common.results import Result
 from ..common.roots import BelowLimit, RootSearch, bracketed_root
@@ -180,6 +181,9 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, outputs=None, problem="dp", e
 def reference_p_c(d: int) -> float:
     """``capacity(d).p_c``: the full-rank gaussian capacity, the unit of the loads ``p / p_c`` of the experiments."""
     return float(capacity(d).p_c)
+
+
+register_unit("load", reference_p_c)  # the loads p / p_c of the validity regimes (replica.common.registry)
 
 
 # --------------------------------------------------------------------------------------

@@ -107,3 +107,13 @@ def test_the_registry_table_lists_every_model():
     rows = registry.describe()
     assert len(rows) == sum(len(q.models) for q in registry.QUANTITIES.values())
     assert any("`hull_budget`" in r and "notes/rectangular_few_outputs.md" in r for r in rows)
+
+
+def test_a_checked_model_wins_over_the_order_and_an_off_one_loses_its_place():
+    params = {"d": 32, "d_out": 8}
+    verdicts = {"hull_budget": "off", "budget": "checked"}
+    assert registry.choose("capacity", params, verdict=verdicts.get).name == "budget"
+    verdicts = {"hull_budget": "off", "budget": "unchecked"}  # neither checked: the one made for it unless off
+    assert registry.choose("capacity", params, verdict=verdicts.get).name == "budget"
+    verdicts = {"hull_budget": "unchecked", "budget": "unchecked"}
+    assert registry.choose("capacity", params, verdict=verdicts.get).name == "hull_budget"

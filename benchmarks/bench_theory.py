@@ -281,9 +281,21 @@ def goals(args) -> int:
                 subprocess.run(["git", "worktree", "remove", "--force", str(old_root)], cwd=ROOT,
                                capture_output=True)
     wall = time.perf_counter() - started
-    page = _page(rows, args, commit, dirty, wall)
-    Path(args.out).write_text(page)
-    print(f"# wrote {args.out} ({wall:.0f} s)")
+    record = {"date": time.strftime("%Y-%m-%d"), "commit": commit, "dirty": bool(dirty), "wall": wall,
+              "old_commit": args.old_commit, "repeats": args.repeats, "old_repeats": args.old_repeats,
+              "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+                         f"numpy {np.__version__}",
+              "rows": rows}
+    Path(args.out).with_suffix(".json").write_text(json.dumps(record, indent=1) + "\n")
+    Path(args.out).write_text(_page(record))
+    print(f"# wrote {args.out} and its record ({wall:.0f} s)")
+    return 0
+
+
+def render(args) -> int:
+    """Write the page again from its record (``--render``)."""
+    record = json.loads(Path(args.out).with_suffix(".json").read_text())
+    Path(args.out).write_text(_page(record))
     return 0
 
 
@@ -295,18 +307,19 @@ def _print_row(row):
     print(f"{goal:<72} {_fmt_s(t_old):>10} {_fmt_s(t_new):>10} {ratio:>8}  limit {_fmt_s(limit)}", flush=True)
 
 
-def _page(rows, args, commit, dirty, wall) -> str:
+def _page(record) -> str:
+    rows, commit, dirty, wall = record["rows"], record["commit"], record["dirty"], record["wall"]
     lines = [
         "# Speed of the theory",
         "",
         f"Written by `python benchmarks/bench_theory.py` (`benchmarks/bench_theory.py`) on "
-        f"{time.strftime('%Y-%m-%d')}, commit {commit}{' with uncommitted changes' if dirty else ''}, "
-        f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, numpy {np.__version__}; "
+        f"{record['date']}, commit {commit}{' with uncommitted changes' if dirty else ''}, "
+        f"{record['machine']}; "
         f"wall time {wall / 60:.1f} min.  Every timing ran in a child process with one thread "
         "(`OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1`), on a machine possibly shared with "
         "other jobs (best of the repeats).  **old**: a `git worktree` of commit "
-        f"{args.old_commit} (before the tabulated costs), timed in the same run; **new**: this tree.  "
-        f"Warm: one untimed call first, then the best of {args.repeats} calls (old: {args.old_repeats}).  "
+        f"{record['old_commit']} (before the tabulated costs), timed in the same run; **new**: this tree.  "
+        f"Warm: one untimed call first, then the best of {record['repeats']} calls (old: {record['old_repeats']}).  "
         "Fresh: a new interpreter per repeat, the call timed inside it.",
         "",
         "| goal | limit | old | new | old / new | verdict | value: new vs old |",
@@ -328,7 +341,9 @@ def _page(rows, args, commit, dirty, wall) -> str:
         "run to about 1e-11; `max_margin` solves the same sample equation by Newton's method (equal to about "
         "1e-9); `max_margin_image` stops within its `xtol = 1e-4` of the same root; `few_outputs_capacity` at a "
         "shape outside its table samples 2000 instead of 24000 targets per point (its `stderr` over the "
-        "replicas says so).",
+        "replicas says so) with a compiled NNLS; its tabulated shapes and `zipf_error` remember their "
+        "intermediate results per arguments, so their warm calls are repeated calls (a new `N` of `zipf_error` "
+        "samples its cost law again, about the old time).",
         "",
     ]
     return "\n".join(lines)
@@ -342,8 +357,11 @@ def main(argv=None) -> int:
     parser.add_argument("--old-commit", default=OLD_COMMIT)
     parser.add_argument("--no-old", action="store_true", help="time the new code only")
     parser.add_argument("--out", default=str(HERE / "theory.md"))
+    parser.add_argument("--render", action="store_true", help="write the page again from its record")
     parser.add_argument("--quick", action="store_true", help="legacy: smaller baseline budgets")
     args = parser.parse_args(argv)
+    if args.render:
+        return render(args)
     if args.legacy:
         for name, value in THREADS.items():
             os.environ.setdefault(name, value)

@@ -40,7 +40,7 @@ from .asymptotic.quarter_circle import *  # noqa: F403 - the names in quarter_ci
 _LAZY = {
     # one front end per quantity, its models behind it (replica.quantities, replica.common.registry)
     "capacity": "replica.quantities", "hebbian_capacity": "replica.quantities", "max_margin": "replica.quantities",
-    "accuracy": "replica.quantities", "zipf_error": "replica.quantities", "spectrum": "replica.quantities",
+    "accuracy": "replica.quantities", "zipf_error": "replica.variants", "spectrum": "replica.quantities",
     "accuracy_capacity": "replica.variants",
     # how far each prediction was checked against certified measurements (experiments/scoreboard)
     "Validity": "replica.common.validity", "TheoryOffWarning": "replica.common.validity",

@@ -15,7 +15,8 @@ front end              models (registry order)
 :func:`accuracy`       ``finite_size_hull``, ``replica_symmetric`` (optimal memory),
                        ``hebbian_scores`` (Hebbian memory, correlated embeddings)
 :func:`zipf_error`     ``knapsack`` (optimal), ``hebbian-finite-size``,
-                       ``hebbian-gaussian`` (Hebbian)
+                       ``hebbian-gaussian`` (Hebbian); the model follows from
+                       ``memory`` and the facts' weights (``replica.variants.zipf``)
 :func:`spectrum`       ``quarter_circle``
 =====================  ==============================================================
 
@@ -33,7 +34,7 @@ from .common.validity import choose_model, with_validity
 from .common.validity import validity as _validity
 from .optimal import finite_size  # noqa: F401 - registers the unit of the loads p / p_c
 
-__all__ = ["capacity", "hebbian_capacity", "max_margin", "accuracy", "zipf_error", "spectrum", "validity"]
+__all__ = ["capacity", "hebbian_capacity", "max_margin", "accuracy", "spectrum", "validity"]
 
 
 def validity(quantity, *, model=None, **parameters):
@@ -51,6 +52,14 @@ def _model(quantity: str, params: dict, model):
     return choose_model(quantity, params, model)
 
 
+def _options(options, model: str) -> dict:
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ValueError(f"options must be a dict of the settings of model {model!r} or None; got {options!r}")
+    return dict(options)
+
+
 def _square_params(d, d_out) -> tuple[int, int | None]:
     d = check_int(d, "d", low=2)
     if d_out is not None:
@@ -59,7 +68,7 @@ def _square_params(d, d_out) -> tuple[int, int | None]:
 
 
 def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, d_out=None, outputs=None, problem="dp", ensemble="gaussian",
-             model=None, **settings):
+             model=None, rel_tol=None, tol=None, max_iter=None, seed=None, options=None):
     """Capacity ``p_c`` of the optimal memory: the load stored with probability 1/2.
 
     Parameters
@@ -87,9 +96,12 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, d_out=None, outputs=None, pro
         outputs: the outputs' convex hull times the budget,
         ``notes/rectangular_few_outputs.md``).  Default: the model the certified
         measurements support at this point (``replica.common.registry.choose``).
-    **settings
-        The model's numerical settings (``rel_tol``, ``tol``, ``max_iter``, ``seed`` for
-        ``finite_size`` and ``budget``; ``replicas`` for ``hull_budget``).
+    rel_tol, tol, max_iter, seed : optional
+        The Monte-Carlo root's settings of ``finite_size`` and ``budget``
+        (:func:`replica.optimal.finite_size.capacity`; ``None``: its defaults).
+        ``hull_budget`` reads shipped Monte-Carlo tables and takes none of them.
+    options : dict, optional
+        Further settings of the model (``hull_budget``: ``{"replicas": 2 or 3}``).
 
     Returns
     -------
@@ -114,14 +126,21 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, d_out=None, outputs=None, pro
               "problem": problem, "ensemble": ensemble}
     chosen = _model("capacity", params, model)
     impl = chosen.implementation()
+    settings = {k: v for k, v in (("rel_tol", rel_tol), ("tol", tol), ("max_iter", max_iter), ("seed", seed))
+                if v is not None}
+    settings.update(_options(options, chosen.name))
+    if chosen.name == "hull_budget":
+        given = sorted(set(settings) - {"replicas"})
+        if given:
+            raise ValueError(f"{', '.join(given)}: not settings of model 'hull_budget' (it reads shipped Monte-Carlo "
+                             f"tables; options={{'replicas': 2 or 3}}); pass model='budget' for the budget theory")
+        return impl(d, d_out, problem, **settings)
     if chosen.name == "finite_size":
         return impl(d, kappa, margin, top_k, outputs=outputs, problem=problem, ensemble=ensemble, **settings)
-    if chosen.name == "budget":
-        return impl(d, d_out, kappa, margin=margin, top_k=top_k, problem=problem, ensemble=ensemble, **settings)
-    return impl(d, d_out, problem, **settings)
+    return impl(d, d_out, kappa, margin=margin, top_k=top_k, problem=problem, ensemble=ensemble, **settings)
 
 
-def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, d_out=None, problem="op", model=None, **settings):
+def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, d_out=None, problem="op", model=None, options=None):
     """Capacity ``p_c`` of the Hebbian rule ``W = sum_mu u_mu e_mu^T`` (its stored outputs compete).
 
     Parameters
@@ -138,8 +157,9 @@ def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, d_out=None, problem="
     model : str, optional
         ``"finite_size"`` (square, ``notes/hebbian_finite_size.md``) or ``"rectangular"``
         (``notes/rectangular.md``).
-    **settings
-        ``rel_tol``, ``tol``, ``max_iter``.
+    options : dict, optional
+        The root's settings ``rel_tol``, ``tol``, ``max_iter``
+        (:func:`replica.hebbian.finite_size.hebbian_capacity`).
 
     Returns
     -------
@@ -155,6 +175,7 @@ def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, d_out=None, problem="
     params = {"d": d, "kappa": kappa, "d_out": d_out, "problem": problem, "ensemble": ensemble}
     chosen = _model("hebbian_capacity", params, model)
     impl = chosen.implementation()
+    settings = _options(options, chosen.name)
     if chosen.name == "finite_size":
         if problem != "op":
             raise ValueError(f"problem must be 'op' for the square Hebbian memory (its stored outputs are the "
@@ -165,7 +186,7 @@ def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, d_out=None, problem="
     return impl(d, d_out, ensemble, problem=problem, **settings)
 
 
-def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", model=None, **settings):
+def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", model=None, seed=None, options=None):
     """Largest margin of the max-margin memory at load ``p``, in units of ``||W||_F / d``.
 
     Parameters
@@ -183,9 +204,11 @@ def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", model=None, **s
         ``"image"`` (the block's least move in the image space, ``notes/max_margin.md``,
         section 11) or ``"block_cost"`` (the water-filling cost with the blocks' scale
         fluctuations).
-    **settings
-        The model's settings (``image``: ``blocks``, ``seed``, ``xtol``;
-        ``block_cost``: ``scale_fluctuations``, ``seed``, ``tolerances``).
+    seed : optional
+        Seed of the model's Monte-Carlo sample (``None``: the package seed).
+    options : dict, optional
+        The model's settings (``image``: ``blocks``, ``xtol``; ``block_cost``:
+        ``scale_fluctuations``, ``tolerances``).
 
     Returns
     -------
@@ -196,6 +219,7 @@ def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", model=None, **s
     params = {"d": d, "p": p, "kappa": kappa, "top_k": top_k, "ensemble": ensemble}
     chosen = _model("max_margin", params, model)
     impl = chosen.implementation()
+    settings = dict(_options(options, chosen.name), seed=seed)
     if chosen.name == "image":
         return impl(d, p, ensemble=ensemble, **settings)
     return impl(d, p, kappa, top_k, ensemble=ensemble, **settings)
@@ -213,7 +237,7 @@ def _spectrum_argument(value, d, name):
 
 
 def accuracy(d, p, kappa=1.0, *, memory="optimal", problem="dp", ensemble="gaussian", input_spectrum=None,
-             output_spectrum=None, model=None, **settings):
+             output_spectrum=None, model=None, options=None):
     """Expected fraction of the ``p`` facts recalled (above capacity: below 1).
 
     Parameters
@@ -240,8 +264,9 @@ def accuracy(d, p, kappa=1.0, *, memory="optimal", problem="dp", ensemble="gauss
         hull), ``"replica_symmetric"`` (the knapsack of the block costs) or
         ``"hebbian_scores"`` (``memory="hebbian"``); ``notes/recall_accuracy.md``,
         ``notes/covariance.md``.
-    **settings
-        The model's sampling settings (``seed``, ``size``, ``instances``, ...).
+    options : dict, optional
+        The model's sampling settings (``seed``, ``size``; ``finite_size_hull``:
+        ``instances``, ``hull``).
 
     Returns
     -------
@@ -258,6 +283,7 @@ def accuracy(d, p, kappa=1.0, *, memory="optimal", problem="dp", ensemble="gauss
         raise ValueError("input_spectrum and output_spectrum need memory='hebbian'")
     chosen = _model("accuracy", params, model)
     impl = chosen.implementation()
+    settings = _options(options, chosen.name)
     if chosen.name != "hebbian_scores":
         return impl(d, p, kappa, **settings)
     if kappa != 1.0:
@@ -265,28 +291,6 @@ def accuracy(d, p, kappa=1.0, *, memory="optimal", problem="dp", ensemble="gauss
     result = impl(d, p, input_spectrum=lam_in, output_spectrum=lam_out, problem=problem, ensemble=ensemble,
                   **settings)
     return with_validity(result, "accuracy", model=chosen.name, **params)
-
-
-def zipf_error(d, facts, memory="optimal", kappa=1.0, *, model=None, **settings):
-    """Expected frequency mass of the facts not recalled, for Zipf frequencies (``replica.ZipfFacts``).
-
-    The model follows from ``memory`` and the facts' weights: ``"knapsack"`` (optimal
-    memory), ``"hebbian-finite-size"`` (unweighted Hebbian memory) or
-    ``"hebbian-gaussian"`` (weighted); ``model=`` may name it, and must then agree.
-    ``notes/zipf.md``.  ``settings``: ``ensemble``, ``seed``, ``size``, ``tol``.
-
-    Returns
-    -------
-    ZipfError
-    """
-    from .variants.zipf import zipf_error as implementation
-
-    weights = getattr(facts, "weights", None)
-    shown = None if weights is None else ("array" if np.ndim(weights) else weights)
-    params = {"d": d, "memory": memory, "kappa": kappa, "weights": shown}
-    if model is not None:
-        _model("zipf_error", params, model)
-    return implementation(d, facts, memory, kappa, **settings)
 
 
 def spectrum(kappa=1.0, *, model=None):

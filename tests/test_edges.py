@@ -55,14 +55,14 @@ def test_smallest_load_cost_closed_form():
 
 @pytest.mark.parametrize("p", [1000.0, 1e4, 1e8])
 def test_max_margin_far_above_capacity(p):
-    result = replica.max_margin(32, p, tolerances=replica.Tolerances(rel_tol=1e-2))
+    result = replica.max_margin(32, p, model="block_cost", options={"tolerances": replica.Tolerances(rel_tol=1e-2)})
     assert result.converged and not result.storable and result.margin < 0
     assert json.dumps(result.to_dict(), allow_nan=False)
 
 
 def test_max_margin_beyond_underflow_rejected():
     with pytest.raises(ValueError, match="too far above the capacity"):
-        replica.max_margin(32, 1e250, tolerances=replica.Tolerances(rel_tol=1e-2))
+        replica.max_margin(32, 1e250, model="block_cost", options={"tolerances": replica.Tolerances(rel_tol=1e-2)})
 
 
 def test_control_mean_by_parts_agrees_with_quadrature_in_w():

@@ -122,8 +122,8 @@ def load_measured():
 def add_theory(rows) -> None:
     """The theory of the row's ensemble (default settings) and the fixed-scale gaussian one (before 0.2.0)."""
     for r in rows:
-        new = replica.max_margin(r["d"], r["p"], ensemble=r["ensemble"])
-        old = replica.max_margin(r["d"], r["p"], scale_fluctuations=False)
+        new = replica.max_margin(r["d"], r["p"], ensemble=r["ensemble"], model="block_cost")
+        old = replica.max_margin(r["d"], r["p"], model="block_cost", options={"scale_fluctuations": False})
         r.update(theory=new.margin, theory_se=new.stderr, old=old.margin,
                  error=new.margin / r["margin"] - 1.0, old_error=old.margin / r["margin"] - 1.0)
         sys.stderr.write(f"{r['d']} {r['ensemble']} {r['p']}: {new.margin:.4f} ({new.status})\n")
@@ -208,7 +208,7 @@ def main(argv) -> None:
             f"solver (`notes/max_margin.md`), stopped at a certified relative gap of 0.5 % (last "
             f"column).  The table gives means over the stored instances; the relative error is "
             f"theory / mean verified margin - 1.  The theory is `replica.max_margin(d, p, "
-            f"ensemble=e)` with its default settings (field law of the ensemble, per-block field "
+            f"ensemble=e, model=\"block_cost\")` with its default settings (field law of the ensemble, per-block field "
             f"scales averaged; `notes/max_margin.md`, section \"The finite-size margin theory\"), "
             f"beside the definition before 0.2.0 (gaussian fields, one common scale).\n\n"
             + table(rows) + "\nLargest relative error per size and ensemble (loads 0.2-0.9 p_c):\n\n"

@@ -42,8 +42,11 @@ EXPERIMENT = "scoreboard"
 def _zipf_value(params, model):
     facts = replica.ZipfFacts(params["N"], params["a"], weights=params.get("weights"), samples=params.get("samples"))
     settings = {"ensemble": params.get("ensemble", "gaussian")}
-    return replica.zipf_error(params["d"], facts, params.get("memory", "optimal"), params.get("kappa", 1.0),
-                              model=model, **settings).error
+    result = replica.zipf_error(params["d"], facts, params.get("memory", "optimal"), params.get("kappa", 1.0),
+                                **settings)
+    if result.model != model:  # the model follows from the memory and the weights
+        raise ValueError(f"zipf_error at {params} is model {result.model!r}, not {model!r}")
+    return result.error
 
 
 def theory_value(quantity: str, model: str, params: dict) -> float | None:

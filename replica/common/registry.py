@@ -291,10 +291,12 @@ _register(Quantity(
 # prediction -> (quantity, model).
 PREDICTIONS = {
     "capacity": ("capacity", "finite_size"),
-    "rectangular_capacity": ("capacity", "budget"),
+    # a square d x d memory is the finite_size model, bit for bit
+    "rectangular_capacity": ("capacity", lambda r: "finite_size" if r.d_in == r.d_out else "budget"),
     "few_outputs_capacity": ("capacity", "hull_budget"),
     "hebbian_capacity": ("hebbian_capacity", "finite_size"),
-    "rectangular_hebbian_capacity": ("hebbian_capacity", "rectangular"),
+    "rectangular_hebbian_capacity": ("hebbian_capacity",
+                                     lambda r: "finite_size" if r.d_in == r.d_out else "rectangular"),
     "max_margin": ("max_margin", "block_cost"),
     "max_margin_image": ("max_margin", "image"),
     "optimal_accuracy": ("accuracy", "replica_symmetric"),
@@ -307,9 +309,18 @@ PREDICTIONS = {
 
 
 def model_of_prediction(prediction: str, result=None) -> Model:
-    """The model that an implementation named ``prediction`` is (``PREDICTIONS``; ``result.model`` where it says)."""
+    """The model that an implementation named ``prediction`` is (``PREDICTIONS``; ``result.model`` where it says).
+
+    An entry's model is a name, ``None`` (the result's own ``model`` field names it) or a
+    function of the result (the model the result turned out to be, e.g. a square
+    ``rectangular_capacity`` is the ``finite_size`` model).
+    """
     q, m = PREDICTIONS[prediction]
-    return model(q, m if m is not None else result.model)
+    if m is None:
+        m = result.model
+    elif callable(m):
+        m = m(result)
+    return model(q, m)
 
 
 def quantity(name: str) -> Quantity:

@@ -309,7 +309,7 @@ def validity(prediction: str, *, model: str | None = None, table=None, **paramet
             return Validity("unchecked", prediction, message=_fit(f"unchecked: {prediction!r} is not a registered "
                                                                   "quantity"))
         prediction, implied = registry.PREDICTIONS[prediction]
-        model = model or implied
+        model = model or (implied if isinstance(implied, str) else None)
     q = registry.quantity(prediction)
     if model is None:
         model = registry.choose(prediction, parameters, verdict=verdict_of(prediction, parameters, table)).name

@@ -118,7 +118,7 @@ def test_max_margin_image_reproducible_and_below_max_margin():
     assert 0.0 < a.stderr < 0.2 and a.correlation > 0.5
     # the image-space cost is the larger one at this margin: its margin lies below max_margin's
     # (measured: 1.275-1.279 at d = 16, p = 25, experiments/margins)
-    old = replica.max_margin(16, 25).margin
+    old = replica.max_margin(16, 25, model="block_cost").margin
     assert a.margin < old - 3 * a.stderr
     assert a.residual < 1e-3
 
@@ -134,7 +134,8 @@ def test_max_margin_image_validity_record():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", replica.TheoryOffWarning)
         r = max_margin_image(16, 25, blocks=100, seed=1)
-    assert r.validity is not None and r.validity.prediction == "max_margin_image"
+    assert r.validity is not None and (r.validity.prediction, r.validity.model) == ("max_margin", "image")
+    assert r.model == "image"
 
 
 @pytest.mark.parametrize("kwargs, match", [

@@ -48,13 +48,14 @@ __all__ = ["few_outputs_capacity", "FewOutputsCapacityResult", "cloud_statistics
 
 TABLE = Path(__file__).resolve().parent / "few_outputs_table.json"
 TARGETS_PER_POINT = 24000
-FAST_TARGETS_PER_POINT = 2000
-"""Targets per point of :func:`few_outputs_capacity` where the shipped table has none (12 times fewer than
-:data:`TARGETS_PER_POINT`: about 3.5 times its Monte-Carlo error per point, shown by the replicas' spread)."""
+FAST_TARGETS_PER_POINT = 1000
+"""Targets per point of :func:`few_outputs_capacity` where the shipped table has none (24 times fewer than
+:data:`TARGETS_PER_POINT`: about 5 times its Monte-Carlo error per point; at (48, 12) the replicas' spread,
+the ``stderr`` of ``p_c``, is 0.5 against 0.16 with the full count)."""
 
 
-def _point_statistics(p: int, d_out: int, replica: int) -> dict:
-    """The statistics :func:`few_outputs_capacity` uses: the table's (24000 targets), else 2000 targets.
+def _point_statistics(p: int, d_out: int, replica: int, problem: str = "dp") -> dict:
+    """The statistics :func:`few_outputs_capacity` uses: the table's (24000 targets), else 1000 targets.
 
     Inside ``replica.optimal.cost.reference_monte_carlo()``: 24000 targets everywhere, as the table.
     """
@@ -63,7 +64,9 @@ def _point_statistics(p: int, d_out: int, replica: int) -> dict:
     clouds = max(60, int(round(TARGETS_PER_POINT / p)))
     if not tables_enabled() or f"{d_out},{p},{clouds},{replica}" in _table()["entries"]:
         return cloud_statistics(p, d_out, replica)
-    return cloud_statistics(p, d_out, replica, FAST_TARGETS_PER_POINT)
+    # the DP reads the mean number of non-vertices (per target), the OP the fraction of clouds
+    # with every point a vertex (per cloud): at least 8 and 24 clouds
+    return cloud_statistics(p, d_out, replica, FAST_TARGETS_PER_POINT, 8 if problem == "dp" else 24)
 COMPUTED: dict = {}  # statistics computed in this process (not in the table)
 
 
@@ -121,13 +124,14 @@ def _clouds(p, d_out, clouds, rng):
     return nonvertices, j_counts, distance2
 
 
-def _clouds_compiled(p, d_out, clouds, rng):
+def _clouds_compiled(p, d_out, clouds, rng, keep_stream=True):
     """:func:`_clouds` on the same draws, by the numba kernel ``cloud_counts`` (NNLS and least-distance tests).
 
     The clouds, their Gaussian vectors and the certification directions are drawn in the
     same order as :func:`_clouds` (the directions are not needed by the exact test, but
     drawing them keeps the stream), so the statistics are those of :func:`_clouds` on the
-    same clouds up to rounding in the projections (tested).
+    same clouds up to rounding in the projections (tested).  ``keep_stream=False`` skips
+    the directions (other clouds from the same seed: for points no table holds).
     """
     from ..optimal._image_kernels import cloud_counts
 
@@ -136,7 +140,8 @@ def _clouds_compiled(p, d_out, clouds, rng):
     for c in range(clouds):
         points[c] = rng.standard_normal((p, d_out))
         gauss[c] = rng.standard_normal((p, d_out))
-        rng.standard_normal((256, d_out))  # the certification directions of _clouds
+        if keep_stream:
+            rng.standard_normal((256, d_out))  # the certification directions of _clouds
     nonvertices = np.zeros(clouds, dtype=np.int64)
     j_counts = np.zeros(d_out + 1, dtype=np.int64)
     distance2 = cloud_counts(points, gauss, nonvertices, j_counts, 4 * (p + d_out) + 20)
@@ -144,7 +149,8 @@ def _clouds_compiled(p, d_out, clouds, rng):
 
 
 @functools.lru_cache(maxsize=None)
-def cloud_statistics(p: int, d_out: int, replica: int = 0, targets: int = TARGETS_PER_POINT) -> dict:
+def cloud_statistics(p: int, d_out: int, replica: int = 0, targets: int = TARGETS_PER_POINT,
+                     min_clouds: int = 60) -> dict:
     """Monte-Carlo statistics of ``p`` Gaussian points in ``R^{d_out}`` (from the shipped table if there).
 
     ``max(60, round(targets / p))`` clouds (``targets`` below the default: ``max(20, ...)``),
@@ -159,8 +165,7 @@ def cloud_statistics(p: int, d_out: int, replica: int = 0, targets: int = TARGET
         ``nonvert_mean``, ``nonvert_var`` (non-vertices per cloud), ``all_vertex`` (fraction
         of clouds whose points are all vertices), ``jcount`` (counts of J), ``n_clouds``.
     """
-    floor = 60 if targets >= TARGETS_PER_POINT else 20
-    clouds = max(floor, int(round(targets / p)))
+    clouds = max(min_clouds, int(round(targets / p)))
     table = _table()
     key = f"{d_out},{p},{clouds},{replica}"
     if key in table["entries"]:
@@ -168,7 +173,8 @@ def cloud_statistics(p: int, d_out: int, replica: int = 0, targets: int = TARGET
     if key in COMPUTED:
         return COMPUTED[key]
     rng = np.random.default_rng(np.random.SeedSequence([table["seed"], d_out, p, replica]))
-    nonvertices, j_counts, distance2 = _clouds_compiled(p, d_out, clouds, rng)
+    full = targets == TARGETS_PER_POINT and min_clouds == 60
+    nonvertices, j_counts, distance2 = _clouds_compiled(p, d_out, clouds, rng, keep_stream=full)
     COMPUTED[key] = {"p": p, "d_out": d_out, "n_clouds": clouds, "rep": replica,
                      "nonvert_mean": float(nonvertices.mean()), "nonvert_var": float(nonvertices.var(ddof=1)),
                      "all_vertex": float(np.mean(nonvertices == 0)), "jcount": j_counts.tolist(),
@@ -298,7 +304,7 @@ def _replica_tables_root(d_in, d_out, problem, replica, tables):
     """
     stats, p = {}, d_out + 2
     while True:  # walk up until the raw (unsmoothed) probability is below 0.05
-        stats[p] = _point_statistics(p, d_out, replica)
+        stats[p] = _point_statistics(p, d_out, replica, problem)
         if _raw_probability(stats[p], p, d_in, d_out, problem) < 0.05 or p > 20000:
             break
         p = max(p + 1, int(round(p * 1.2)))
@@ -311,7 +317,7 @@ def _replica_tables_root(d_in, d_out, problem, replica, tables):
     first = _root(probability(model), d_out + 1, grid[-1])
     for q in sorted({int(round(first * c)) for c in (0.94, 0.98, 1.02, 1.06)} - set(grid)):
         if q > d_out + 1:
-            stats[q] = _point_statistics(q, d_out, replica)
+            stats[q] = _point_statistics(q, d_out, replica, problem)
     model = hull_factor_model(stats, d_out, problem, center=first)
     return _root(probability(model), d_out + 1, max(stats)), model
 

@@ -236,7 +236,7 @@ def _nearest_points(points: list, values: dict) -> list:
 
 
 def _where(values: dict) -> str:
-    return ", ".join(f"{k} = {v:g}" for k, v in values.items())
+    return ", ".join(f"{k} = {v:.3g}" for k, v in values.items())
 
 
 def _fit(message: str) -> str:
@@ -252,7 +252,7 @@ def _record_at(quantity_name, model_name, kind, regime, continuous, points) -> V
     tolerance = regime["tolerance"]
     measured_at = {n: point[n] for n in continuous}
     distance = _distance(point, continuous)
-    near = "" if distance < 1e-12 else f" (distance {distance:.2f} in ln)"
+    near = "" if distance < 0.005 else f" (distance {distance:.2f} in ln)"
     if verdict == "unchecked":
         head = ("unchecked: the nearest certified measurement cannot resolve the tolerance "
                 f"{_shown_tolerance(tolerance, kind)}")

@@ -236,7 +236,9 @@ def _nearest_points(points: list, values: dict) -> list:
 
 
 def _where(values: dict) -> str:
-    return ", ".join(f"{k} = {v:.3g}" for k, v in values.items())
+    def shown(v):
+        return f"{int(v)}" if float(v).is_integer() else f"{v:.3g}"
+    return ", ".join(f"{k} = {shown(v)}" for k, v in values.items())
 
 
 def _fit(message: str) -> str:

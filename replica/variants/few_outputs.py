@@ -48,25 +48,6 @@ __all__ = ["few_outputs_capacity", "FewOutputsCapacityResult", "cloud_statistics
 
 TABLE = Path(__file__).resolve().parent / "few_outputs_table.json"
 TARGETS_PER_POINT = 24000
-FAST_TARGETS_PER_POINT = 1000
-"""Targets per point of :func:`few_outputs_capacity` where the shipped table has none (24 times fewer than
-:data:`TARGETS_PER_POINT`: about 5 times its Monte-Carlo error per point; at (48, 12) the replicas' spread,
-the ``stderr`` of ``p_c``, is 0.5 against 0.16 with the full count)."""
-
-
-def _point_statistics(p: int, d_out: int, replica: int, problem: str = "dp") -> dict:
-    """The statistics :func:`few_outputs_capacity` uses: the table's (24000 targets), else 1000 targets.
-
-    Inside ``replica.optimal.cost.reference_monte_carlo()``: 24000 targets everywhere, as the table.
-    """
-    from ..optimal.cost import tables_enabled
-
-    clouds = max(60, int(round(TARGETS_PER_POINT / p)))
-    if not tables_enabled() or f"{d_out},{p},{clouds},{replica}" in _table()["entries"]:
-        return cloud_statistics(p, d_out, replica)
-    # the DP reads the mean number of non-vertices (per target), the OP the fraction of clouds
-    # with every point a vertex (per cloud): at least 8 and 24 clouds
-    return cloud_statistics(p, d_out, replica, FAST_TARGETS_PER_POINT, 8 if problem == "dp" else 24)
 COMPUTED: dict = {}  # statistics computed in this process (not in the table)
 
 
@@ -124,14 +105,13 @@ def _clouds(p, d_out, clouds, rng):
     return nonvertices, j_counts, distance2
 
 
-def _clouds_compiled(p, d_out, clouds, rng, keep_stream=True):
+def _clouds_compiled(p, d_out, clouds, rng):
     """:func:`_clouds` on the same draws, by the numba kernel ``cloud_counts`` (NNLS and least-distance tests).
 
     The clouds, their Gaussian vectors and the certification directions are drawn in the
     same order as :func:`_clouds` (the directions are not needed by the exact test, but
     drawing them keeps the stream), so the statistics are those of :func:`_clouds` on the
-    same clouds up to rounding in the projections (tested).  ``keep_stream=False`` skips
-    the directions (other clouds from the same seed: for points no table holds).
+    same clouds up to rounding in the projections (tested).
     """
     from ..optimal._image_kernels import cloud_counts
 
@@ -140,8 +120,7 @@ def _clouds_compiled(p, d_out, clouds, rng, keep_stream=True):
     for c in range(clouds):
         points[c] = rng.standard_normal((p, d_out))
         gauss[c] = rng.standard_normal((p, d_out))
-        if keep_stream:
-            rng.standard_normal((256, d_out))  # the certification directions of _clouds
+        rng.standard_normal((256, d_out))  # the certification directions of _clouds
     nonvertices = np.zeros(clouds, dtype=np.int64)
     j_counts = np.zeros(d_out + 1, dtype=np.int64)
     distance2 = cloud_counts(points, gauss, nonvertices, j_counts, 4 * (p + d_out) + 20)
@@ -149,15 +128,13 @@ def _clouds_compiled(p, d_out, clouds, rng, keep_stream=True):
 
 
 @functools.lru_cache(maxsize=None)
-def cloud_statistics(p: int, d_out: int, replica: int = 0, targets: int = TARGETS_PER_POINT,
-                     min_clouds: int = 60) -> dict:
+def cloud_statistics(p: int, d_out: int, replica: int = 0) -> dict:
     """Monte-Carlo statistics of ``p`` Gaussian points in ``R^{d_out}`` (from the shipped table if there).
 
-    ``max(60, round(targets / p))`` clouds (``targets`` below the default: ``max(20, ...)``),
-    every point a target.  A point of the shipped table is read from it, bit for bit;
-    another is computed by the compiled kernel (:func:`_clouds_compiled`: the statistics of
-    :func:`_clouds` on the same clouds).  :func:`few_outputs_capacity` asks for
-    :data:`FAST_TARGETS_PER_POINT` at the points the table does not hold.
+    ``max(60, round(24000 / p))`` clouds, every point a target.  A point of the shipped table
+    is read from it, bit for bit; another is computed by the compiled kernel
+    (:func:`_clouds_compiled`: the statistics of :func:`_clouds` on the same clouds, 10 to 40
+    times faster).
 
     Returns
     -------
@@ -165,21 +142,13 @@ def cloud_statistics(p: int, d_out: int, replica: int = 0, targets: int = TARGET
         ``nonvert_mean``, ``nonvert_var`` (non-vertices per cloud), ``all_vertex`` (fraction
         of clouds whose points are all vertices), ``jcount`` (counts of J), ``n_clouds``.
     """
-    clouds = max(min_clouds, int(round(targets / p)))
+    clouds = max(60, int(round(TARGETS_PER_POINT / p)))
     table = _table()
     key = f"{d_out},{p},{clouds},{replica}"
     if key in table["entries"]:
         return table["entries"][key]
     if key in COMPUTED:
         return COMPUTED[key]
-    rng = np.random.default_rng(np.random.SeedSequence([table["seed"], d_out, p, replica]))
-    full = targets == TARGETS_PER_POINT and min_clouds == 60
-    nonvertices, j_counts, distance2 = _clouds_compiled(p, d_out, clouds, rng, keep_stream=full)
-    COMPUTED[key] = {"p": p, "d_out": d_out, "n_clouds": clouds, "rep": replica,
-                     "nonvert_mean": float(nonvertices.mean()), "nonvert_var": float(nonvertices.var(ddof=1)),
-                     "all_vertex": float(np.mean(nonvertices == 0)), "jcount": j_counts.tolist(),
-                     "mean_dist2": distance2 / max(1, int(j_counts.sum()))}
-    return COMPUTED[key]
     rng = np.random.default_rng(np.random.SeedSequence([table["seed"], d_out, p, replica]))
     nonvertices, j_counts, distance2 = _clouds_compiled(p, d_out, clouds, rng)
     COMPUTED[key] = {"p": p, "d_out": d_out, "n_clouds": clouds, "rep": replica,
@@ -289,22 +258,15 @@ def _raw_probability(stats: dict, p: int, d_in: int, d_out: int, problem: str) -
     return hull * kinematic_factor(counts / counts.sum(), p, d_in, d_out)
 
 
-def _replica_root(d_in, d_out, problem, replica):
-    """:func:`_replica_tables_root` of the current mode (shipped table and fast points, or the reference)."""
-    from ..optimal.cost import tables_enabled
-
-    return _replica_tables_root(d_in, d_out, problem, replica, tables_enabled())
-
-
 @functools.lru_cache(maxsize=256)
-def _replica_tables_root(d_in, d_out, problem, replica, tables):
+def _replica_root(d_in, d_out, problem, replica):
     """The root of one replica: a grid ``p = d_out + 2``, x1.2, ... then four points around the first root.
 
     Remembered: a pure function of its arguments and of the (shipped or seeded) statistics.
     """
     stats, p = {}, d_out + 2
     while True:  # walk up until the raw (unsmoothed) probability is below 0.05
-        stats[p] = _point_statistics(p, d_out, replica, problem)
+        stats[p] = cloud_statistics(p, d_out, replica)
         if _raw_probability(stats[p], p, d_in, d_out, problem) < 0.05 or p > 20000:
             break
         p = max(p + 1, int(round(p * 1.2)))
@@ -317,7 +279,7 @@ def _replica_tables_root(d_in, d_out, problem, replica, tables):
     first = _root(probability(model), d_out + 1, grid[-1])
     for q in sorted({int(round(first * c)) for c in (0.94, 0.98, 1.02, 1.06)} - set(grid)):
         if q > d_out + 1:
-            stats[q] = _point_statistics(q, d_out, replica, problem)
+            stats[q] = cloud_statistics(q, d_out, replica)
     model = hull_factor_model(stats, d_out, problem, center=first)
     return _root(probability(model), d_out + 1, max(stats)), model
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 from replica.common.checks import check_real
 
-from ..solvers.engine.registry import solver_spec
 from ..sweep import Task
 from .design import STARTS, PointRunner, expand, refine
 from .fit import LogisticFit
@@ -16,7 +15,7 @@ from .loads import load, p_from_load
 from .results import CapacityEstimate
 from .settings import CapacityDesign, SweepSettings, measurement_template, parse_criterion, split_settings
 from .theory import asymptotic_alpha, theory_capacity
-from .trials import TrialCounts, split_instance_options
+from .trials import TrialCounts, estimate_message, split_instance_options
 
 __all__ = ["estimate_capacity"]
 
@@ -61,39 +60,9 @@ def _center(run: _Estimation) -> float:
     return center
 
 
-def _criterion_message(threshold: float, solver: str) -> str:
-    """What a capacity at an accuracy threshold means for ``solver``."""
-    head = (f"accuracy criterion: a trial counts as stored when the {{}} recalls >= {threshold:g} of the inputs "
-            f"(p_c: half the instances reach it; the theory: mean accuracy = {threshold:g})")
-    if solver_spec(solver).accuracy_is_exact:
-        return head.format("Hebbian W") + " (exact for the Hebbian memory)"
-    return (head.format("returned W") + f"; {solver} does not maximise the accuracy where not every input "
-            "can be stored, so p_c is a LOWER BOUND on the accuracy capacity of the best memory")
-
-
 def _messages(fit: LogisticFit, curve, counts: TrialCounts, solver: str, first_error=None) -> str:
     """The estimate's message: criterion, fit problems, left-out trials, a warning above 10 %."""
-    lenient = counts.lenient
-    undecided = sum(c.undecided for c in curve)
-    errors = sum(c.errors for c in curve)
-    total = sum(c.trials for c in curve)
-    not_found = sum(c.not_found for c in curve)
-    msgs = [] if counts.threshold is None else [_criterion_message(counts.threshold, solver)]
-    if not_found:
-        msgs.append(f"{not_found}/{total} trials not_found (the search found no W; not a certificate), "
-                    "counted as not stored: p_c is a LOWER BOUND on the threshold")
-    if fit.status != "ok":
-        msgs.append(fit.message)
-    if undecided and lenient:
-        msgs.append(f"{undecided}/{total} trials undecided, counted as not stored (no storing W "
-                    "found within the budget): p_c is a lower bound on the storability threshold")
-    elif undecided:
-        msgs.append(f"{undecided}/{total} trials undecided (excluded from the fit)")
-    if errors:
-        msgs.append(f"{errors}/{total} trials failed with an error (excluded; the first: {first_error})")
-    if (0 if lenient else undecided) + errors > 0.1 * total:
-        msgs.append("WARNING: more than 10% of trials excluded; p_c may be biased")
-    return "; ".join(msgs) or "ok"
+    return estimate_message(None if fit.status == "ok" else fit.message, curve, counts, solver, first_error)
 
 
 def _criterion_text(threshold) -> str:

@@ -225,8 +225,15 @@ def _inside(regime: dict, values: dict) -> bool:
     return True
 
 
+def _gap(x: float, y: float) -> float:
+    """Distance of two coordinates: in logarithms where both are positive and finite, else plain."""
+    if x > 0 and y > 0 and math.isfinite(x) and math.isfinite(y):
+        return math.log(x / y)
+    return 0.0 if x == y else (abs(x - y) if math.isfinite(x - y) else math.inf)
+
+
 def _distance(point: dict, values: dict) -> float:
-    return math.sqrt(sum(math.log(float(values[n]) / float(point[n])) ** 2 for n in values))
+    return math.sqrt(sum(_gap(float(values[n]), float(point[n])) ** 2 for n in values))
 
 
 def _nearest_points(points: list, values: dict) -> list:

@@ -21,6 +21,7 @@ import numpy as np
 from scipy import optimize
 
 __all__ = [
+    "newton_root",
     "BRENT_RTOL",
     "BrentResult",
     "brent",
@@ -180,3 +181,40 @@ def bracketed_root(g, x0, slope_guess, *, lower=-math.inf, xtol=1e-11, rtol=1e-1
         return RootSearch(x_b, count, 0.0, False)
     found = brent(call, min(x_a, x_b), max(x_a, x_b), xtol=xtol, rtol=rtol, max_iter=max_iter)
     return RootSearch(found.root, count, abs(call(found.root)), not found.converged)
+
+
+def newton_root(f, x0, lower, xtol, max_iter) -> RootSearch:
+    """Root of an increasing ``g`` from ``f(x) = (g, g')``: Newton steps kept inside the known bracket.
+
+    Stops at the first point whose Newton step is below ``xtol`` (that point is the root,
+    its ``|g|`` the residual).  Steps that leave the bracket bisect it (or, before a sign
+    change, walk by growing steps); below ``lower`` the point is held at ``lower``, and
+    :class:`BelowLimit` is raised when ``g(lower) > 0``.
+    """
+    lo, hi, lo_known = lower, math.inf, False
+    x, count, g = max(float(x0), lower), 0, math.inf
+    walk = 0.3
+    for _ in range(max_iter):
+        g, slope = f(x)
+        count += 1
+        if g == 0.0:
+            return RootSearch(x, count, 0.0, False)
+        if g < 0.0:
+            lo, lo_known = x, True
+        else:
+            if x <= lower:
+                raise BelowLimit()
+            hi = x
+        new = x - g / slope if slope is not None and slope > 0.0 and math.isfinite(slope) else math.nan
+        if not (math.isfinite(new) and (new > lo or (not lo_known and new >= lower)) and new < hi):
+            if lo_known and math.isfinite(hi):
+                new = 0.5 * (lo + hi)
+            elif lo_known:
+                new, walk = x + walk, 2.0 * walk
+            else:
+                new, walk = max(x - walk, lower), 2.0 * walk
+        new = float(max(new, lower))
+        if abs(new - x) <= xtol:
+            return RootSearch(x, count, abs(g), False)
+        x = new
+    return RootSearch(x, count, abs(g), True)

@@ -337,7 +337,7 @@ _DEFAULT_SEARCH = (1e-9, 1e-6, 100)
 
 
 def _tables_on() -> bool:
-    from ..optimal.cost import tables_enabled
+    from ..optimal.cost_table import tables_enabled
 
     return tables_enabled()
 
@@ -358,7 +358,7 @@ def write_hebbian_capacity_table(path=None, dims=HEBBIAN_TABLE_DIMS, ensembles=E
     bit for bit; about 0.3 s per ``d`` and ensemble on one core.
     ``python -c "from replica.hebbian.finite_size import write_hebbian_capacity_table as w; w(progress=True)"``
     """
-    from ..optimal.cost import reference_monte_carlo
+    from ..optimal.cost_table import reference_monte_carlo
 
     path = HEBBIAN_TABLE if path is None else Path(path)
     rel_tol, tol, max_iter = _DEFAULT_SEARCH

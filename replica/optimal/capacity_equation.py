@@ -22,8 +22,8 @@ from ..common.results import Result
 from ..common.validity import Validity
 from ..common.roots import BelowLimit, RootSearch, bracketed_root, brent
 from ..common.seeds import DEFAULT_SEED, resolve_seed
-from .cost import (NORMAL_LAW, SAMPLE_ROUNDS, CostEstimator, CostTableMiss, control_mean, expected_cost_from, field_law,
-                   reference_monte_carlo, rows_for, tables_enabled, tabulated_estimator)
+from .cost import NORMAL_LAW, SAMPLE_ROUNDS, CostEstimator, control_mean, expected_cost_from, field_law, rows_for
+from .cost_table import CostTableMiss, reference_monte_carlo, tables_enabled, tabulated_estimator
 from ..asymptotic.quarter_circle import tail_second_moment
 
 __all__ = ["capacity_regime",

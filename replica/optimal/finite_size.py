@@ -60,20 +60,11 @@ from ..common.ensembles import ENSEMBLES, check_ensemble
 from ..common.registry import register_unit
 from ..common.validity import Validity, reports_validity
 from ..common.results import Result
-from ..common.roots import BelowLimit, RootSearch, bracketed_root
+from ..common.roots import BelowLimit, bracketed_root, newton_root
 from ..common.seeds import DEFAULT_SEED, resolve_seed
-from .cost import (
-    SAMPLE_ROUNDS,
-    CostEstimator,
-    CostTableMiss,
-    tabulated_estimator,
-    ExpectedCostResult,
-    check_p_top_k,
-    expected_cost,
-    expected_cost_from,
-    field_law,
-    rows_for,
-)
+from .cost import (SAMPLE_ROUNDS, CostEstimator, ExpectedCostResult, check_p_top_k, expected_cost, expected_cost_from,
+                   field_law, rows_for)
+from .cost_table import CostTableMiss, tabulated_estimator
 from .outputs import shared_outputs_capacity
 from ..asymptotic.quarter_circle import tail_second_moment
 from ..asymptotic.spectra import spectrum
@@ -315,43 +306,6 @@ def scaled_block_cost(estimator, p, rows, margin, scales: BlockScales, slopes=Fa
     return total, err, float(np.sum(weight * shape * out[2] / sigma))
 
 
-def _newton_root(f, x0, lower, xtol, max_iter) -> RootSearch:
-    """Root of an increasing ``g`` from ``f(x) = (g, g')``: Newton steps kept inside the known bracket.
-
-    Stops at the first point whose Newton step is below ``xtol`` (that point is the root,
-    its ``|g|`` the residual).  Steps that leave the bracket bisect it (or, before a sign
-    change, walk by growing steps); below ``lower`` the point is held at ``lower``, and
-    :class:`BelowLimit` is raised when ``g(lower) > 0``.
-    """
-    lo, hi, lo_known = lower, math.inf, False
-    x, count, g = max(float(x0), lower), 0, math.inf
-    walk = 0.3
-    for _ in range(max_iter):
-        g, slope = f(x)
-        count += 1
-        if g == 0.0:
-            return RootSearch(x, count, 0.0, False)
-        if g < 0.0:
-            lo, lo_known = x, True
-        else:
-            if x <= lower:
-                raise BelowLimit()
-            hi = x
-        new = x - g / slope if slope is not None and slope > 0.0 and math.isfinite(slope) else math.nan
-        if not (math.isfinite(new) and (new > lo or (not lo_known and new >= lower)) and new < hi):
-            if lo_known and math.isfinite(hi):
-                new = 0.5 * (lo + hi)
-            elif lo_known:
-                new, walk = x + walk, 2.0 * walk
-            else:
-                new, walk = max(x - walk, lower), 2.0 * walk
-        new = float(max(new, lower))
-        if abs(new - x) <= xtol:
-            return RootSearch(x, count, abs(g), False)
-        x = new
-    return RootSearch(x, count, abs(g), True)
-
-
 class _MarginEquation:
     """``log(p E[s^2 C_p(k / sigma)] / target)`` in the margin ``k`` on one sample, with its slope (remembered)."""
 
@@ -411,8 +365,8 @@ def _margin_root(estimator, p, target, rel_tol, max_iter, scales=None):
             if equation.newton(start)[1] is not None:
                 if rows > 2 * COARSE_ROWS and start == 0.0:
                     coarse = _MarginEquation(estimator, p, COARSE_ROWS, scales, target)
-                    start = _newton_root(coarse.newton, 0.0, lower, 1e-6, max_iter).x
-                search = _newton_root(equation.newton, start, lower, 1e-12, max_iter)
+                    start = newton_root(coarse.newton, 0.0, lower, 1e-6, max_iter).x
+                search = newton_root(equation.newton, start, lower, 1e-12, max_iter)
             else:
                 search = bracketed_root(equation.g, 0.0, 0.3, lower=lower, xtol=1e-12, max_iter=max_iter)
         except BelowLimit:

@@ -375,7 +375,7 @@ def _solve(equation, xtol):
     Falls back to a bracket (:func:`_bracket`) and Brent's method when the slopes are missing
     or Newton's steps do not settle.  Returns ``(k, lo, hi, bracketed)``.
     """
-    from .finite_size import _newton_root
+    from ..common.roots import newton_root
 
     def newton(k):
         point = equation.evaluate(k)
@@ -383,7 +383,7 @@ def _solve(equation, xtol):
         return equation.h(k), slope
 
     if equation.evaluate(0.0).slope is not None:
-        search = _newton_root(newton, 0.0, -math.inf, xtol, 60)
+        search = newton_root(newton, 0.0, -math.inf, xtol, 60)
         if not search.exhausted:
             return search.x, search.x, search.x, True
     lo, hi, bracket = _bracket(equation.h)

@@ -42,7 +42,8 @@ from .capacity_equation import (capacity_regime,
     distinct_outputs_capacity,
 )
 from ..common.checks import check_choice, check_int, check_real
-from .cost import NORMAL_LAW, CostEstimator, CostTableMiss, control_mean, expected_cost_from, tabulated_estimator
+from .cost import NORMAL_LAW, CostEstimator, control_mean, expected_cost_from
+from .cost_table import CostTableMiss, tabulated_estimator
 from ..asymptotic.quarter_circle import tail_second_moment
 
 __all__ = ["capacity_many_to_one", "effective_weights", "two_field_cost", "shared_outputs_capacity"]

@@ -27,9 +27,10 @@ import numpy as np
 import pytest
 
 from replica.common.seeds import DEFAULT_SEED
-from replica.optimal import cost
-from replica.optimal.cost import (TABLE_ROWS, CostEstimator, CostTableMiss, TabulatedCostEstimator, cost_table,
-                                  reference_monte_carlo, tabulated_estimator)
+from replica.optimal import cost_table as cost
+from replica.optimal.cost import CostEstimator
+from replica.optimal.cost_table import (TABLE_ROWS, CostTableMiss, TabulatedCostEstimator, cost_table,
+                                        reference_monte_carlo, tabulated_estimator)
 from replica.optimal.finite_size import capacity, max_margin
 
 ROOT = Path(__file__).resolve().parents[2]

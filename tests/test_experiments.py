@@ -395,3 +395,14 @@ def test_the_rank_spectrum_verdict_follows_the_ks_tolerance(tmp_path, monkeypatc
     data["rows"] = rows("dp", 2, 24, gaussian) + rows("op", 6, 12, flat)
     (tmp_path / "spectra" / "rank_spectra_at_capacity.json").write_text(json.dumps(data))
     assert verdicts()["dp"]["verdict"] == "unchecked"
+
+
+def test_a_rendered_table_may_differ_in_the_last_bits_only():
+    # sums of the same data differ in the last bits between CPUs (op_vs_dp_d64's moments: 1.787461587756108
+    # against 1.7874615877561073); a digit that matters, a changed word or a changed shape is a difference
+    same_table = importlib.import_module("experiments.__main__").same_table
+    head = "problem,sv_m2\n"
+    assert same_table(head + "op,1.787461587756108\n", head + "op,1.7874615877561073\n")
+    assert not same_table(head + "op,1.787461587756108\n", head + "op,1.787461587856108\n")
+    assert not same_table(head + "op,1.0\n", head + "dp,1.0\n")
+    assert not same_table(head + "op,1.0\n", head + "op,1.0\nop,1.0\n")

@@ -37,7 +37,9 @@ VOCABULARY = {
         "--kappa": KAPPAS, "--top-k": ["1", "2", "0", "300", "1000000000"], "--hebbian": None,
         "--ensemble": ["gaussian", "sphere", "cube"], "--outputs": ["2", "4", "1", "0"],
         "--problem": ["op", "dp", "xp"], "--rel-tol": ["1e-2", "1e-3", "0", "1e-12", "-1"],
+        "--d-out": ["4", "8", "32", "1", "0", "x"], "--model": ["finite_size", "budget", "hull_budget", "best"],
         "--seed": SEEDS, "--format": FORMATS},
+    ("replica", "models"): {"--format": FORMATS},
     ("replica", "saddle"): {
         "--d": ["8", "16", "1", "x"], "--p": ["10", "30", "1", "0", "1000000000000"],
         "--fraction": ["0.5", "0.9", "1.5", "-1", NAN], "--samples": ["2000", "0", "1000000000000"],

@@ -56,11 +56,11 @@ def register(subparsers) -> None:
                         help="relative Monte-Carlo standard error of E[C] (default %(default)g)")
 
 
-def _hebbian_row(d, kappa, ensemble):
-    from ..hebbian.finite_size import hebbian_capacity
+def _hebbian_row(d, kappa, ensemble, d_out=None):
     from ..asymptotic.quarter_circle import alpha_c_hebbian
+    from ..quantities import hebbian_capacity
 
-    result = hebbian_capacity(d, ensemble=ensemble, kappa=kappa)
+    result = hebbian_capacity(d, ensemble, kappa, d_out=d_out)
     return {"hebbian_p_c": float(result.p_c), "hebbian_alpha": float(result.alpha),
             "hebbian_alpha_c": float(alpha_c_hebbian(kappa)), "hebbian_converged": bool(result.converged),
             "hebbian_bits_per_parameter": result.bits_per_parameter, "ensemble": ensemble}
@@ -93,7 +93,7 @@ def run(args) -> int:
         if model:
             row.update({name: getattr(result, name, None) for name in MODEL_COLUMNS})
         if args.hebbian:
-            row.update(_hebbian_row(d, result.kappa, args.ensemble))
+            row.update(_hebbian_row(d, args.kappa, args.ensemble, args.d_out))
         rows.append(row)
     columns = (COLUMNS + (MODEL_COLUMNS if model else []) + (HEBBIAN_COLUMNS if args.hebbian else [])
                + (["seed"] if args.format == "csv" else []))

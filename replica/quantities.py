@@ -225,7 +225,7 @@ def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", model=None, see
     return impl(d, p, kappa, top_k, ensemble=ensemble, **settings)
 
 
-def _spectrum_argument(value, d, name):
+def _spectrum_argument(value, d):
     """A spectrum given as an exponent (power law, ``replica.power_law_spectrum``) or as ``d`` values."""
     if value is None:
         return None, None
@@ -273,8 +273,8 @@ def accuracy(d, p, kappa=1.0, *, memory="optimal", problem="dp", ensemble="gauss
     FiniteSizeAccuracyResult, OptimalAccuracyResult or CovarianceHebbianAccuracy
     """
     d = check_int(d, "d", low=2)
-    lam_in, input_exponent = _spectrum_argument(input_spectrum, d, "input_spectrum")
-    lam_out, output_exponent = _spectrum_argument(output_spectrum, d, "output_spectrum")
+    lam_in, input_exponent = _spectrum_argument(input_spectrum, d)
+    lam_out, output_exponent = _spectrum_argument(output_spectrum, d)
     params = {"d": d, "p": p, "kappa": kappa, "memory": memory, "problem": problem, "ensemble": ensemble,
               "input_exponent": input_exponent, "output_exponent": output_exponent}
     if memory not in ("optimal", "hebbian"):

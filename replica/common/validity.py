@@ -394,7 +394,7 @@ RESULT_PARAMETERS = {
 }
 
 
-def reports_validity(prediction: str, parameters=None):
+def reports_validity(prediction: str):
     """Decorator of a theory function: its result carries the validity record of its model.
 
     Parameters
@@ -402,9 +402,9 @@ def reports_validity(prediction: str, parameters=None):
     prediction : str
         The implementation's name in ``replica.common.registry.PREDICTIONS`` (which
         names its quantity and model).
-    parameters : callable, optional
-        Ignored (the front end's parameters are read from the result's own fields by
-        :data:`RESULT_PARAMETERS`, so the record describes what was computed).
+
+    The front end's parameters are read from the result's own fields by
+    :data:`RESULT_PARAMETERS`, so the record describes what was computed.
 
     The ``"off"`` warning points at the caller of the decorated function.
     """

@@ -213,7 +213,7 @@ class _SuccessGap:
         return found.root, None, None
 
 
-@reports_validity("hebbian_capacity", lambda r: {"d": r.d, "kappa": r.kappa, "ensemble": r.ensemble})
+@reports_validity("hebbian_capacity")
 def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, rel_tol=1e-9, tol=1e-6, max_iter=100):
     """Real ``p_c`` at which the Hebbian memory stores everything with probability 1/2.
 

@@ -26,7 +26,7 @@ from .cost import NORMAL_LAW, SAMPLE_ROUNDS, CostEstimator, control_mean, expect
 from .cost_table import CostTableMiss, reference_monte_carlo, tables_enabled, tabulated_estimator
 from ..asymptotic.quarter_circle import tail_second_moment
 
-__all__ = ["capacity_regime",
+__all__ = [
     "PROBLEMS",
     "MAX_TOP_K",
     "CapacityResult",
@@ -111,12 +111,6 @@ class CapacityResult(BitsPerParameter, Result):
     effective_weights: int = 0  # N_eff in p E[C] = F N_eff: d^2, or d (K - 1) for the OP with K <= d
     validity: Validity | None = None  # how far the prediction was checked (replica.common.validity)
     model: str = ""  # the registry model that computed it (replica.common.registry)
-
-
-def capacity_regime(result: CapacityResult) -> dict:
-    """The parameters of a capacity result that choose its validity regime (``replica.common.validity``)."""
-    return {"d": result.d, "kappa": result.kappa, "margin": result.margin, "top_k": result.top_k,
-            "outputs": result.outputs, "problem": result.problem, "ensemble": result.ensemble}
 
 
 def _initial_guess(target: float) -> float:

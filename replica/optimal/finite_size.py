@@ -42,7 +42,6 @@ import numpy as np
 from scipy import special
 
 from .capacity_equation import (
-    capacity_regime,
     MAX_TOP_K,
     PROBLEMS,
     AccuracySettings,
@@ -90,7 +89,7 @@ __all__ = ["reference_p_c",
 # error is reported as ``stderr``).
 
 
-@reports_validity("capacity", capacity_regime)
+@reports_validity("capacity")
 def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, outputs=None, problem="dp", ensemble="gaussian", rel_tol=1e-3,
              tol=1e-9, max_iter=100, seed=None):
     """Finite-size capacity of the optimal (rank ``kappa d``) memory: ``p_c E[C_{p_c}] = F(kappa) d^2``.
@@ -400,8 +399,7 @@ def _old_tolerance_keywords(args, kwargs):
 _DEFAULT_TOLERANCES = Tolerances()
 
 
-@reports_validity("max_margin", lambda r: {"d": r.d, "load": r.p / reference_p_c(r.d), "ensemble": r.ensemble,
-                                             "kappa": r.kappa, "top_k": r.top_k})
+@reports_validity("max_margin")
 @accepts_old_calls(_old_tolerance_keywords)
 def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", scale_fluctuations=True, seed=None,
                tolerances=_DEFAULT_TOLERANCES):

@@ -35,7 +35,7 @@ from ..common.results import Result
 from ..common.seeds import resolve_seed
 from ..common.validity import Validity, reports_validity
 from .cost import CostEstimator, field_law
-from .finite_size import block_scales, reference_p_c, scaled_block_cost, shape_variance
+from .finite_size import block_scales, scaled_block_cost, shape_variance
 from .water_filling import water_filling_sorted
 
 __all__ = ["max_margin_image", "ImageMarginResult", "ImageMarginWarning", "least_move", "sample_image_blocks",
@@ -266,8 +266,7 @@ def _estimate(costs, control, r, control_mean, control_err):
     return mean, err, beta, corr
 
 
-@reports_validity("max_margin_image", lambda r: {"d": r.d, "load": r.p / reference_p_c(r.d), "ensemble": r.ensemble,
-                                                 "kappa": 1.0, "top_k": 1})
+@reports_validity("max_margin_image")
 def max_margin_image(d, p, *, ensemble="gaussian", blocks=2000, seed=None, xtol=1e-4):
     """Largest margin at load ``p`` with the exact block cost in the image space ``R^d``.
 

@@ -32,7 +32,7 @@ import math
 from scipy import special
 
 from ..common.validity import reports_validity
-from .capacity_equation import (capacity_regime,
+from .capacity_equation import (
     MAX_TOP_K,
     PROBLEMS,
     AccuracySettings,
@@ -110,7 +110,7 @@ def two_field_cost(margin=0.0) -> float:
     return 0.5 * ((m * m + 2.0) * float(special.ndtr(x)) + math.sqrt(2.0) * m * pdf)
 
 
-@reports_validity("capacity", capacity_regime)
+@reports_validity("capacity")
 def capacity_many_to_one(d, outputs, problem="op", kappa=1.0, *, rel_tol=1e-3, seed=None) -> CapacityResult:
     """Capacity with ``K`` distinct outputs at margin 0: ``p_c E[C_K] = F N_eff``.
 

@@ -30,7 +30,6 @@ from ..common.ensembles import check_ensemble
 from ..common.loads import BitsPerParameter, p_from_load
 from ..common.validity import Validity, reports_validity
 from ..common.results import Result
-from ..optimal.finite_size import reference_p_c
 from ..common.roots import brent, walk_bracket
 from ..common.seeds import resolve_seed
 from ..hebbian.finite_size import hebbian_input_failure_probability
@@ -185,7 +184,7 @@ def _optimal_prediction(d, p, kappa, size, seed):
     return _KeptBlocks(costs, p, budget)
 
 
-@reports_validity("optimal_accuracy", lambda r: {"d": r.d, "load": r.p / reference_p_c(r.d), "kappa": r.kappa})
+@reports_validity("optimal_accuracy")
 def optimal_accuracy(d, p, kappa=1.0, *, size=_DEFAULT_SIZE, tol=1e-9, seed=None):
     """Largest expected fraction of the ``p`` facts that any rank ``kappa d`` memory recalls.
 
@@ -378,8 +377,7 @@ def _old_seed_keyword(args, kwargs):
                        "pass options={'seed': ...}")
 
 
-@reports_validity("accuracy_capacity", lambda r: {"d": r.d, "accuracy": r.accuracy, "memory": r.memory,
-                                                     "ensemble": r.ensemble, "kappa": r.kappa})
+@reports_validity("accuracy_capacity")
 @accepts_old_calls(_old_seed_keyword)
 def accuracy_capacity(d, accuracy=0.99, memory="optimal", ensemble="gaussian", kappa=1.0, *,
                       tol=1e-6, max_iter=100, options=None):

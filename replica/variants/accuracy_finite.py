@@ -29,7 +29,6 @@ from ..common.checks import check_int
 from ..common.results import Result
 from ..common.seeds import resolve_seed
 from ..common.validity import Validity, reports_validity
-from ..optimal.finite_size import reference_p_c
 from ..optimal.scores import sample_optimal_scores
 from .few_outputs import cloud_statistics
 
@@ -69,8 +68,7 @@ class FiniteSizeAccuracyResult(Result):
     model: str = ""  # the registry model that computed it (replica.common.registry)
 
 
-@reports_validity("finite_size_accuracy", lambda r: {"d": r.d, "load": r.p / reference_p_c(r.d), "kappa": r.kappa,
-                                                       "hull": r.hull})
+@reports_validity("finite_size_accuracy")
 def finite_size_accuracy(d, p, kappa=1.0, *, hull=True, instances=40000, size=200000, seed=None):
     """Expected best fraction of ``p`` facts recalled, at the integer ``p``, with the hull correction.
 

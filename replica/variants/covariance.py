@@ -176,7 +176,7 @@ def _fresh_failure_sample(lam_in, lam_out, p, size, seed):
     return out
 
 
-@reports_validity("covariance_hebbian_accuracy", lambda r: {"d": r.d, "p": r.p, "problem": r.problem})
+@reports_validity("covariance_hebbian_accuracy")
 def covariance_hebbian_accuracy(d, p, *, input_spectrum=None, output_spectrum=None, problem="dp",
                                 ensemble="gaussian", size=_DEFAULT_SIZE, seed=None):
     """Expected fraction of the ``p`` facts that ``W = sum_mu u_mu e_mu^T`` recalls with correlated embeddings.

@@ -313,8 +313,7 @@ class FewOutputsCapacityResult(Result):
         return self.p_c * math.log(self.p_c) / (self.d_in * self.d_out)
 
 
-@reports_validity("few_outputs_capacity", lambda r: {"d_in": r.d_in, "ratio": r.d_out / r.d_in,
-                                                       "problem": r.problem})
+@reports_validity("few_outputs_capacity")
 def few_outputs_capacity(d_in, d_out, problem="dp", *, replicas=3) -> FewOutputsCapacityResult:
     """Capacity of a ``d_out x d_in`` memory limited by the outputs' hull and the weight budget.
 

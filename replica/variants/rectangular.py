@@ -230,9 +230,7 @@ def _op_small_load_capacity(d_in, d_out, margin, top_k, law, settings, problem):
         problem=problem, ensemble=law.name, effective_weights=round(d_in * (p_c - 1.0)))
 
 
-@reports_validity("rectangular_capacity", lambda r: {
-    "d_in": r.d_in, "ratio": r.d_out / r.d_in, "problem": r.problem, "kappa": r.kappa, "margin": r.margin,
-    "top_k": r.top_k, "ensemble": r.ensemble})
+@reports_validity("rectangular_capacity")
 def rectangular_capacity(d_in, d_out, kappa=1.0, *, margin=0.0, top_k=1, problem="dp", ensemble="gaussian",
                          **accuracy):
     """Finite-size capacity of a ``d_out x d_in`` memory of rank ``m = kappa min(d_in, d_out)``.
@@ -338,8 +336,7 @@ class RectangularHebbianCapacityResult(BitsPerParameter, Result):
         return self.d_in, self.d_out, 1.0
 
 
-@reports_validity("rectangular_hebbian_capacity", lambda r: {
-    "d_in": r.d_in, "ratio": r.d_out / r.d_in, "problem": r.problem, "ensemble": r.ensemble})
+@reports_validity("rectangular_hebbian_capacity")
 def rectangular_hebbian_capacity(d_in, d_out, ensemble="gaussian", *, problem="op", rel_tol=1e-9, tol=1e-6,
                                  max_iter=100):
     """Real ``p_c`` at which ``W = sum_mu u_mu e_mu^T`` (``d_out x d_in``) stores everything with probability 1/2.

@@ -213,8 +213,7 @@ def _old_call(args, kwargs):
                                     "in the next release; pass zipf_error(d, ZipfFacts(N, a, weights=, samples=), ...)")
 
 
-@reports_validity("zipf_error", lambda r: {"d": r.d, "N": r.N, "a": r.a, "memory": r.memory, "kappa": r.kappa,
-                                             "ensemble": r.ensemble})
+@reports_validity("zipf_error")
 @accepts_old_calls(_old_call)
 def zipf_error(d, facts, memory="optimal", kappa=1.0, *, ensemble="gaussian", seed=None, size=_DEFAULT_SIZE,
                tol=1e-9):

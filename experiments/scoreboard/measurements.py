@@ -377,41 +377,38 @@ def capacity_large_d_op() -> list[dict]:
     return out
 
 
+def _estimate_point(e: dict, label: str) -> dict | None:
+    """The point of one saved capacity estimate of the optimal solver at full rank (None: no fit to read)."""
+    if e["solver"] != "optimal" or float(e["kappa"]) != 1.0:
+        return None
+    fit = _fit(e["status"], e["p_c"], e["p_c_low"], e["p_c_high"], e["curve"])
+    if fit is None:
+        return None
+    kind, measured, low, high = fit
+    return _point("capacity", "capacity", label, {"d": int(e["d"]), "problem": e["problem"], "ensemble": e["ensemble"]},
+                  kind, measured, low, high, sum(int(c["trials"]) for c in e["curve"]),
+                  _capacity_text(kind, measured, low, high))
+
+
 def capacity_sweeps() -> list[dict]:
     """The single sweeps recorded by ``benchmarks/bench_goals.py --long`` (``benchmarks/goals/sweep_*.json``)."""
     out = []
     for path in sorted((ROOT / "benchmarks" / "goals").glob("sweep_*.json")):
-        e = _read_json(path).get("estimate")
-        if e is None or e["solver"] != "optimal" or float(e["kappa"]) != 1.0:
-            continue   # a sweep stopped before its end has no estimate
-        fit = _fit(e["status"], e["p_c"], e["p_c_low"], e["p_c_high"], e["curve"])
-        if fit is None:
-            continue
-        kind, measured, low, high = fit
-        out.append(_point("capacity", "capacity", f"optimal memory, {e['problem'].upper()}, full rank, "
-                          f"{e['ensemble']}, single sweep ({path.name})",
-                          {"d": int(e["d"]), "problem": e["problem"], "ensemble": e["ensemble"]}, kind, measured,
-                          low, high, sum(int(c["trials"]) for c in e["curve"]),
-                          _capacity_text(kind, measured, low, high)))
+        e = _read_json(path).get("estimate")   # a sweep stopped before its end has no estimate
+        point = e and _estimate_point(e, f"optimal memory, {e['problem'].upper()}, full rank, {e['ensemble']}, "
+                                         f"single sweep ({path.name})")
+        if point:
+            out.append(point)
     return out
 
 
 def dp_generators() -> list[dict]:
     """DP capacity with the earlier candidate generator 1 (generator 2's rows are the full reproduction's trials)."""
-    out = []
-    for e in _read_json(EXPERIMENTS / "capacity" / "dp_generators.json")["estimates"]:
-        if int(e["generator"]) == 2 or e["solver"] != "optimal" or float(e["kappa"]) != 1.0:
-            continue
-        fit = _fit(e["status"], e["p_c"], e["p_c_low"], e["p_c_high"], e["curve"])
-        if fit is None:
-            continue
-        kind, measured, low, high = fit
-        out.append(_point("capacity", "capacity", f"optimal memory, DP (candidate generator {e['generator']}), "
-                          f"full rank, {e['ensemble']}",
-                          {"d": int(e["d"]), "problem": e["problem"], "ensemble": e["ensemble"]}, kind, measured,
-                          low, high, sum(int(c["trials"]) for c in e["curve"]),
-                          _capacity_text(kind, measured, low, high)))
-    return out
+    points = (_estimate_point(e, f"optimal memory, DP (candidate generator {e['generator']}), full rank, "
+                                 f"{e['ensemble']}")
+              for e in _read_json(EXPERIMENTS / "capacity" / "dp_generators.json")["estimates"]
+              if int(e["generator"]) != 2)
+    return [p for p in points if p is not None]
 
 
 # --------------------------------------------------------------------------------------

@@ -26,13 +26,18 @@ model with its note and tolerance; the scoreboard page lists every measured poin
 
 from __future__ import annotations
 
+import inspect
+import warnings
+
 import numpy as np
 
 from .common import registry
 from .common.checks import check_int
+from .common.deprecation import accepts_old_calls
 from .common.validity import choose_model, with_validity
 from .common.validity import validity as _validity
 from .optimal import finite_size  # noqa: F401 - registers the unit of the loads p / p_c
+from .optimal.capacity_equation import TOLERANCE_FIELDS, Tolerances, old_tolerance_keywords, settings_dict
 
 __all__ = ["capacity", "hebbian_capacity", "max_margin", "accuracy", "spectrum", "validity"]
 
@@ -52,12 +57,43 @@ def _model(quantity: str, params: dict, model):
     return choose_model(quantity, params, model)
 
 
-def _options(options, model: str) -> dict:
-    if options is None:
-        return {}
-    if not isinstance(options, dict):
-        raise ValueError(f"options must be a dict of the settings of model {model!r} or None; got {options!r}")
-    return dict(options)
+def _accepted(impl, passed) -> tuple[str, ...]:
+    """The settings a model takes through ``options``: its keyword-only parameters that the front end
+    does not set itself (``passed``), with a grouped ``options`` of its own read as the
+    :class:`replica.Tolerances` fields."""
+    names = []
+    for param in inspect.signature(impl).parameters.values():
+        if param.kind is not param.KEYWORD_ONLY or param.name in passed:
+            continue
+        names.extend(TOLERANCE_FIELDS if param.name == "options" else (param.name,))
+    return tuple(dict.fromkeys(names))
+
+
+def _options(options, quantity: str, chosen, passed=()) -> dict:
+    """The settings of ``options`` (``None``, a :class:`replica.Tolerances` or a dict) for the model ``chosen``.
+
+    A setting the model does not take is a ``ValueError`` that names the model's settings:
+    nothing given is dropped silently.
+    """
+    settings = settings_dict(options, f"{quantity}()")
+    accepted = _accepted(chosen.implementation(), passed)
+    unknown = [name for name in settings if name not in accepted]
+    if unknown:
+        takes = f"its settings: {', '.join(accepted)}" if accepted else "it takes none"
+        raise ValueError(f"{quantity}(): {', '.join(unknown)}: not settings of model {chosen.name!r} ({takes})")
+    return settings
+
+
+def _grouped(settings: dict, impl, passed=()) -> dict:
+    """``settings`` as keywords of ``impl``: the :class:`replica.Tolerances` fields it takes through an
+    ``options`` of its own are gathered there."""
+    own = {p.name for p in inspect.signature(impl).parameters.values()
+           if p.kind is p.KEYWORD_ONLY and p.name not in passed and p.name != "options"}
+    keywords = {k: v for k, v in settings.items() if k in own}
+    grouped = {k: v for k, v in settings.items() if k not in own}
+    if grouped:
+        keywords["options"] = grouped
+    return keywords
 
 
 def _square_params(d, d_out) -> tuple[int, int | None]:
@@ -67,8 +103,9 @@ def _square_params(d, d_out) -> tuple[int, int | None]:
     return d, d_out
 
 
+@accepts_old_calls(old_tolerance_keywords("capacity"))
 def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, d_out=None, outputs=None, problem="dp", ensemble="gaussian",
-             model=None, rel_tol=None, tol=None, max_iter=None, seed=None, options=None):
+             model=None, options=None):
     """Capacity ``p_c`` of the optimal memory: the load stored with probability 1/2.
 
     Parameters
@@ -86,7 +123,10 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, d_out=None, outputs=None, pro
     outputs : int, optional
         ``K`` distinct answers shared by the facts (``None``: one per fact).
     problem : {"dp", "op"}, optional
-        Decoupled (own candidates per input) or original (shared outputs) problem.
+        Decoupled (own candidates per input, the default) or original (shared outputs)
+        problem.  A square memory with one answer per fact has the same theory in both
+        (the default changes nothing there); it matters with ``outputs=K`` and with
+        ``d_out < d``.  The simulations default to ``"op"`` (``docs/glossary.md``, "problem").
     ensemble : {"gaussian", "sphere"}, optional
         N(0, I/d) or unit-norm embeddings.
     model : str, optional
@@ -96,12 +136,13 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, d_out=None, outputs=None, pro
         outputs: the outputs' convex hull times the budget,
         ``notes/rectangular_few_outputs.md``).  Default: the model the certified
         measurements support at this point (``replica.common.registry.choose``).
-    rel_tol, tol, max_iter, seed : optional
-        The Monte-Carlo root's settings of ``finite_size`` and ``budget``
-        (:func:`replica.optimal.finite_size.capacity`; ``None``: its defaults).
-        ``hull_budget`` reads shipped Monte-Carlo tables and takes none of them.
-    options : dict, optional
-        Further settings of the model (``hull_budget``: ``{"replicas": 2 or 3}``).
+    options : replica.Tolerances or dict, optional
+        The model's settings.  ``finite_size`` and ``budget``: ``rel_tol``, ``tol``,
+        ``max_iter``, ``seed`` of the Monte-Carlo root
+        (:func:`replica.optimal.finite_size.capacity`; unset: its defaults).
+        ``hull_budget`` reads shipped Monte-Carlo tables: ``{"replicas": 2 or 3}`` only.
+        The flat keywords ``rel_tol=``, ``tol=``, ``max_iter=``, ``seed=`` still work,
+        with a ``DeprecationWarning``, for one release.
 
     Returns
     -------
@@ -120,24 +161,29 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, d_out=None, outputs=None, pro
     >>> r = replica.capacity(64)
     >>> r.model, round(r.p_c, 1), r.validity.verdict
     ('finite_size', 564.2, 'checked')
+    >>> round(replica.capacity(64, options=replica.Tolerances(rel_tol=1e-2)).p_c)
+    565
     """
     d, d_out = _square_params(d, d_out)
     params = {"d": d, "kappa": kappa, "margin": margin, "top_k": top_k, "d_out": d_out, "outputs": outputs,
               "problem": problem, "ensemble": ensemble}
     chosen = _model("capacity", params, model)
     impl = chosen.implementation()
-    settings = {k: v for k, v in (("rel_tol", rel_tol), ("tol", tol), ("max_iter", max_iter), ("seed", seed))
-                if v is not None}
-    settings.update(_options(options, chosen.name))
     if chosen.name == "hull_budget":
-        given = sorted(set(settings) - {"replicas"})
+        given = sorted(set(settings_dict(options, "capacity()")) - {"replicas"})
         if given:
             raise ValueError(f"{', '.join(given)}: not settings of model 'hull_budget' (it reads shipped Monte-Carlo "
                              f"tables; options={{'replicas': 2 or 3}}); pass model='budget' for the budget theory")
-        return impl(d, d_out, problem, **settings)
+        return impl(d, d_out, problem, **settings_dict(options, "capacity()"))
     if chosen.name == "finite_size":
-        return impl(d, kappa, margin, top_k, outputs=outputs, problem=problem, ensemble=ensemble, **settings)
-    return impl(d, d_out, kappa, margin=margin, top_k=top_k, problem=problem, ensemble=ensemble, **settings)
+        passed = ("outputs", "problem", "ensemble")
+        settings = _options(options, "capacity", chosen, passed)
+        return impl(d, kappa, margin, top_k, outputs=outputs, problem=problem, ensemble=ensemble,
+                    **_grouped(settings, impl, passed))
+    passed = ("margin", "top_k", "problem", "ensemble")
+    settings = _options(options, "capacity", chosen, passed)
+    return impl(d, d_out, kappa, margin=margin, top_k=top_k, problem=problem, ensemble=ensemble,
+                **_grouped(settings, impl, passed))
 
 
 def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, d_out=None, problem="op", model=None, options=None):
@@ -153,13 +199,16 @@ def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, d_out=None, problem="
     d_out : int, optional
         Output dimension (``None``: square).
     problem : {"op", "dp"}, optional
-        ``"op"`` for square memories; a ``d_out x d`` memory also takes ``"dp"``.
+        ``"op"`` (the default, unlike :func:`capacity`): the Hebbian memory's competitors are
+        its own stored outputs, so the square model exists for ``"op"`` only; a ``d_out x d``
+        memory also takes ``"dp"`` (``docs/glossary.md``, "problem").
     model : str, optional
         ``"finite_size"`` (square, ``notes/hebbian_finite_size.md``) or ``"rectangular"``
         (``notes/rectangular.md``).
-    options : dict, optional
+    options : replica.Tolerances or dict, optional
         The root's settings ``rel_tol``, ``tol``, ``max_iter``
-        (:func:`replica.hebbian.finite_size.hebbian_capacity`).
+        (:func:`replica.hebbian.finite_size.hebbian_capacity`; unset: ``1e-9``, ``1e-6``,
+        ``100``).  The model is deterministic: a ``seed`` is a ``ValueError``.
 
     Returns
     -------
@@ -175,7 +224,7 @@ def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, d_out=None, problem="
     params = {"d": d, "kappa": kappa, "d_out": d_out, "problem": problem, "ensemble": ensemble}
     chosen = _model("hebbian_capacity", params, model)
     impl = chosen.implementation()
-    settings = _options(options, chosen.name)
+    settings = _options(options, "hebbian_capacity", chosen, ("problem",))
     if chosen.name == "finite_size":
         if problem != "op":
             raise ValueError(f"problem must be 'op' for the square Hebbian memory (its stored outputs are the "
@@ -186,7 +235,29 @@ def hebbian_capacity(d, ensemble="gaussian", kappa=1.0, *, d_out=None, problem="
     return impl(d, d_out, ensemble, problem=problem, **settings)
 
 
-def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", model=None, seed=None, options=None):
+def _old_margin_keywords(args, kwargs):
+    """``max_margin(..., seed=)`` and ``options={"tolerances": ...}``, the call styles before ``options=Tolerances``."""
+    nested = isinstance(kwargs.get("options"), dict) and "tolerances" in kwargs["options"]
+    if "seed" not in kwargs and not nested:
+        return None
+    kwargs = dict(kwargs)
+    options = settings_dict(kwargs.get("options"), "max_margin()")
+    if nested:
+        tolerances = options.pop("tolerances")
+        options.update(settings_dict(tolerances, "max_margin()"))
+    if kwargs.get("seed") is not None:
+        if "seed" in options:
+            raise TypeError("max_margin() got seed twice: as a keyword and in options")
+        options["seed"] = kwargs["seed"]
+    kwargs.pop("seed", None)
+    kwargs["options"] = options
+    return args, kwargs, ("max_margin(seed=) and options={'tolerances': Tolerances(...)} are deprecated and will be "
+                          "removed in the next release; pass options=replica.Tolerances(seed=, rel_tol=, ...) or "
+                          "options={'seed': ..., ...}")
+
+
+@accepts_old_calls(_old_margin_keywords)
+def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", model=None, options=None):
     """Largest margin of the max-margin memory at load ``p``, in units of ``||W||_F / d``.
 
     Parameters
@@ -204,11 +275,12 @@ def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", model=None, see
         ``"image"`` (the block's least move in the image space, ``notes/max_margin.md``,
         section 11) or ``"block_cost"`` (the water-filling cost with the blocks' scale
         fluctuations).
-    seed : optional
-        Seed of the model's Monte-Carlo sample (``None``: the package seed).
-    options : dict, optional
-        The model's settings (``image``: ``blocks``, ``xtol``; ``block_cost``:
-        ``scale_fluctuations``, ``tolerances``).
+    options : replica.Tolerances or dict, optional
+        The model's settings: ``seed`` of its Monte-Carlo sample (both models; unset: the
+        package seed); ``image``: ``blocks``, ``xtol``; ``block_cost``: ``rel_tol``, ``tol``,
+        ``max_iter`` (:func:`replica.optimal.max_margin`) and ``scale_fluctuations``.  The
+        keyword ``seed=`` and ``options={"tolerances": replica.Tolerances(...)}`` still work,
+        with a ``DeprecationWarning``, for one release.
 
     Returns
     -------
@@ -219,7 +291,7 @@ def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", model=None, see
     params = {"d": d, "p": p, "kappa": kappa, "top_k": top_k, "ensemble": ensemble}
     chosen = _model("max_margin", params, model)
     impl = chosen.implementation()
-    settings = dict(_options(options, chosen.name), seed=seed)
+    settings = _grouped(_options(options, "max_margin", chosen, ("ensemble",)), impl, ("ensemble",))
     if chosen.name == "image":
         return impl(d, p, ensemble=ensemble, **settings)
     return impl(d, p, kappa, top_k, ensemble=ensemble, **settings)
@@ -251,8 +323,9 @@ def accuracy(d, p, kappa=1.0, *, memory="optimal", problem="dp", ensemble="gauss
     memory : {"optimal", "hebbian"}, optional
         The best memory (the most facts recalled) or the Hebbian rule.
     problem : {"dp", "op"}, optional
-        The optimal memory's models are made for the decoupled problem; the Hebbian
-        memory takes either.
+        ``"dp"`` (the default, as :func:`capacity`): the optimal memory's models are made
+        for the decoupled problem; the Hebbian memory takes either (its isotropic
+        unit-norm case needs ``"op"``; ``docs/glossary.md``, "problem").
     ensemble : {"gaussian", "sphere"}, optional
         Embedding ensemble (the optimal memory's models: gaussian; the Hebbian memory: unit-norm
         embeddings with isotropic spectra and ``problem="op"``).
@@ -264,9 +337,10 @@ def accuracy(d, p, kappa=1.0, *, memory="optimal", problem="dp", ensemble="gauss
         hull), ``"replica_symmetric"`` (the knapsack of the block costs) or
         ``"hebbian_scores"`` (``memory="hebbian"``); ``notes/recall_accuracy.md``,
         ``notes/covariance.md``.
-    options : dict, optional
-        The model's sampling settings (``seed``, ``size``; ``finite_size_hull``:
-        ``instances``, ``hull``).
+    options : replica.Tolerances or dict, optional
+        The model's sampling settings: ``seed`` and ``size`` (every model; unset: the
+        package seed and the model's sample size); ``replica_symmetric``: ``tol``;
+        ``finite_size_hull``: ``instances``, ``hull``.
 
     Returns
     -------
@@ -283,7 +357,8 @@ def accuracy(d, p, kappa=1.0, *, memory="optimal", problem="dp", ensemble="gauss
         raise ValueError("input_spectrum and output_spectrum need memory='hebbian'")
     chosen = _model("accuracy", params, model)
     impl = chosen.implementation()
-    settings = _options(options, chosen.name)
+    passed = ("input_spectrum", "output_spectrum", "problem", "ensemble")
+    settings = _options(options, "accuracy", chosen, passed)
     if chosen.name != "hebbian_scores":
         return impl(d, p, kappa, **settings)
     if kappa != 1.0:
@@ -293,15 +368,17 @@ def accuracy(d, p, kappa=1.0, *, memory="optimal", problem="dp", ensemble="gauss
     return with_validity(result, "accuracy", model=chosen.name, **params)
 
 
-def spectrum(kappa=1.0, *, model=None):
+def spectrum(kappa=1.0, *, model=None, options=None):
     """Predicted singular-value law of the optimal memory at capacity (``d -> infinity``).
 
     ``QuarterCircle()`` at full rank, ``TruncatedQuarterCircle(kappa)`` below
     (``replica.asymptotic.spectra.spectrum``, ``notes/spectra.md``).  How far it holds at
     finite ``d``: ``replica.validity("spectrum", d=..., kappa=..., problem=...)``.
+    ``options`` is taken as by the other front ends; the ``quarter_circle`` law is in closed
+    form and has no settings, so any setting given is a ``ValueError``.
     """
-    if model is not None:
-        registry.model("spectrum", model)
+    chosen = registry.models("spectrum")[0] if model is None else registry.model("spectrum", model)
+    _options(options, "spectrum", chosen)
     from .asymptotic.spectra import spectrum as implementation
 
     return implementation(kappa)

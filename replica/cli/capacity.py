@@ -66,10 +66,13 @@ def _hebbian_row(d, kappa, ensemble, d_out=None):
             "hebbian_bits_per_parameter": result.bits_per_parameter, "ensemble": ensemble}
 
 
-def _settings(args, model: str) -> dict:
+def _options(args, model: str):
+    """The model's settings from ``--rel-tol`` and ``--seed`` (``hull_budget`` reads tables and takes neither)."""
+    from ..optimal.capacity_equation import Tolerances
+
     if model == "hull_budget":
-        return {}
-    return {"rel_tol": args.rel_tol, "seed": args.seed}
+        return None
+    return Tolerances(rel_tol=args.rel_tol, seed=args.seed)
 
 
 def run(args) -> int:
@@ -83,7 +86,7 @@ def run(args) -> int:
                   "outputs": args.outputs, "problem": args.problem, "ensemble": args.ensemble}
         chosen = choose("capacity", params, args.model).name
         result = capacity(d, args.kappa, args.margin, args.top_k, d_out=args.d_out, outputs=args.outputs,
-                          problem=args.problem, ensemble=args.ensemble, model=chosen, **_settings(args, chosen))
+                          problem=args.problem, ensemble=args.ensemble, model=chosen, options=_options(args, chosen))
         row = {"d": d, "kappa": getattr(result, "kappa", args.kappa), "margin": getattr(result, "margin", args.margin),
                "top_k": getattr(result, "top_k", args.top_k), "model": result.model,
                "p_c": result.p_c, "stderr": result.stderr, "alpha": result.alpha,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -31,6 +32,10 @@ __all__ = [
     "MAX_TOP_K",
     "CapacityResult",
     "Tolerances",
+    "TOLERANCE_FIELDS",
+    "settings_dict",
+    "old_tolerance_keywords",
+    "tolerance_settings",
     "AccuracySettings",
     "accuracy_settings",
     "CapacityArguments",
@@ -245,21 +250,60 @@ def _check_capacity_range(d, tail, margin, top_k, law=NORMAL_LAW, weights=None):
 
 @dataclass(frozen=True)
 class Tolerances:
-    """Accuracy of a root search on the expected cost: the keyword ``tolerances`` of :func:`replica.max_margin`.
+    """The numerical settings of a theory model: the keyword ``options`` of every front end.
+
+    ``replica.capacity(d, options=replica.Tolerances(rel_tol=1e-2, seed=3))`` and the
+    other front ends of :mod:`replica.quantities` take it, as do
+    :func:`replica.variants.rectangular_capacity` and :func:`replica.optimal.max_margin`.  A
+    field left at ``None`` takes the default of the model that runs (the optimal memory's
+    capacity: ``rel_tol=1e-3``, ``tol=1e-9``, ``max_iter=100``; the Hebbian capacity:
+    ``rel_tol=1e-9``, ``tol=1e-6``, ``max_iter=100``); a field set for a model that does not
+    use it is a ``ValueError`` naming the model's settings.  A dict with the same keys (and
+    the model's own settings, e.g. ``{"replicas": 2}`` of ``hull_budget``) is the same
+    call: ``options=Tolerances(rel_tol=1e-2)`` equals ``options={"rel_tol": 1e-2}``.
 
     Attributes
     ----------
-    rel_tol : float
-        Relative standard error of ``E[C]`` at the root, in ``[1e-6, 0.5]``.
-    tol : float
-        Accepted residual of the equation at the root, in ``(0, 1e-2]``.
-    max_iter : int
-        Secant steps and Brent iterations allowed per root search.
+    rel_tol : float, optional
+        Relative standard error of the Monte-Carlo mean at the root (the optimal memory:
+        of ``E[C]``, in ``[1e-6, 0.5]``), or the root's relative tolerance (Hebbian).
+    tol : float, optional
+        Accepted residual of the equation at the root (the optimal memory: in ``(0, 1e-2]``).
+    max_iter : int, optional
+        Iterations allowed per root search, ``>= 1``.
+    seed : None, int, SeedSequence or Generator, optional
+        Seed of the model's Monte-Carlo sample (``None``: ``replica.common.seeds.DEFAULT_SEED``).
     """
 
-    rel_tol: float = 1e-3
-    tol: float = 1e-9
-    max_iter: int = 100
+    rel_tol: float | None = None
+    tol: float | None = None
+    max_iter: int | None = None
+    seed: object = None
+
+    def given(self) -> dict:
+        """The fields that are set (not ``None``), as a dict: the settings handed to the model."""
+        return {name: value for name, value in
+                (("rel_tol", self.rel_tol), ("tol", self.tol), ("max_iter", self.max_iter), ("seed", self.seed))
+                if value is not None}
+
+
+TOLERANCE_FIELDS = ("rel_tol", "tol", "max_iter", "seed")
+"""The fields of :class:`Tolerances`, the settings shared by the theory's models."""
+
+
+def settings_dict(options, owner: str) -> dict:
+    """``options`` (``None``, a :class:`Tolerances` or a mapping) as a new dict of the settings that are set.
+
+    A setting ``None`` is left out (the model's default), as a :class:`Tolerances` field left
+    at ``None``.  ``owner`` names the function in the error: a ``ValueError`` for any other type.
+    """
+    if options is None:
+        return {}
+    if isinstance(options, Tolerances):
+        return options.given()
+    if isinstance(options, Mapping):
+        return {name: value for name, value in options.items() if value is not None}
+    raise ValueError(f"{owner}: options must be None, a replica.Tolerances or a dict of settings; got {options!r}")
 
 
 class AccuracySettings(NamedTuple):
@@ -279,6 +323,42 @@ def accuracy_settings(**accuracy) -> AccuracySettings:
     rel_tol, tol, max_iter = check_accuracy(accuracy.get("rel_tol", 1e-3), accuracy.get("tol", 1e-9),
                                              accuracy.get("max_iter", 100))
     return AccuracySettings(rel_tol, tol, max_iter, resolve_seed(accuracy.get("seed")))
+
+
+def old_tolerance_keywords(owner: str, names=TOLERANCE_FIELDS):
+    """A translator for :func:`replica.common.deprecation.accepts_old_calls`: ``owner(..., rel_tol=, ...)``.
+
+    The flat keywords ``names`` of a call go into its ``options`` (a dict of the settings
+    already in ``options`` and the flat ones); a setting given both ways is a ``TypeError``.
+    The warning says to pass ``options=replica.Tolerances(...)``.
+    """
+
+    def translate(args, kwargs):
+        flat = [name for name in names if name in kwargs]
+        if not flat:
+            return None
+        kwargs = dict(kwargs)
+        given = settings_dict(kwargs.get("options"), f"{owner}()")
+        old = {name: kwargs.pop(name) for name in flat}
+        old = {name: value for name, value in old.items() if value is not None}
+        twice = sorted(set(old) & set(given))
+        if twice:
+            raise TypeError(f"{owner}() got {', '.join(twice)} twice: as a keyword and in options")
+        kwargs["options"] = {**given, **old}
+        keywords = ", ".join(f"{name}=" for name in flat)
+        return args, kwargs, (f"{owner}({keywords}) is deprecated and will be removed in the next release; pass "
+                              f"options=replica.Tolerances({keywords})")
+
+    return translate
+
+
+def tolerance_settings(options, owner: str) -> AccuracySettings:
+    """The checked :class:`AccuracySettings` of ``options`` (``None``, :class:`Tolerances` or dict); ``ValueError``."""
+    settings = settings_dict(options, f"{owner}()")
+    unknown = sorted(set(settings) - set(TOLERANCE_FIELDS))
+    if unknown:
+        raise ValueError(f"{owner}(): options has unknown keys {unknown}; the keys are {list(TOLERANCE_FIELDS)}")
+    return accuracy_settings(**{k: v for k, v in settings.items() if v is not None})
 
 
 class CapacityArguments(NamedTuple):

@@ -49,12 +49,13 @@ from .capacity_equation import (
     SampledRoot,
     Tolerances,
     capacity_arguments,
+    settings_dict,
     check_accuracy,
     check_d_kappa,
     distinct_outputs_capacity,
     root_status,
 )
-from ..common.deprecation import accepts_old_calls, fold_keywords
+from ..common.deprecation import accepts_old_calls
 from ..common.ensembles import ENSEMBLES, check_ensemble
 from ..common.registry import register_unit
 from ..common.validity import Validity, reports_validity
@@ -382,27 +383,47 @@ def _margin_root(estimator, p, target, rel_tol, max_iter, scales=None):
 
 
 def _old_tolerance_keywords(args, kwargs):
-    """``max_margin(..., rel_tol=, tol=, max_iter=)``, the call style before :class:`Tolerances`."""
-
-    def build(current, old):
-        if current is not None:
-            raise TypeError("max_margin() got tolerances and the old keywords " + ", ".join(old))
-        return Tolerances(**old)
-
-    new = fold_keywords(kwargs, ("rel_tol", "tol", "max_iter"), "tolerances", build)
-    if new is None:
+    """``max_margin(..., rel_tol=, tol=, max_iter=)`` and ``tolerances=``, the call styles before ``options=``."""
+    flat = [name for name in ("rel_tol", "tol", "max_iter") if name in kwargs]
+    if "tolerances" not in kwargs and not flat:
         return None
-    return args, new, ("max_margin(rel_tol=, tol=, max_iter=) is deprecated and will be removed in the next "
-                       "release; pass tolerances=replica.Tolerances(rel_tol=, tol=, max_iter=)")
+    if "tolerances" in kwargs and flat:
+        raise TypeError("max_margin() got tolerances and the old keywords " + ", ".join(flat))
+    kwargs = dict(kwargs)
+    given = settings_dict(kwargs.get("options"), "max_margin()")
+    old = settings_dict(kwargs.pop("tolerances"), "max_margin()") if "tolerances" in kwargs else \
+        {name: kwargs.pop(name) for name in flat}
+    twice = sorted(set(old) & set(given))
+    if twice:
+        raise TypeError(f"max_margin() got {', '.join(twice)} twice: as a keyword and in options")
+    kwargs["options"] = {**given, **old}
+    return args, kwargs, ("max_margin(rel_tol=, tol=, max_iter=) and max_margin(tolerances=) are deprecated and "
+                          "will be removed in the next release; pass options=replica.Tolerances(rel_tol=, tol=, "
+                          "max_iter=)")
 
 
-_DEFAULT_TOLERANCES = Tolerances()
+_MARGIN_SETTINGS = ("rel_tol", "tol", "max_iter", "seed")
+_MARGIN_DEFAULTS = {"rel_tol": 1e-3, "tol": 1e-9, "max_iter": 100}
+
+
+def _margin_settings(options, seed):
+    """``(rel_tol, tol, max_iter, seed)`` of :func:`max_margin` from ``options`` and its ``seed`` keyword."""
+    settings = settings_dict(options, "max_margin()")
+    unknown = sorted(set(settings) - set(_MARGIN_SETTINGS))
+    if unknown:
+        raise ValueError(f"max_margin(): {', '.join(unknown)}: not settings of the block_cost margin (its "
+                         f"settings: {', '.join(_MARGIN_SETTINGS)}, and the keyword scale_fluctuations)")
+    if seed is not None and settings.get("seed") is not None:
+        raise ValueError("max_margin(): seed given twice, as a keyword and in options")
+    settings = {**_MARGIN_DEFAULTS, "seed": seed, **settings}
+    rel_tol, tol, max_iter = check_accuracy(settings["rel_tol"], settings["tol"], settings["max_iter"])
+    return rel_tol, tol, max_iter, resolve_seed(settings["seed"])
 
 
 @reports_validity("max_margin")
 @accepts_old_calls(_old_tolerance_keywords)
 def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", scale_fluctuations=True, seed=None,
-               tolerances=_DEFAULT_TOLERANCES):
+               options=None):
     """Largest margin ``k`` of the max-margin memory at load ``p``, in units of ``||W||_F / d``.
 
     The measured quantity is ``d min_{mu, rho} (s_target - s_rho) / ||W||_F``.  A block
@@ -438,10 +459,10 @@ def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", scale_fluctuati
         Embedding ensemble: N(0, 1/d) coordinates or unit-norm embeddings.
     scale_fluctuations : bool, optional
         Average over the per-block field scales (default) or not.
-    tolerances : Tolerances, optional
-        ``rel_tol``, ``tol`` and ``max_iter``, as in :func:`capacity` (the keywords
-        ``rel_tol=``, ``tol=``, ``max_iter=`` are still accepted, with a
-        ``DeprecationWarning``, for one release).
+    options : Tolerances or dict, optional
+        ``rel_tol``, ``tol``, ``max_iter`` (and ``seed``), as in :func:`capacity`; unset:
+        ``1e-3``, ``1e-9``, ``100``.  The keywords ``rel_tol=``, ``tol=``, ``max_iter=`` and
+        ``tolerances=`` are still accepted, with a ``DeprecationWarning``, for one release.
 
     Returns
     -------
@@ -458,8 +479,7 @@ def max_margin(d, p, kappa=1.0, top_k=1, *, ensemble="gaussian", scale_fluctuati
     p, top_k = check_p_top_k(p, top_k)
     d, kappa = check_d_kappa(d, kappa)
     law = field_law(d, ensemble)
-    rel_tol, tol, max_iter = check_accuracy(tolerances.rel_tol, tolerances.tol, tolerances.max_iter)
-    seed = resolve_seed(seed)
+    rel_tol, tol, max_iter, seed = _margin_settings(options, seed)
     scales = block_scales(d, kappa, law.name) if scale_fluctuations else None
     estimator = CostEstimator(0.0, top_k, seed, law)
     root, slope = _margin_root(estimator, p, float(tail_second_moment(kappa)) * float(d) ** 2, rel_tol, max_iter,

@@ -37,10 +37,12 @@ from ..optimal.capacity_equation import (
     PROBLEMS,
     CapacityResult,
     CapacityArguments,
-    accuracy_settings,
     distinct_outputs_capacity,
+    old_tolerance_keywords,
     root_status,
+    tolerance_settings,
 )
+from ..common.deprecation import accepts_old_calls
 from ..common.checks import check_choice, check_int, check_kappa, check_real, check_scalar_kappa, scalar_or_array
 from ..common.ensembles import check_ensemble
 from ..common.validity import Validity, reports_validity
@@ -231,8 +233,9 @@ def _op_small_load_capacity(d_in, d_out, margin, top_k, law, settings, problem):
 
 
 @reports_validity("rectangular_capacity")
+@accepts_old_calls(old_tolerance_keywords("rectangular_capacity"))
 def rectangular_capacity(d_in, d_out, kappa=1.0, *, margin=0.0, top_k=1, problem="dp", ensemble="gaussian",
-                         **accuracy):
+                         options=None):
     """Finite-size capacity of a ``d_out x d_in`` memory of rank ``m = kappa min(d_in, d_out)``.
 
     Decoupled problem: ``p_c E[C_{p_c}] = F(kappa; d_out / d_in) d_in d_out``, with
@@ -261,8 +264,10 @@ def rectangular_capacity(d_in, d_out, kappa=1.0, *, margin=0.0, top_k=1, problem
         Decoupled (own candidates per input) or original (shared outputs) problem.
     ensemble : {"gaussian", "sphere"}, optional
         N(0, 1) fields, or the projection law of unit vectors of ``R^d_out``.
-    **accuracy
-        ``rel_tol``, ``tol``, ``max_iter``, ``seed``: as in :func:`replica.optimal.finite_size.capacity`.
+    options : replica.Tolerances or dict, optional
+        ``rel_tol``, ``tol``, ``max_iter``, ``seed``: as in :func:`replica.optimal.finite_size.capacity`
+        (unset: its defaults).  The flat keywords ``rel_tol=``, ``tol=``, ``max_iter=``,
+        ``seed=`` still work, with a ``DeprecationWarning``, for one release.
 
     Returns
     -------
@@ -285,7 +290,7 @@ def rectangular_capacity(d_in, d_out, kappa=1.0, *, margin=0.0, top_k=1, problem
     kappa = float(check_scalar_kappa(kappa))
     law = field_law(d_out, ensemble)
     margin = check_real(margin, "margin", low=0.0)
-    settings = accuracy_settings(**accuracy)
+    settings = tolerance_settings(options, "rectangular_capacity")
     tail = _rank_tail(d_in, d_out, kappa)
     d = min(d_in, d_out)
     weights = None if d_in == d_out else d_in * d_out

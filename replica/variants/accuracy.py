@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from ..common.deprecation import accepts_old_calls, fold_keywords
+from ..common.deprecation import accepts_old_calls
 from ..common.checks import check_at_least, check_choice, check_int, check_real, check_scalar_kappa, scalar_or_array
 from ..common.ensembles import check_ensemble
 from ..common.loads import BitsPerParameter, p_from_load
@@ -34,6 +34,7 @@ from ..common.roots import brent, walk_bracket
 from ..common.seeds import resolve_seed
 from ..hebbian.finite_size import hebbian_input_failure_probability
 from ..asymptotic.quarter_circle import tail_second_moment
+from ..optimal.capacity_equation import settings_dict
 from ..optimal.scores import sample_optimal_scores
 
 __all__ = [
@@ -351,36 +352,42 @@ def _check_capacity_arguments(d, accuracy, memory, ensemble, kappa):
     return d, accuracy, kappa
 
 
+_CAPACITY_SETTINGS = ("size", "seed", "tol", "max_iter")
+
+
 def _check_options(options):
-    """The sample size and the unchecked seed from ``options`` (keys ``"size"`` and ``"seed"``)."""
-    options = dict(options or {})
-    unknown = sorted(set(options) - {"size", "seed"})
+    """``(size, seed, tol, max_iter)`` of ``options`` (``None``, ``replica.Tolerances`` or dict), seed unchecked."""
+    options = settings_dict(options, "accuracy_capacity()")
+    unknown = sorted(set(options) - set(_CAPACITY_SETTINGS))
     if unknown:
-        raise ValueError(f"options has unknown keys {unknown}; the keys are 'size' and 'seed'")
-    return check_int(options.get("size", _DEFAULT_SIZE), "options['size']", low=100), options.get("seed")
+        raise ValueError(f"options has unknown keys {unknown}; the keys are {list(_CAPACITY_SETTINGS)}")
+    size = check_int(options.get("size", _DEFAULT_SIZE), "options['size']", low=100)
+    tol = check_real(options.get("tol", 1e-6), "tol", low=0.0, high=1e-2, low_open=True)
+    max_iter = check_int(options.get("max_iter", 100), "max_iter", low=1)
+    return size, options.get("seed"), tol, max_iter
 
 
 def _old_seed_keyword(args, kwargs):
-    """``accuracy_capacity(..., seed=)``, the call style before the seed moved into ``options``."""
-
-    def build(current, old):
-        options = dict(current or {})
-        if "seed" in options:
-            raise TypeError("accuracy_capacity() got seed twice: as a keyword and in options")
-        options["seed"] = old["seed"]
-        return options
-
-    new = fold_keywords(kwargs, ("seed",), "options", build)
-    if new is None:
+    """``accuracy_capacity(..., seed=, tol=, max_iter=)``, the call style before these moved into ``options``."""
+    flat = [name for name in ("seed", "tol", "max_iter") if name in kwargs]
+    if not flat:
         return None
-    return args, new, ("accuracy_capacity(seed=) is deprecated and will be removed in the next release; "
-                       "pass options={'seed': ...}")
+    kwargs = dict(kwargs)
+    options = settings_dict(kwargs.get("options"), "accuracy_capacity()")
+    for name in flat:
+        value = kwargs.pop(name)
+        if name in options:
+            raise TypeError(f"accuracy_capacity() got {name} twice: as a keyword and in options")
+        options[name] = value
+    kwargs["options"] = options
+    keywords = ", ".join(f"{name}=" for name in flat)
+    return args, kwargs, (f"accuracy_capacity({keywords}) is deprecated and will be removed in the next release; "
+                          f"pass options=replica.Tolerances({keywords}) or options={{...}}")
 
 
 @reports_validity("accuracy_capacity")
 @accepts_old_calls(_old_seed_keyword)
-def accuracy_capacity(d, accuracy=0.99, memory="optimal", ensemble="gaussian", kappa=1.0, *,
-                      tol=1e-6, max_iter=100, options=None):
+def accuracy_capacity(d, accuracy=0.99, memory="optimal", ensemble="gaussian", kappa=1.0, *, options=None):
     """Largest ``p`` whose predicted recall accuracy is at least ``accuracy``.
 
     The accuracy is :func:`optimal_accuracy` (``memory="optimal"``) or
@@ -404,15 +411,14 @@ def accuracy_capacity(d, accuracy=0.99, memory="optimal", ensemble="gaussian", k
         does not depend on it (recorded only).
     kappa : float, optional
         Rank fraction in ``(0, 1]``; must be 1 for the Hebbian memory.
-    tol : float, optional
-        Accepted ``|accuracy(p_c) - accuracy|``, in ``(0, 1e-2]``.
-    max_iter : int, optional
-        Iterations of Brent's method, ``>= 1``.
-    options : mapping, optional
-        The Monte-Carlo sample of ``C_p`` of the optimal memory: ``"size"``, its number
+    options : replica.Tolerances or mapping, optional
+        ``"tol"``, the accepted ``|accuracy(p_c) - accuracy|`` in ``(0, 1e-2]`` (default
+        1e-6); ``"max_iter"``, the iterations of Brent's method (``>= 1``, default 100);
+        the Monte-Carlo sample of ``C_p`` of the optimal memory: ``"size"``, its number
         of samples (``>= 100``, default 100000), and ``"seed"`` (None, int, SeedSequence
-        or Generator; ``None``: ``DEFAULT_SEED``).  The keyword ``seed=`` is still
-        accepted, with a ``DeprecationWarning``, for one release.
+        or Generator; ``None``: ``DEFAULT_SEED``).  A ``replica.Tolerances(tol=,
+        max_iter=, seed=)`` sets the same keys.  The keywords ``seed=``, ``tol=`` and
+        ``max_iter=`` are still accepted, with a ``DeprecationWarning``, for one release.
 
     Returns
     -------
@@ -427,9 +433,7 @@ def accuracy_capacity(d, accuracy=0.99, memory="optimal", ensemble="gaussian", k
         of range.
     """
     d, accuracy, kappa = _check_capacity_arguments(d, accuracy, memory, ensemble, kappa)
-    size, seed = _check_options(options)
-    tol = check_real(tol, "tol", low=0.0, high=1e-2, low_open=True)
-    max_iter = check_int(max_iter, "max_iter", low=1)
+    size, seed, tol, max_iter = _check_options(options)
     seed = resolve_seed(seed) if memory == "optimal" else None
     gap = _AccuracyGap(d, accuracy, memory, ensemble, kappa, size, seed)
     common = dict(d=d, accuracy=accuracy, memory=memory, ensemble=ensemble, kappa=kappa, seed=seed)

@@ -31,7 +31,8 @@ Modules: :mod:`~validation.capacity.loads` (alpha(p) and p(alpha)),
 :mod:`~validation.capacity.fit` (logistic fit and interval),
 :mod:`~validation.capacity.results` (result types), :mod:`~validation.capacity.trials`
 (the storage trial and the counting of verdicts), :mod:`~validation.capacity.settings`
-(keywords and the measurement's task), :mod:`~validation.capacity.design` (where the
+(the ``design`` and ``options`` of a measurement, :class:`CapacityDesign` and
+:class:`CapacityOptions`, and the measurement's task), :mod:`~validation.capacity.design` (where the
 points go), :mod:`~validation.capacity.driver` (:func:`estimate_capacity`) and
 :mod:`~validation.capacity.compare` (the table of ``validation compare``) and
 :mod:`~validation.capacity.embeddings` (:func:`estimate_embedding_capacity`: facts sampled
@@ -48,11 +49,11 @@ from .embeddings import EMBEDDING_TRIAL, embedding_theory, estimate_embedding_ca
 from .fit import LogisticFit, fit_logistic
 from .loads import load, p_from_load
 from .results import CapacityEstimate, CurvePoint
-from .settings import BRACKET_FROM_D, DESIGNS, CapacityDesign, SweepSettings, parse_criterion
+from .settings import BRACKET_FROM_D, DESIGNS, CapacityDesign, CapacityOptions, SweepSettings, parse_criterion
 from .theory import theory_capacity
 from .trials import STORAGE_TRIAL, TrialCounts, record_status, storage_trial
 
-__all__ = ["CurvePoint", "CapacityEstimate", "CapacityDesign", "SweepSettings", "LogisticFit",
+__all__ = ["CurvePoint", "CapacityEstimate", "CapacityDesign", "CapacityOptions", "SweepSettings", "LogisticFit",
            "estimate_capacity", "fit_logistic", "theory_capacity", "storage_trial", "load", "parse_criterion",
            "DESIGNS", "PROBLEMS", "SOLVERS", "ENSEMBLES",
            "p_from_load", "record_status", "TrialCounts", "TABLE_ROWS", "comparison_row", "comparison_markdown",

@@ -13,7 +13,7 @@ from .design import STARTS, PointRunner, expand, refine
 from .fit import LogisticFit
 from .loads import load, p_from_load
 from .results import CapacityEstimate
-from .settings import CapacityDesign, SweepSettings, measurement_template, parse_criterion, split_settings
+from .settings import CapacityDesign, SweepSettings, capacity_settings, measurement_template, parse_criterion
 from .theory import asymptotic_alpha, theory_capacity
 from .trials import TrialCounts, estimate_message, split_instance_options
 
@@ -31,9 +31,10 @@ class _Estimation:
     theory: dict
 
 
-def _prepare(d, problem, solver, kappa, ensemble, seed, design, settings) -> _Estimation:
+def _prepare(d, problem, solver, kappa, ensemble, seed, design, options, flat) -> _Estimation:
     """The checked arguments of :func:`estimate_capacity`, the theory beside them and empty counts."""
-    design, sweep, extra = split_settings(design, settings)
+    design, options = capacity_settings(design, options, flat, "estimate_capacity", stacklevel=4)
+    sweep, extra = options.sweep("capacity"), options.measurement()
     threshold = parse_criterion(extra.get("criterion", "all"))
     m, lenient = measurement_template(d, problem, solver, kappa, ensemble, seed, sweep, extra)
     design = design.checked(m.d)
@@ -92,7 +93,8 @@ def _estimate(run: _Estimation, seconds: float, first_error=None) -> CapacityEst
 
 
 def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kappa: float = 1.0,
-                      ensemble: str = "gaussian", *, seed=None, design="auto", **settings) -> CapacityEstimate:
+                      ensemble: str = "gaussian", *, seed=None, design="auto", options=None,
+                      **flat) -> CapacityEstimate:
     """Measure P(stored) on an adaptive grid of p and locate p_c with a 95 % interval.
 
     See ``notes/capacity_estimation.md``.
@@ -102,6 +104,9 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     d : int
         Dimension, ``d >= 2``.
     problem : {"op", "dp"}
+        Original problem (shared outputs, the default of every measurement) or decoupled
+        problem; ``replica.capacity`` defaults to ``"dp"``, the same theory for a square
+        memory with one answer per fact (``docs/glossary.md``, "problem").
     solver : {"hebbian", "optimal", "lp", "adam", "svp"}
     kappa : float
         Rank fraction in (0, 1].
@@ -110,48 +115,18 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
         Base seed (``replica.common.seeds.resolve_seed``; ``None``: the package default
         seed); trial t at p uses ``task_seed(seed, p, t)``.
     design : {"auto", "grid", "bracket"} or CapacityDesign
-        Where the trials go (see :class:`CapacityDesign`).
-    **settings
-        Keywords overriding fields of ``design`` (``trials``, ``rounds``,
+        Where the trials go (see :class:`CapacityDesign`: ``trials``, ``rounds``,
         ``initial_points``, ``initial_width``, ``bracket_step``, ``max_expansions``,
-        ``center``) and of :class:`SweepSettings` (``executor``, ``store``,
-        ``progress``, ``experiment``, or a whole ``sweep=SweepSettings(...)``), and:
-
-        ``solver_options`` (dict)
-            Passed to ``validation.solve`` through ``validation.solvers.solve_arguments``
-            (for ``optimal`` ``refine`` defaults to False: only storability is measured).
-            ``{"top_k": k}`` measures the top-k capacity (theory ``replica.capacity(d,
-            kappa, top_k=k)``; ``not_found`` trials count as not stored and make p_c a
-            lower bound, ``notes/top_k.md``).  ``{"restarts": R}``: ``optimal`` at rank
-            kappa d < d, starts of the restart search (default
-            ``validation.solvers.rank_search.DEFAULT_RESTARTS``, recorded with every trial).
-        ``undecided_as_not_stored`` (bool)
-            Count ``undecided`` trials (budget exhausted without a storing W) as not
-            stored: the estimate is then the threshold for *finding* a storing memory
-            within the budget, a lower bound on the storability threshold (the message
-            says so).  Default: True for the solvers that end without a decision on
-            their own (``adam``, ``svp``), False otherwise (undecided trials are then
-            excluded and reported).  The restart search of ``optimal`` at rank kappa d <
-            d (``notes/rank_search.md``) says ``not_found`` when every planned start
-            ended without storing (counted as not stored: p_c a LOWER BOUND), and
-            ``undecided`` only when a budget cut it short.
-        ``criterion`` (str)
-            ``"all"`` (default: stored = every input recalled) or ``"accuracy:A"``
-            (stored = the returned W recalls at least the fraction ``A`` of the
-            inputs, ``A`` in (0, 1]; theory ``replica.accuracy_capacity``; for
-            solvers other than ``hebbian`` p_c is a lower bound on the accuracy
-            capacity of the best memory, said in ``message``).
-        ``task_function`` (str)
-            ``"module:function"`` replacing :func:`storage_trial` (tests use
-            :func:`validation.sweep.synthetic_trial`).
-        ``outputs`` (int)
-            ``K >= 2`` distinct answers shared by the facts (balanced map ``mu mod K``;
-            ``notes/many_to_one.md``); theory ``replica.capacity(d, kappa, outputs=K,
-            problem=problem)``.  Default None: one answer per fact.
-        ``generator`` (int)
-            DP: the candidate generator of the instances (``make_instance(generator=)``;
-            default the current one, 2).  It is recorded in the estimate (``generator``) and
-            in every trial key, so trials of another generator are never reused.
+        ``center``).
+    options : CapacityOptions or dict, optional
+        What counts as stored and how the trials run (see :class:`CapacityOptions`:
+        ``solver_options``, ``criterion``, ``undecided_as_not_stored``, ``outputs``,
+        ``generator``, ``task_function``, ``executor``, ``store``, ``progress``,
+        ``experiment``).  Default ``CapacityOptions()``.
+    **flat
+        Deprecated (``DeprecationWarning``, for one release): the fields of
+        :class:`CapacityDesign` and :class:`CapacityOptions` as keywords, and
+        ``sweep=SweepSettings(...)``; they replace those of ``design`` and ``options``.
 
     Returns
     -------
@@ -160,7 +135,7 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
     Raises
     ------
     ValueError
-        For out-of-range arguments or a bad ``criterion``; before any trial, for a
+        For out-of-range arguments, an unknown key of ``options`` or a bad ``criterion``; before any trial, for a
         solver that cannot run at this size (``validation.solvers.check_problem``:
         ``lp`` at kappa < 1 or too large, memory above the limit); after the trials,
         when every trial failed with an error (the message quotes the first).
@@ -168,7 +143,7 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
         For an unknown keyword.
     """
     start = time.perf_counter()
-    run = _prepare(d, problem, solver, kappa, ensemble, seed, design, settings)
+    run = _prepare(d, problem, solver, kappa, ensemble, seed, design, options, flat)
     center = _center(run)
     runner = PointRunner(run.template, run.design.trials, run.sweep, run.counts)
     STARTS[run.design.kind](runner, run.design, center)

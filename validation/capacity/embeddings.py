@@ -34,7 +34,7 @@ from ..solvers.engine.registry import solver_spec
 from ..sweep import Task, task_seed
 from .design import STARTS, PointRunner, expand, refine
 from .results import FACTS_STORED, CapacityEstimate
-from .settings import CapacityDesign, measurement_template, parse_criterion, split_settings
+from .settings import capacity_settings, measurement_template, parse_criterion
 from .theory import theory_capacity
 from .trials import TrialCounts, estimate_message, record_status, split_instance_options
 
@@ -196,14 +196,14 @@ class _FactsRunner(PointRunner):
             super().run(sorted(kept))
 
 
-def _measure(n_facts, d, solver, kappa, seed, design, settings):
+def _measure(n_facts, d, solver, kappa, seed, design, options):
     """The trials of the grid, up to p = N: ``(template, checked design, counts, first error)``.
 
     The designs of :func:`estimate_capacity` (first points, outward expansion,
     refinement) with the points capped at N by :class:`_FactsRunner`; no refinement when
     every load tried stored, up to N (there is then no transition below N to refine).
     """
-    design, sweep, extra = split_settings(design, settings)
+    sweep, extra = options.sweep("embedding_capacity"), options.measurement()
     threshold = parse_criterion(extra.get("criterion", "all"))
     template, lenient = measurement_template(d, "op", solver, kappa, "gaussian", seed, sweep, extra)
     design = design.checked(d)
@@ -252,7 +252,7 @@ def _estimate(template: Task, design, counts: TrialCounts, theory: dict, first_e
 
 
 def estimate_embedding_capacity(path, solver: str = "optimal", kappa: float = 1.0, *, seed=None, design="auto",
-                                **settings) -> CapacityEstimate:
+                                options=None, **flat) -> CapacityEstimate:
     """Measure P(stored) of ``p`` facts sampled from given embeddings, and locate p_c.
 
     Parameters
@@ -271,10 +271,14 @@ def estimate_embedding_capacity(path, solver: str = "optimal", kappa: float = 1.
         theory's p_c (at most N, the number of facts) unless ``center`` is given (in
         [2, N]).  No point lies above N: where the design would go past N it measures
         p = N, once.
-    **settings
-        The keywords of :func:`estimate_capacity` (``trials``, ``rounds``, ``executor``,
-        ``store``, ``solver_options``, ``criterion``, ...), not ``outputs``,
-        ``generator`` or ``task_function``.
+    options : CapacityOptions or dict, optional
+        As in :func:`estimate_capacity` (``solver_options``, ``criterion``,
+        ``undecided_as_not_stored``, ``executor``, ``store``, ``progress``,
+        ``experiment``, default ``"embedding_capacity"``), not ``outputs``, ``generator``
+        or ``task_function``.
+    **flat
+        Deprecated (``DeprecationWarning``, for one release): the fields of
+        ``CapacityDesign`` and ``CapacityOptions`` as keywords, as in :func:`estimate_capacity`.
 
     Returns
     -------
@@ -295,23 +299,24 @@ def estimate_embedding_capacity(path, solver: str = "optimal", kappa: float = 1.
         outside [2, N].
     """
     start = time.perf_counter()
+    design, options = capacity_settings(design, options, flat, "estimate_embedding_capacity", stacklevel=3)
     for name in ("outputs", "generator", "task_function"):
-        if name in settings:
+        if getattr(options, name) is not None:
             raise ValueError(f"{name} does not apply to given embeddings")
     inputs, outputs, _, digest = load_embeddings(path)
     n_facts, d_in, d_out = inputs.shape[0], inputs.shape[1], outputs.shape[1]
     d = min(d_in, d_out)
     spec = _check_solver(solver, float(kappa), d_in, d_out)
     theory = embedding_theory(d_in, d_out, solver, float(kappa))
-    if settings.get("center") is None and (not isinstance(design, CapacityDesign) or design.center is None):
+    if design.center is None:
         p_c = theory["p_c"] if math.isfinite(theory["p_c"]) else 0.5 * n_facts
-        settings["center"] = float(min(max(p_c, 2.0), n_facts))
-    options = spec.sweep_task_options(d, float(kappa), settings.pop("solver_options", None))
-    options.update({"embeddings": os.path.abspath(os.fspath(path)), "embeddings_digest": digest})
-    settings.setdefault("undecided_as_not_stored", spec.undecided_as_not_stored)
-    settings.setdefault("experiment", "embedding_capacity")
-    template, checked, counts, first_error = _measure(
-        n_facts, d, solver, kappa, seed, design,
-        dict(settings, task_function=EMBEDDING_TRIAL, solver_options=options))
+        design = dataclasses.replace(design, center=float(min(max(p_c, 2.0), n_facts)))
+    solver_options = spec.sweep_task_options(d, float(kappa), options.solver_options)
+    solver_options.update({"embeddings": os.path.abspath(os.fspath(path)), "embeddings_digest": digest})
+    lenient = spec.undecided_as_not_stored if options.undecided_as_not_stored is None else \
+        options.undecided_as_not_stored
+    options = dataclasses.replace(options, task_function=EMBEDDING_TRIAL, solver_options=solver_options,
+                                  undecided_as_not_stored=lenient)
+    template, checked, counts, first_error = _measure(n_facts, d, solver, kappa, seed, design, options)
     est = _estimate(template, checked, counts, theory, first_error, time.perf_counter() - start)
     return _reshaped(est, d_in, d_out, theory, path, n_facts)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from replica.common.checks import check_choice, check_int, check_kappa, check_real
@@ -20,8 +22,8 @@ from ..solvers.engine.registry import solver_names, solver_spec
 from ..sweep import Task
 from .trials import STORAGE_TRIAL, instance_options
 
-__all__ = ["DESIGNS", "BRACKET_FROM_D", "CapacityDesign", "SweepSettings", "parse_criterion", "split_settings",
-           "measurement_template"]
+__all__ = ["DESIGNS", "BRACKET_FROM_D", "CapacityDesign", "CapacityOptions", "SweepSettings", "parse_criterion",
+           "capacity_settings", "measurement_template"]
 
 DESIGNS = ("auto", "grid", "bracket")
 BRACKET_FROM_D = 128
@@ -110,7 +112,7 @@ class CapacityDesign:
 
 @dataclass(frozen=True)
 class SweepSettings:
-    """How the trials of :func:`estimate_capacity` are run and kept.
+    """How the trials of :func:`estimate_capacity` are run and kept (the running fields of :class:`CapacityOptions`).
 
     Attributes
     ----------
@@ -130,24 +132,136 @@ class SweepSettings:
     experiment: str = "capacity"
 
 
+@dataclass(frozen=True)
+class CapacityOptions:
+    """What :func:`estimate_capacity` counts as stored and how its trials run: its keyword ``options``.
+
+    ``options=CapacityOptions(criterion="accuracy:0.9", executor=ex)`` and
+    ``options={"criterion": "accuracy:0.9", "executor": ex}`` are the same call.
+
+    Attributes
+    ----------
+    solver_options : dict, optional
+        Passed to ``validation.solve`` through ``validation.solvers.solve_arguments``
+        (for ``optimal`` ``refine`` defaults to False: only storability is measured).
+        ``{"top_k": k}`` measures the top-k capacity (theory ``replica.capacity(d, kappa,
+        top_k=k)``; ``not_found`` trials count as not stored and make p_c a lower bound,
+        ``notes/top_k.md``).  ``{"restarts": R}``: ``optimal`` at rank kappa d < d, starts
+        of the restart search (default ``validation.solvers.rank_search.DEFAULT_RESTARTS``,
+        recorded with every trial).
+    criterion : str
+        ``"all"`` (default: stored = every input recalled) or ``"accuracy:A"`` (stored =
+        the returned W recalls at least the fraction ``A`` of the inputs, ``A`` in (0, 1];
+        theory ``replica.accuracy_capacity``; for solvers other than ``hebbian`` p_c is a
+        lower bound on the accuracy capacity of the best memory, said in ``message``).
+    undecided_as_not_stored : bool, optional
+        Count ``undecided`` trials (budget exhausted without a storing W) as not stored:
+        the estimate is then the threshold for *finding* a storing memory within the
+        budget, a lower bound on the storability threshold (the message says so).
+        ``None`` (default): True for the solvers that end without a decision on their own
+        (``adam``, ``svp``), False otherwise (undecided trials are then excluded and
+        reported).  The restart search of ``optimal`` at rank kappa d < d
+        (``notes/rank_search.md``) says ``not_found`` when every planned start ended
+        without storing (counted as not stored: p_c a LOWER BOUND), and ``undecided``
+        only when a budget cut it short.
+    outputs : int, optional
+        ``K >= 2`` distinct answers shared by the facts (balanced map ``mu mod K``;
+        ``notes/many_to_one.md``); theory ``replica.capacity(d, kappa, outputs=K,
+        problem=problem)``.  Default None: one answer per fact.
+    generator : int, optional
+        DP: the candidate generator of the instances (``make_instance(generator=)``;
+        default the current one, 2).  It is recorded in the estimate and in every trial
+        key, so trials of another generator are never reused.
+    task_function : str, optional
+        ``"module:function"`` replacing :func:`storage_trial` (tests use
+        :func:`validation.sweep.synthetic_trial`).
+    executor, store, progress : optional
+        How the trials run and are kept (:class:`SweepSettings`).
+    experiment : str, optional
+        Experiment name in the store key (default: ``"capacity"``;
+        ``estimate_embedding_capacity``: ``"embedding_capacity"``).
+    """
+
+    solver_options: Mapping | None = None
+    criterion: str = "all"
+    undecided_as_not_stored: bool | None = None
+    outputs: int | None = None
+    generator: int | None = None
+    task_function: str | None = None
+    executor: object = None
+    store: object = None
+    progress: bool | None = None
+    experiment: str | None = None
+
+    def sweep(self, experiment: str = "capacity") -> SweepSettings:
+        """The running fields as :class:`SweepSettings` (``experiment``: the default name)."""
+        return SweepSettings(self.executor, self.store, self.progress,
+                             experiment if self.experiment is None else self.experiment)
+
+    def measurement(self) -> dict:
+        """The fields that say what is measured, as the dict :func:`measurement_template` reads."""
+        return {name: getattr(self, name) for name in _MEASUREMENT_KEYS}
+
+
 _DESIGN_KEYS = frozenset(f.name for f in dataclasses.fields(CapacityDesign)) - {"kind"}
 _SWEEP_KEYS = frozenset(f.name for f in dataclasses.fields(SweepSettings))
-_MEASUREMENT_KEYS = frozenset({"solver_options", "task_function", "undecided_as_not_stored", "criterion",
-                               "outputs", "generator"})
+_MEASUREMENT_KEYS = ("solver_options", "criterion", "undecided_as_not_stored", "outputs", "generator",
+                     "task_function")
+_OPTION_KEYS = frozenset(f.name for f in dataclasses.fields(CapacityOptions))
 
 
-def split_settings(design, settings: dict):
-    """(CapacityDesign, SweepSettings, measurement keywords) from the keywords of :func:`estimate_capacity`."""
-    settings = dict(settings)
-    unknown = set(settings) - _DESIGN_KEYS - _SWEEP_KEYS - _MEASUREMENT_KEYS - {"sweep"}
+def _checked_options(options, owner: str) -> CapacityOptions:
+    if options is None:
+        return CapacityOptions()
+    if isinstance(options, CapacityOptions):
+        return options
+    if isinstance(options, Mapping):
+        unknown = sorted(set(options) - _OPTION_KEYS)
+        if unknown:
+            raise ValueError(f"{owner}(): options has unknown keys {unknown}; the keys are the fields of "
+                             f"CapacityOptions: {', '.join(f.name for f in dataclasses.fields(CapacityOptions))}")
+        return CapacityOptions(**options)
+    raise ValueError(f"{owner}(): options must be None, a CapacityOptions or a dict of its fields; got {options!r}")
+
+
+def _call(names) -> str:
+    return ", ".join(f"{name}=..." for name in names)
+
+
+def capacity_settings(design, options, flat: dict, owner: str = "estimate_capacity",
+                      stacklevel: int = 4) -> tuple[CapacityDesign, CapacityOptions]:
+    """``(CapacityDesign, CapacityOptions)`` of a capacity measurement, the deprecated flat keywords folded in.
+
+    ``design`` is a kind or a :class:`CapacityDesign`, ``options`` ``None``, a
+    :class:`CapacityOptions` or a dict of its fields.  ``flat``: the keywords of the call
+    besides these (the fields of both, and ``sweep=SweepSettings(...)``), deprecated: they
+    replace those of ``design`` and ``options``, with a ``DeprecationWarning`` that says
+    what to pass instead.  An unknown keyword is a ``TypeError``.
+    """
+    unknown = sorted(set(flat) - _DESIGN_KEYS - _OPTION_KEYS - {"sweep"})
     if unknown:
-        raise TypeError(f"estimate_capacity() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+        raise TypeError(f"{owner}() got unexpected keyword arguments: {', '.join(unknown)}")
     if not isinstance(design, CapacityDesign):
         design = CapacityDesign(kind=design)
-    design = dataclasses.replace(design, **{k: settings.pop(k) for k in _DESIGN_KEYS & set(settings)})
-    sweep = settings.pop("sweep", None) or SweepSettings()
-    sweep = dataclasses.replace(sweep, **{k: settings.pop(k) for k in _SWEEP_KEYS & set(settings)})
-    return design, sweep, settings
+    options = _checked_options(options, owner)
+    if not flat:
+        return design, options
+    on_design = [k for k in flat if k in _DESIGN_KEYS]
+    on_options = [k for k in flat if k in _OPTION_KEYS]
+    use = []
+    if on_design:
+        use.append(f"design=CapacityDesign({_call(['kind'] + on_design)})")
+    sweep = flat.get("sweep")
+    folded = {k: flat[k] for k in on_options}
+    if sweep is not None:
+        folded = {**{f.name: getattr(sweep, f.name) for f in dataclasses.fields(SweepSettings)}, **folded}
+    if folded:
+        use.append(f"options=CapacityOptions({_call(folded)})")
+    warnings.warn(f"{owner}({_call(flat)}) is deprecated and will be removed in the next release; pass "
+                  f"{' and '.join(use)}", DeprecationWarning, stacklevel=stacklevel)
+    design = dataclasses.replace(design, **{k: flat[k] for k in on_design})
+    options = dataclasses.replace(options, **folded)
+    return design, options
 
 
 def measurement_template(d, problem, solver, kappa, ensemble, seed, sweep, extra):

@@ -31,9 +31,8 @@ class _Estimation:
     theory: dict
 
 
-def _prepare(d, problem, solver, kappa, ensemble, seed, design, options, flat) -> _Estimation:
+def _prepare(d, problem, solver, kappa, ensemble, seed, design, options) -> _Estimation:
     """The checked arguments of :func:`estimate_capacity`, the theory beside them and empty counts."""
-    design, options = capacity_settings(design, options, flat, "estimate_capacity", stacklevel=4)
     sweep, extra = options.sweep("capacity"), options.measurement()
     threshold = parse_criterion(extra.get("criterion", "all"))
     m, lenient = measurement_template(d, problem, solver, kappa, ensemble, seed, sweep, extra)
@@ -143,7 +142,8 @@ def estimate_capacity(d: int, problem: str = "op", solver: str = "optimal", kapp
         For an unknown keyword.
     """
     start = time.perf_counter()
-    run = _prepare(d, problem, solver, kappa, ensemble, seed, design, options, flat)
+    design, options = capacity_settings(design, options, flat, "estimate_capacity", stacklevel=3)
+    run = _prepare(d, problem, solver, kappa, ensemble, seed, design, options)
     center = _center(run)
     runner = PointRunner(run.template, run.design.trials, run.sweep, run.counts)
     STARTS[run.design.kind](runner, run.design, center)

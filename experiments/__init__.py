@@ -8,8 +8,10 @@ Every folder ``experiments/<topic>/`` holds
 * ``experiment.toml``, what the folder holds: the page title and, per script, its name,
   its expected wall time on 2 cores, the arguments that measure (``run``) and those
   that render the page from the committed data (``render``), and the files it writes;
-* the scripts, their data files (with the command, seed, code commit, machine and wall
-  time that made them) and their figures.
+* the scripts, their data files, each with its provenance record ``<name>.provenance.json``
+  beside it (the command, seed, code commit, machine and wall time that made it), and their
+  figures.  Every script runs through :mod:`experiments.runner`, which parses ``--render`` and
+  ``--out``, times the measurement and writes the records.
 
 ``python -m experiments list`` lists them, ``python -m experiments check`` renders every
 page from its committed data and fails (with a diff) where a committed page differs, and
@@ -28,7 +30,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["Experiment", "Topic", "ROOT", "HERE", "topics", "experiments", "find"]
+__all__ = ["Experiment", "Topic", "ROOT", "HERE", "topics", "experiments", "find", "read_topic"]
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -100,16 +102,32 @@ class Experiment:
 
 @dataclass(frozen=True)
 class Topic:
-    """A topic folder: its results page and its experiments."""
+    """A topic folder: its results page and its experiments.
+
+    Attributes
+    ----------
+    data : tuple of str
+        Files of the folder written by a command of the package rather than by one of its
+        scripts (the top-level ``data`` of ``experiment.toml``; ``*`` patterns allowed), each
+        with its provenance record beside it like any other data file.
+    """
 
     name: str
     title: str
     question: str
     order: int
     experiments: tuple[Experiment, ...] = field(default=())
+    data: tuple[str, ...] = field(default=())
 
 
-def _topic(path: Path) -> Topic:
+def read_topic(path: Path) -> Topic:
+    """The topic of the ``experiment.toml`` at ``path``.
+
+    Raises
+    ------
+    ValueError
+        When a key is missing or the question is not one of ``QUESTIONS``.
+    """
     meta = tomllib.loads(path.read_text())
     where = path.relative_to(path.parents[2]) if len(path.parents) > 2 else path
     try:
@@ -130,12 +148,12 @@ def _topic(path: Path) -> Topic:
         if "render" in entry:
             entry["render"] = tuple(entry["render"])
         runs.append(Experiment(topic=path.parent.name, **entry))
-    return Topic(path.parent.name, title, question, int(meta.get("order", 99)), tuple(runs))
+    return Topic(path.parent.name, title, question, int(meta.get("order", 99)), tuple(runs), tuple(meta.get("data", ())))
 
 
 def topics(root: Path = ROOT) -> list[Topic]:
     """Every topic folder under ``root/experiments``, in the order of the results pages."""
-    found = [_topic(p) for p in sorted((Path(root) / "experiments").glob("*/experiment.toml"))]
+    found = [read_topic(p) for p in sorted((Path(root) / "experiments").glob("*/experiment.toml"))]
     order = list(QUESTIONS)
     return sorted(found, key=lambda t: (order.index(t.question), t.order, t.name))
 

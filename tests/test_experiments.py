@@ -110,10 +110,8 @@ def test_a_changed_bound_changes_the_accuracy_verdict(tmp_path, monkeypatch):
 
 def test_committed_zipf_page_is_what_its_data_give():
     # experiments/zipf/README.md's block is rendered from experiments/zipf/zipf.json
-    import json
-
     page = importlib.import_module("experiments.zipf.zipf")
-    data = json.loads((ROOT / "experiments" / "zipf" / "zipf.json").read_text())
+    data = page.read_data()  # zipf.json with the run's command, time and commit from zipf.provenance.json
     committed = pages.read_block((ROOT / "experiments" / "zipf" / "README.md").read_text(), "zipf")
     assert committed == pages.demote_headings(page.markdown(data)).strip("\n")
     data["measurements"][0]["points"][0]["error"] *= 2.0  # negative control: a changed result changes the page
@@ -160,7 +158,7 @@ def test_a_changed_sweep_record_changes_the_headline_page(tmp_path, monkeypatch)
 def _copy_experiment(tmp_path, topic):
     """A tree with one experiment folder and the package's pages module, to change data safely."""
     (tmp_path / "experiments").mkdir()
-    for name in ("__init__.py", "__main__.py", "pages.py"):
+    for name in ("__init__.py", "__main__.py", "pages.py", "provenance.py", "runner.py"):
         shutil.copy(ROOT / "experiments" / name, tmp_path / "experiments" / name)
     shutil.copytree(ROOT / "experiments" / topic, tmp_path / "experiments" / topic,
                     ignore=shutil.ignore_patterns("*.png", "__pycache__"))

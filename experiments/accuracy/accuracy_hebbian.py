@@ -29,8 +29,9 @@ import replica
 from replica.common.ensembles import ENSEMBLES
 from replica.common.seeds import DEFAULT_SEED
 from validation.accuracy import AccuracyCurve, loads_from_alpha, measure_accuracy
-from experiments.pages import demote_headings, render_only, write_block
-from experiments.provenance import read_record, read_results, write_record, write_results
+from experiments.pages import demote_headings, write_block
+from experiments.provenance import read_record, read_results, write_results
+from experiments.runner import run
 
 DIMENSIONS = (64, 128)
 ALPHAS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1.0)
@@ -118,13 +119,14 @@ def _real_loads(d, alphas):
     return list(x / special.lambertw(x).real)
 
 
-def main(argv=None) -> None:
-    if render_only(__doc__.splitlines()[0], argv):
-        seconds = read_record(PROVENANCE)["wall_time_s"]
-    else:
-        curves, seconds = measure()
-        write_results(DATA, curves)
-        write_record(PROVENANCE, command="python -m experiments.accuracy.accuracy_hebbian", seed=SEED, seconds=seconds)
+def _measure(job) -> None:
+    curves, seconds = measure()
+    write_results(DATA, curves)
+    job.record(DATA, seed=SEED, seconds=seconds)
+
+
+def _render(job) -> None:
+    seconds = read_record(PROVENANCE)["wall_time_s"]
     curves = read_results(DATA, AccuracyCurve)  # the page shows what the data file holds
     text = markdown(curves, seconds)
     write_block(HERE / "README.md", "accuracy_hebbian", demote_headings(text), "accuracy_hebbian")
@@ -134,5 +136,9 @@ def main(argv=None) -> None:
         print("note: some z undefined (zero spread)")
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, seed=SEED)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -30,8 +30,9 @@ import replica
 from validation.accuracy import measure_accuracy
 from validation.solvers import set_threads
 from validation.accuracy import AccuracyCurve
-from experiments.pages import demote_headings, render_only, write_block
-from experiments.provenance import read_record, read_results, write_record, write_results
+from experiments.pages import demote_headings, write_block
+from experiments.provenance import read_record, read_results, write_results
+from experiments.runner import run
 
 DIMENSIONS = (16, 32)
 FACTORS = (1.0, 1.25, 1.5, 1.75, 2.0)
@@ -123,14 +124,15 @@ def figure(curves, path) -> None:
     plt.close(fig)
 
 
-def main(argv=None) -> None:
-    if render_only(__doc__.splitlines()[0], argv):
-        seconds = read_record(PROVENANCE)["wall_time_s"]
-    else:
-        set_threads(1)
-        curves, seconds = measure()
-        write_results(DATA, [curve for pair in curves for curve in pair])
-        write_record(PROVENANCE, command="python -m experiments.accuracy.accuracy_optimal", seed=SEED, seconds=seconds)
+def _measure(job) -> None:
+    set_threads(1)
+    curves, seconds = measure()
+    write_results(DATA, [curve for pair in curves for curve in pair])
+    job.record(DATA, seed=SEED, seconds=seconds)
+
+
+def _render(job) -> None:
+    seconds = read_record(PROVENANCE)["wall_time_s"]
     saved = read_results(DATA, AccuracyCurve)  # the page shows what the data file holds: (give-up, plain) per d
     curves = list(zip(saved[0::2], saved[1::2]))
     text = markdown(curves, seconds)
@@ -139,5 +141,9 @@ def main(argv=None) -> None:
     print(text)
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, seed=SEED)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -27,7 +27,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import csv
 import pathlib
 import time
@@ -39,6 +38,7 @@ from validation import make_instance, solve
 from validation.accuracy_bound import accuracy_bound
 from validation.solvers import set_threads
 from experiments.pages import demote_headings, write_block
+from experiments.runner import run
 
 CASES = tuple((problem, d, ratio) for d in (6, 8, 10) for problem in ("dp", "op") for ratio in (1.25, 2.0))
 INSTANCES = 8
@@ -217,24 +217,31 @@ def _parse_case(text):
         raise SystemExit(f"--case must be problem:d:ratio (e.g. dp:8:1.25), got {text!r}") from None
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--render", action="store_true", help="write the page from the committed CSV")
+def _arguments(parser) -> None:
     parser.add_argument("--case", action="append", type=_parse_case, help="measure one case problem:d:ratio")
     parser.add_argument("--time-limit", type=float, default=TIME_LIMIT,
                         help="seconds per MILP of the cases measured (default %(default)s; kept per row)")
-    args = parser.parse_args(argv)
-    if not args.render:
-        set_threads(1)
-        cases = args.case or CASES
-        rows = [r for r in read_csv() if _key(r) not in set(cases)]
-        for case in cases:
-            rows += measure_case(*case, done=lambda new, old=tuple(rows): write_csv(_sorted(list(old) + new)),
-                                 time_limit=args.time_limit)
-        write_csv(_sorted(rows))
+
+
+def _measure(job) -> None:
+    set_threads(1)
+    cases = job.args.case or CASES
+    rows = [r for r in read_csv() if _key(r) not in set(cases)]
+    for case in cases:
+        rows += measure_case(*case, done=lambda new, old=tuple(rows): write_csv(_sorted(list(old) + new)),
+                             time_limit=job.args.time_limit)
+    write_csv(_sorted(rows))
+    job.record(DATA, seed=SEED, cases=[":".join(map(str, c)) for c in cases], time_limit=job.args.time_limit)
+
+
+def _render(job) -> None:
     write_block(PAGE, "accuracy_search", demote_headings(render(read_csv())), "accuracy_search")
     print(f"wrote {PAGE}")
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, arguments=_arguments, seed=SEED)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

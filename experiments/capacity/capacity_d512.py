@@ -5,6 +5,9 @@ Runs::
     validation capacity --d 512 --problem op --solver optimal --trials 4 --rounds 0 --seed 0 \\
         --design bracket --bracket-step 0.01 --workers 2 --out STORE --format table
 
+(``STORE``: ``--store DIR``, kept there so that a stopped run resumes; by default a temporary
+folder removed after the run)
+
 (decisions only, ``refine`` off as in every capacity sweep), then reads the per-trial
 solve times back from ``STORE/results.sqlite`` and times one float32 score GEMM of the
 shape ``(p x d) @ (d x p)`` at the theory p_c with one BLAS thread (best of 3) in the same
@@ -13,9 +16,13 @@ the two workers run at the same time, one thread each, so a trial shares the mac
 with the other one).  The page states the command, the wall time of the sweep and the
 table of the capacity command unchanged.
 
+The provenance record ``capacity_d512_op.provenance.json`` is written beside the page.
+
 Usage::
 
-    python -m experiments.capacity.capacity_d512 STORE experiments/capacity/capacity_d512_op.md
+    python -m experiments.capacity.capacity_d512                  # about 25 min on 2 cores
+    python -m experiments.capacity.capacity_d512 --store DIR      # trials kept in DIR (reused on a rerun)
+    python -m experiments.capacity.capacity_d512 --out DIR        # the page written into DIR
 """
 
 from __future__ import annotations
@@ -25,7 +32,10 @@ import io
 import os
 import statistics
 import sys
+import tempfile
 import time
+
+from experiments.runner import run
 
 D = 512
 ARGV = ["capacity", "--d", str(D), "--problem", "op", "--solver", "optimal", "--trials", "4", "--rounds", "0",
@@ -35,7 +45,7 @@ ARGV = ["capacity", "--d", str(D), "--problem", "op", "--solver", "optimal", "--
 def gemm_seconds(p, d, repeats=3):
     """Best-of-``repeats`` wall time of one float32 (p x d) @ (d x p) product, one BLAS thread
     (the timer of ``benchmarks/bench_max_margin.py``)."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "benchmarks"))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "benchmarks"))
     from bench_max_margin import gemm_seconds as timer
 
     from validation.solvers import set_threads
@@ -56,7 +66,8 @@ def trial_rows(store):
     return [(r["p"], r["status"], r["seconds"]) for r in sorted(rows, key=lambda r: (r["p"], r["trial"]))]
 
 
-def main(store, out):
+def sweep(store, out, command):
+    """Run the sweep into the result store ``store`` and write the page ``out``; return the exit status."""
     from replica import capacity
     from validation.cli import main as cli
 
@@ -72,7 +83,7 @@ def main(store, out):
     for _, status, seconds in rows:
         by_status.setdefault(status, []).append(seconds)
     lines = ["# OP capacity at d = 512", "",
-             f"Written by `experiments/capacity/capacity_d512.py` (`python -m experiments.capacity.capacity_d512 STORE {out}`), which runs",
+             f"Written by `experiments/capacity/capacity_d512.py` (`{command}`), which runs",
              "", "    validation " + " ".join(ARGV) + " --out STORE", "",
              f"on 2 cores (two worker processes, one numba / BLAS thread each). Wall time of the sweep "
              f"in this run: {wall:.0f} s ({wall / 60:.1f} min; trials already in STORE are reused, so a "
@@ -101,7 +112,29 @@ def main(store, out):
     return code
 
 
+PAGE = "capacity_d512_op.md"
+
+
+def _arguments(parser) -> None:
+    parser.add_argument("--store", default=None, metavar="DIR",
+                        help="result store of the trials (default: a temporary one, removed after the run)")
+
+
+def _measure(job) -> int:
+    page = job.path(PAGE)
+    command = job.command + ("" if job.args.store is None else " --store STORE")
+    if job.args.store is not None:
+        code = sweep(job.args.store, page, command)
+    else:
+        with tempfile.TemporaryDirectory(prefix="capacity_d512_") as store:
+            code = sweep(store, page, command)
+    job.record(page, seed=0, exit_status=code)
+    return code
+
+
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, argv=argv, arguments=_arguments, seed=0)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main())

@@ -17,20 +17,21 @@ The script also prints every point beside the theory.
 
 Usage::
 
-    python -m experiments.capacity.pc_of_d experiments/capacity/pc_of_d.png
+    python -m experiments.capacity.pc_of_d             # experiments/capacity/pc_of_d.png
+    python -m experiments.capacity.pc_of_d --out DIR   # DIR/pc_of_d.png
 """
 
 from __future__ import annotations
 
 import math
 import re
-import sys
 from pathlib import Path
 
 
 from validation.capacity.fit import separation_bracket
 
 from experiments.capacity.headline import FULL_RUN, interval_text, read_run, sweep_records
+from experiments.runner import run
 
 HERE = Path(__file__).resolve().parent
 D512 = HERE / "capacity_d512_op.md"
@@ -78,7 +79,8 @@ def points():
     return out, meta
 
 
-def main(out):
+def draw(out):
+    """Draw the figure into ``out`` and print every point beside the theory."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -125,5 +127,13 @@ def main(out):
               f"status {pt['status']}")
 
 
+def _render(job) -> None:
+    draw(HERE / "pc_of_d.png")
+
+
+def main(argv=None) -> int:
+    return run(__file__, __doc__, render=_render, argv=argv)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else str(HERE / "pc_of_d.png"))
+    raise SystemExit(main())

@@ -43,8 +43,9 @@ from replica.common.seeds import DEFAULT_SEED
 from validation.capacity import estimate_capacity
 from validation.ce_protocol import CEProtocol, ce_capacity
 from validation.solvers import set_threads
-from experiments.pages import demote_headings, render_only, write_block
-from experiments.provenance import read_record, write_record
+from experiments.pages import demote_headings, write_block
+from experiments.provenance import read_record
+from experiments.runner import run
 
 DIMENSIONS = (8, 16, 32, 64, 128)
 SEEDS = {8: 5, 16: 5, 32: 5, 64: 5, 128: 1}
@@ -195,15 +196,14 @@ def figure(adam, optimal, theory, path):
     fig.savefig(path, dpi=130)
 
 
-def main(argv=None):
-    if render_only(__doc__.splitlines()[0], argv):
-        seconds = read_record(PROVENANCE)["wall_time_s"]
-    else:
-        set_threads(1)
-        t = time.perf_counter()
-        save(*measure())
-        seconds = time.perf_counter() - t
-        write_record(PROVENANCE, command="python -m experiments.ce_protocol.ce_capacity", seed=SEED, seconds=seconds)
+def _measure(job) -> None:
+    set_threads(1)
+    save(*measure())
+    job.record(DATA, seed=SEED)
+
+
+def _render(job) -> None:
+    seconds = read_record(PROVENANCE)["wall_time_s"]
     adam, paper, optimal, theory = load()  # the page shows what the data file holds
     figure(adam, optimal, theory, HERE / "ce_capacity.png")
     write_block(HERE / "README.md", "ce_capacity", demote_headings(markdown(adam, paper, optimal, theory, seconds)),
@@ -211,5 +211,9 @@ def main(argv=None):
     print(f"wrote experiments/ce_protocol/README.md and experiments/ce_protocol/ce_capacity.png ({seconds / 60:.1f} min)")
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, seed=SEED)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

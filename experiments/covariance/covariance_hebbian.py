@@ -23,7 +23,6 @@ import csv
 import math
 import pathlib
 import sys
-import time
 
 import numpy as np
 
@@ -33,8 +32,9 @@ from validation.solvers import set_threads
 from validation.sweep import task_seed
 
 from replica.variants import covariance_hebbian_accuracy
-from experiments.pages import demote_headings, render_only, write_block
-from experiments.provenance import read_record, write_record
+from experiments.pages import demote_headings, write_block
+from experiments.provenance import read_record
+from experiments.runner import run
 
 SEED = 0
 DIMENSIONS = (32, 64)
@@ -105,27 +105,27 @@ def markdown(rows, seconds) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> None:
-    from_data = render_only(__doc__.splitlines()[0], argv)
-    if from_data:
-        rows = read_rows()
-        seconds = read_record(PROVENANCE)["wall_time_s"]
-    else:
-        set_threads(1)
-        start = time.perf_counter()
-        rows = measure()
-        with open(DATA, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=FIELDS)
-            writer.writeheader()
-            writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in rows)
-        seconds = time.perf_counter() - start
-        write_record(PROVENANCE, command="python -m experiments.covariance.covariance_hebbian", seed=SEED,
-                     seconds=seconds)
-        rows = read_rows()  # the page shows what the data file holds
+def _measure(job) -> None:
+    set_threads(1)
+    rows = measure()
+    with open(DATA, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=FIELDS)
+        writer.writeheader()
+        writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in rows)
+    job.record(DATA, seed=SEED)
+
+
+def _render(job) -> None:
+    rows = read_rows()  # the page shows what the data file holds
+    seconds = read_record(PROVENANCE)["wall_time_s"]
     text = markdown(rows, seconds)
     write_block(PAGE, "covariance_hebbian", demote_headings(text), "covariance_hebbian")
     sys.stdout.write(text)
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, seed=SEED)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -39,7 +39,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import csv
 import hashlib
 import json
@@ -53,7 +52,8 @@ import time
 import numpy as np
 
 from experiments.pages import demote_headings, write_block
-from experiments.provenance import read_record, write_record
+from experiments.provenance import read_record
+from experiments.runner import run
 
 SEED = 0
 DIMENSIONS = (32, 64)
@@ -453,29 +453,29 @@ def figure(data, path) -> None:
     plt.close(fig)
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--render", action="store_true", help="write the page and figure from the committed data")
+def _arguments(parser) -> None:
     parser.add_argument("--dimensions", type=int, nargs="+", help="measure only these d (a pilot; not committed)")
-    args = parser.parse_args(argv)
-    if args.render:
-        data = json.loads(DATA.read_text())
-        seconds = read_record(PROVENANCE)["wall_time_s"]
-    else:
-        start = time.perf_counter()
-        data = measure(args.dimensions)
-        seconds = time.perf_counter() - start
-        DATA.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
-        write_record(PROVENANCE, command=COMMAND, seed=SEED, seconds=seconds, package=data["source"]["package"],
-                     package_version=data["source"]["version"],
-                     safetensors_sha256=data["source"]["safetensors_sha256"])
-        data = json.loads(DATA.read_text())
-        seconds = read_record(PROVENANCE)["wall_time_s"]
+
+
+def _measure(job) -> None:
+    data = measure(job.args.dimensions)
+    DATA.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
+    job.record(DATA, seed=SEED, package=data["source"]["package"], package_version=data["source"]["version"],
+               safetensors_sha256=data["source"]["safetensors_sha256"])
+
+
+def _render(job) -> None:
+    data = json.loads(DATA.read_text())
+    seconds = read_record(PROVENANCE)["wall_time_s"]
     text = markdown(data, seconds)
     write_block(PAGE, "embeddings", demote_headings(text), "embeddings")
     figure(data, FIGURE)
     sys.stdout.write(text)
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, arguments=_arguments, seed=SEED)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

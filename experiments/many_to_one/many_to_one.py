@@ -17,13 +17,12 @@ Usage::
 
     python -m experiments.many_to_one.many_to_one 16            # writes experiments/many_to_one/README.md
     python -m experiments.many_to_one.many_to_one 8             # the d = 8 diagnostic, experiments/many_to_one/README.md
-    python -m experiments.many_to_one.many_to_one 32 --out DIR  # d = 32; trials kept in the store DIR
+    python -m experiments.many_to_one.many_to_one 32 --store DIR  # d = 32; trials kept in the store DIR
     python -m experiments.many_to_one.many_to_one --render      # the blocks from the committed data
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import subprocess
@@ -31,7 +30,7 @@ import sys
 import time
 
 from experiments.pages import demote_headings, write_block
-from experiments.provenance import write_record
+from experiments.runner import run
 
 PROBLEMS = ("op", "dp")
 TRIALS = {8: 40, 16: 30, 32: 40}
@@ -119,33 +118,40 @@ def render(d: int) -> str:
     return text
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="p_c against K (OP and DP), theory beside measurement")
+def _arguments(parser) -> None:
     parser.add_argument("d", type=int, nargs="?", choices=sorted(TRIALS), help="the dimension to measure")
-    parser.add_argument("--out", default=None, help="folder for the result stores (reused on a rerun)")
-    parser.add_argument("--render", action="store_true",
-                        help="write the blocks of every measured d from the committed data, without measuring")
-    args = parser.parse_args(argv)
-    if args.render:
-        for d in sorted(TRIALS):
-            if data_file(d).exists():
-                sys.stdout.write(render(d))
-        return
-    if args.d is None:
-        parser.error("give the dimension to measure (8, 16 or 32), or --render")
-    d = args.d
-    start = time.perf_counter()
+    parser.add_argument("--store", default=None, metavar="DIR",
+                        help="folder for the result stores (reused on a rerun)")
+
+
+def _measure(job) -> int:
+    d = job.args.d
+    if d is None:
+        print(f"{job.command}: give the dimension to measure ({', '.join(map(str, sorted(TRIALS)))}), "
+              "or --render", file=sys.stderr)
+        return 2
     rows = []
     for problem in PROBLEMS:
         for k in outputs_grid(d):
-            rows.append(measure(d, problem, k, args.out))
+            rows.append(measure(d, problem, k, job.args.store))
             sys.stderr.write(f"{problem} K={k}: {rows[-1]['p_c']}\n")
-    seconds = time.perf_counter() - start
+    seconds = job.elapsed()
     data_file(d).write_text(json.dumps({"d": d, "seconds": seconds, "rows": rows}, indent=1) + "\n")
-    write_record(HERE / f"many_to_one_d{d}.provenance.json",
-                 command=f"python -m experiments.many_to_one.many_to_one {d}", seed=SEED, seconds=seconds)
-    sys.stdout.write(render(d))
+    job.record(data_file(d), command=f"{job.command} {d}", seed=SEED, seconds=seconds)
+    return 0
+
+
+def _render(job) -> None:
+    """The blocks of every measured d (after a measurement: of the measured d only)."""
+    for d in sorted(TRIALS):
+        if data_file(d).exists() and (job.render_only or d == job.args.d):
+            sys.stdout.write(render(d))
+
+
+def main(argv=None) -> int:
+    return run(__file__, "p_c against K (OP and DP), theory beside measurement", measure=_measure, render=_render,
+               argv=argv, arguments=_arguments, seed=SEED)
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -22,15 +22,13 @@ from __future__ import annotations
 import json
 import math
 import pathlib
-import time
 
 import numpy as np
 
 import replica
 from validation import EmbeddingModel, make_instance, solve
 from validation.solvers import set_threads
-from experiments.pages import render_only
-from experiments.provenance import write_record
+from experiments.runner import run
 
 HERE = pathlib.Path(__file__).resolve().parent
 DATA, PROVENANCE = HERE / "margin_scales.json", HERE / "margin_scales.provenance.json"
@@ -77,16 +75,20 @@ def text_of(data) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv=None) -> None:
-    if not render_only(__doc__.splitlines()[0], argv):
-        start = time.perf_counter()
-        DATA.write_text(json.dumps(measure(), indent=1) + "\n")
-        write_record(PROVENANCE, command="python -m experiments.margins.margin_scales", seed=0,
-                     seconds=time.perf_counter() - start)
+def _measure(job) -> None:
+    DATA.write_text(json.dumps(measure(), indent=1) + "\n")
+    job.record(DATA, seed=0)
+
+
+def _render(job) -> None:
     text = text_of(json.loads(DATA.read_text()))  # the text shows what the data file holds
     (HERE / "margin_scales.txt").write_text(text)
     print(text, end="")
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, seed=0)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -2,10 +2,10 @@
 
 The measured means are stored in ``experiments/margins/margins_measured.csv`` (per (d, ensemble, load):
 mean verified margin, mean certified bound, instances stored / trials, instances whose
-certified gap reached 0.5 %); ``python -m experiments.margins.margins`` compares them with the theory of
-each ensemble and writes ``experiments/margins/README.md`` / ``experiments/margins/margins.png``;
-``python -m experiments.margins.margins --measure`` re-runs the measurement described below first and
-rewrites the CSV.
+certified gap reached 0.5 %); ``python -m experiments.margins.margins --render`` compares them with the theory of
+each ensemble and writes ``experiments/margins/README.md`` / ``experiments/margins/margins.png`` and
+``margins_theory.csv``; ``python -m experiments.margins.margins`` (or ``--measure``) re-runs the
+measurement described below first and rewrites the CSV and its provenance record.
 
 Measurement:
 For d = 16, 32, 64 and loads p = x p_c (``p_c = replica.capacity(d).p_c``, Gaussian
@@ -22,8 +22,8 @@ script recomputes the margin from the float64 scores of W to check this.  It wri
 
 Usage::
 
-    python -m experiments.margins.margins            # theory against experiments/margins/margins_measured.csv
-    python -m experiments.margins.margins --measure  # re-measure (about a minute), then the same
+    python -m experiments.margins.margins --render   # theory against experiments/margins/margins_measured.csv
+    python -m experiments.margins.margins            # re-measure (about an hour), then the same
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ import numpy as np  # noqa: E402
 import replica  # noqa: E402
 from validation import EmbeddingModel, make_instance, solve  # noqa: E402
 from validation.solvers import set_threads  # noqa: E402
-from experiments.pages import demote_headings, write_block
+from experiments.pages import demote_headings, write_block  # noqa: E402
+from experiments.provenance import read_record  # noqa: E402
+from experiments.runner import record_path, run  # noqa: E402
 
 SEED = 0
 LOADS = (0.2, 0.4, 0.6, 0.8, 0.9)
@@ -186,11 +188,19 @@ def figure(rows, path) -> None:
     plt.close(fig)
 
 
-def main(argv) -> None:
-    seconds = measure() if "--measure" in argv else None
+def _measure(job) -> None:
+    job.record(MEASURED, seed=SEED, seconds=measure(), plan={f"{d} {e}": list(v) for (d, e), v in PLAN.items()},
+               options=OPTIONS)
+
+
+def _render(job) -> None:
+    seconds = None if job.render_only else read_record(record_path(MEASURED))["wall_time_s"]
     rows = load_measured()
     add_theory(rows)
     write_theory(rows)
+    if not job.render_only:
+        job.record(THEORY, seed=None, seconds=0.0, computed_from="margins_measured.csv",
+                   note="theory of every measured row (replica.max_margin); every render rewrites it identically")
     figure(rows, HERE / "margins.png")
     plan = ", ".join(f"d = {d} {e}: {n} instances per load, time limit {t:g} s"
                      for (d, e), (n, t) in PLAN.items())
@@ -217,5 +227,9 @@ def main(argv) -> None:
     sys.stdout.write(text)
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, seed=SEED)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    raise SystemExit(main())

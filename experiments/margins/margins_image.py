@@ -25,8 +25,9 @@ import warnings
 
 import replica
 from replica.optimal.image_margin import TOLERANCE
-from experiments.pages import demote_headings, render_only, write_block
-from experiments.provenance import read_record, write_record
+from experiments.pages import demote_headings, write_block
+from experiments.provenance import read_record
+from experiments.runner import run
 
 HERE = pathlib.Path(__file__).resolve().parent
 MEASURED = HERE / "margins_measured.csv"
@@ -124,15 +125,18 @@ def render(rows, seconds) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv=None) -> None:
-    from_data = render_only(__doc__.splitlines()[0], argv)
-    if not from_data:
-        seconds = compute()
-        write_record(PROVENANCE, command="python -m experiments.margins.margins_image", seed=SEED, seconds=seconds,
-                     blocks=BLOCKS)
+def _measure(job) -> None:
+    job.record(DATA, seed=SEED, seconds=compute(), blocks=BLOCKS)
+
+
+def _render(job) -> None:
     seconds = read_record(PROVENANCE)["wall_time_s"]
     write_block(HERE / "README.md", "margins_image", demote_headings(render(joined(), seconds)), "margins_image")
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, seed=SEED)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

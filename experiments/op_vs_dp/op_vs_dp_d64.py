@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from validation.reproduce import FULL, render_saved, reproduce
 from validation.sweep import make_executor
-from experiments.pages import render_only
+from experiments.runner import run
 from experiments.provenance import write_record
 
 OUT = pathlib.Path(__file__).resolve().parent / "op_vs_dp_d64"
@@ -33,19 +33,24 @@ CONFIG = replace(FULL, name="op-vs-dp-d64", optimal_dims=(64,), hebbian_dims=(64
                  accuracy_dims=(), accuracy_optimal_dims=(), accuracy_adam_dims=(), outputs_grid=(), zipf_dims=())
 
 
-def main(argv=None) -> int:
-    if render_only(__doc__.splitlines()[0], argv):
-        render_saved(str(OUT))
-        return 0
+def _measure(job) -> int:
     executor = make_executor("local", workers=1)
     try:
         result = reproduce(str(OUT), CONFIG, executor=executor, progress=False, log=sys.stderr)
     finally:
         executor.shutdown()
-    write_record(OUT / "provenance.json", command="python -m experiments.op_vs_dp.op_vs_dp_d64",
-                 seed=CONFIG.seed, seconds=result.seconds, trials=result.trials_run, status=result.status)
+    write_record(OUT / "provenance.json", command=job.command, seed=CONFIG.seed, seconds=result.seconds,
+                 trials=result.trials_run, status=result.status)
     print(result, file=sys.stderr)
     return 0 if result.converged else 1
+
+
+def _render(job) -> None:
+    render_saved(str(OUT))
+
+
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, seed=CONFIG.seed)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +23,9 @@ import numpy as np
 from validation import make_instance, solve
 from validation.spectra_and_scores import score_distribution, spectrum
 
-from experiments.pages import render_only, write_block
-from experiments.provenance import read_record, write_record
+from experiments.pages import write_block
+from experiments.provenance import read_record
+from experiments.runner import run
 
 HERE = Path(__file__).resolve().parent
 DATA, PROVENANCE = HERE / "op_vs_dp_d64_stored.json", HERE / "op_vs_dp_d64_stored.provenance.json"
@@ -83,17 +83,20 @@ def render(rows) -> list[str]:
     return lines
 
 
-def main(argv=None) -> None:
-    from_data = render_only(__doc__.splitlines()[0], argv)
-    if not from_data:
-        start = time.perf_counter()
-        DATA.write_text(json.dumps(measure(), indent=1) + "\n")
-        write_record(PROVENANCE, command="python -m experiments.op_vs_dp.op_vs_dp_d64_stored", seed=list(SEEDS),
-                     seconds=time.perf_counter() - start)
+def _measure(job) -> None:
+    DATA.write_text(json.dumps(measure(), indent=1) + "\n")
+    job.record(DATA, seed=list(SEEDS))
+
+
+def _render(job) -> None:
     text = render(json.loads(DATA.read_text()))
     write_block(HERE / "README.md", "op_vs_dp_d64_stored", text, "op_vs_dp_d64_stored")
     print("\n".join(text))
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, seed=list(SEEDS))
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -22,12 +22,11 @@ Usage::
     python -m experiments.rank.rank_capacity                 # every row of ROWS (about 26 min)
     python -m experiments.rank.rank_capacity --render        # the page from the committed data
     python -m experiments.rank.rank_capacity --d 16 32       # only these dimensions (the page holds the rows of the run)
-    python -m experiments.rank.rank_capacity --out DIR       # trials kept in the result store DIR (reused on a rerun)
+    python -m experiments.rank.rank_capacity --store DIR     # trials kept in the result store DIR (reused on a rerun)
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import sys
@@ -39,7 +38,8 @@ from validation.solvers import set_threads
 from validation.store import ResultStore
 from validation.sweep import make_executor
 from experiments.pages import demote_headings, write_block
-from experiments.provenance import read_record, write_record
+from experiments.provenance import read_record
+from experiments.runner import run
 
 SEED = 0
 # d -> starts per search (the saturated setting of experiments/rank/README.md: at d = 16, 32 eight
@@ -100,7 +100,7 @@ def write(rows, seconds, done) -> str:
             f"not stored, so a row with `not_found` trials is a LOWER BOUND on the rank-m p_c "
             f"(column *kind*).  `undecided` trials (a budget cut the search) are left out of the fit.  "
             f"The number of starts is the saturated setting of `experiments/rank/README.md`.  A rerun with "
-            f"`--out DIR` reuses the trials in the store: then the seconds are those of the rerun.\n\n"
+            f"`--store DIR` reuses the trials in the store: then the seconds are those of the rerun.\n\n"
             + head + "\n".join(_row(r) for r in rows) + "\n")
     write_block(PAGE, "rank_capacity", demote_headings(text), "rank_capacity")
     write_block(NOTE, "rank_capacity_summary", note_summary(rows), "rank_capacity")
@@ -141,21 +141,18 @@ def note_summary(rows) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="rank-m p_c(kappa) against the finite-size theory")
+def _arguments(parser) -> None:
     parser.add_argument("--d", type=int, nargs="+", default=None, help="only these dimensions")
-    parser.add_argument("--out", default=None, help="folder of a result store (trials reused on a rerun)")
-    parser.add_argument("--render", action="store_true", help="write the page from the committed data, without measuring")
-    args = parser.parse_args(argv)
-    if args.render:
-        sys.stdout.write(write(json.loads(DATA.read_text()), read_record(PROVENANCE)["wall_time_s"], done=True))
-        return
-    store = None if args.out is None else ResultStore(args.out)
+    parser.add_argument("--store", default=None, metavar="DIR",
+                        help="folder of a result store (trials reused on a rerun)")
+
+
+def _measure(job) -> None:
+    store = None if job.args.store is None else ResultStore(job.args.store)
     set_threads(1)
-    start = time.perf_counter()
     rows = []
     for d, problem, kappa in ROWS:
-        if args.d is not None and d not in args.d:
+        if job.args.d is not None and d not in job.args.d:
             continue
         t0 = time.perf_counter()
         est = measure(d, problem, kappa, store)
@@ -163,11 +160,18 @@ def main(argv=None) -> None:
         rows.append(summary(d, problem, kappa, est, theory, time.perf_counter() - t0))
         sys.stderr.write(_row(rows[-1]) + "\n")
         DATA.write_text(json.dumps(rows, indent=1) + "\n")
-        write(rows, time.perf_counter() - start, done=False)
-    seconds = time.perf_counter() - start
-    write_record(PROVENANCE, command="python -m experiments.rank.rank_capacity", seed=SEED, seconds=seconds)
-    sys.stdout.write(write(json.loads(DATA.read_text()), seconds, done=True))
+        write(rows, job.elapsed(), done=False)
+    job.record(DATA, seed=SEED)
+
+
+def _render(job) -> None:
+    sys.stdout.write(write(json.loads(DATA.read_text()), read_record(PROVENANCE)["wall_time_s"], done=True))
+
+
+def main(argv=None) -> int:
+    return run(__file__, "rank-m p_c(kappa) against the finite-size theory", measure=_measure, render=_render,
+               argv=argv, arguments=_arguments, seed=SEED)
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -28,18 +28,17 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import sys
-import time
 
 import replica
 from validation import make_instance, solve
 from validation.figures import wilson_interval
 from validation.solvers import set_threads
 from experiments.pages import demote_headings, write_block
-from experiments.provenance import read_record, write_record
+from experiments.provenance import read_record
+from experiments.runner import run
 
 SEED = 0
 MAX_STARTS = 32
@@ -180,16 +179,16 @@ def _load_records(path):
         return {r["key"]: r for r in map(json.loads, fh) if r}
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="saturation of the rank-m search")
+def _arguments(parser) -> None:
     parser.add_argument("--records", type=pathlib.Path, default=DATA,
                         help="JSON-lines file of per-trial records (reused on a rerun; default: the committed data)")
-    parser.add_argument("--render", action="store_true",
-                        help="write the page from the records, without solving (every trial must be recorded)")
-    args = parser.parse_args(argv)
+
+
+def _results(job) -> list:
+    """Every configuration with its trial records; a trial not recorded yet is solved (not with --render)."""
+    records_file = job.args.records
     set_threads(1)
-    cache = _load_records(args.records)
-    start = time.perf_counter()
+    cache = _load_records(records_file)
     results = []
     for d, problem, kappa in CONFIGS:
         p_theory = replica.capacity(d, kappa=kappa).p_c
@@ -199,25 +198,37 @@ def main(argv=None) -> None:
             for trial in range(TRIALS[d]):
                 key = _key(d, problem, kappa, p, trial)
                 if key not in cache:
-                    if args.render:
-                        raise SystemExit(f"{args.records} has no record {key}: measure again (without --render)")
+                    if job.render_only:
+                        raise SystemExit(f"{records_file} has no record {key}: measure again (without --render)")
                     cache[key] = run_trial(d, problem, kappa, p, trial)
-                    with args.records.open("a") as fh:
+                    with records_file.open("a") as fh:
                         fh.write(json.dumps(cache[key]) + "\n")
                 records.append(cache[key])
             results.append(((d, problem, kappa, p, load), records))
-            if not args.render:
+            if not job.render_only:
                 sys.stderr.write(f"{problem} d={d} kappa={kappa} p={p}: {stored_within(records, MAX_STARTS)} "
-                                 f"{time.perf_counter() - start:.0f} s\n")
-                write(results, time.perf_counter() - start, done=False)
-    if args.render:
-        seconds = read_record(PROVENANCE)["wall_time_s"]
-    else:
-        seconds = time.perf_counter() - start
-        if args.records == DATA:
-            write_record(PROVENANCE, command="python -m experiments.rank.rank_saturation", seed=SEED, seconds=seconds)
+                                 f"{job.elapsed():.0f} s\n")
+                write(results, job.elapsed(), done=False)
+    return results
+
+
+def _measure(job) -> None:
+    results = _results(job)
+    seconds = job.elapsed()
+    if job.args.records == DATA:
+        job.record(DATA, seed=SEED, seconds=seconds)
     sys.stdout.write(write(results, seconds, done=True))
 
 
+def _render(job) -> None:
+    if job.render_only:  # a measurement has written the page with its own time
+        sys.stdout.write(write(_results(job), read_record(PROVENANCE)["wall_time_s"], done=True))
+
+
+def main(argv=None) -> int:
+    return run(__file__, "saturation of the rank-m search", measure=_measure, render=_render, argv=argv,
+               arguments=_arguments, seed=SEED)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

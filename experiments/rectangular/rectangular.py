@@ -43,8 +43,9 @@ from validation.solvers import set_threads
 from validation.sweep import task_seed
 
 from replica.variants import rectangular_capacity
-from experiments.pages import demote_headings, render_only, write_block
-from experiments.provenance import read_record, write_record
+from experiments.pages import demote_headings, write_block
+from experiments.provenance import read_record
+from experiments.runner import run
 
 SEED = 0
 SHAPES = ((32, 8), (32, 16), (16, 32), (8, 32))
@@ -167,15 +168,8 @@ def markdown(rows, seconds, done) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> None:
-    from_data = render_only(__doc__.splitlines()[0], argv)
-    if from_data:
-        seconds = read_record(PROVENANCE)["wall_time_s"]
-        write_block(PAGE, "rectangular", demote_headings(markdown(json.loads(DATA.read_text())["rows"], seconds, done=True)),
-                    "rectangular")
-        return
+def _measure(job) -> None:
     set_threads(1)
-    start = time.perf_counter()
     rows = []
     for d_in, d_out in SHAPES:
         for problem in PROBLEMS:
@@ -185,13 +179,21 @@ def main(argv=None) -> None:
             rows.append(record(row, fit, time.perf_counter() - t0))
             sys.stderr.write(f"{problem} {d_in}x{d_out}: p_c {_num(rows[-1]['p_c'])} ({rows[-1]['seconds']:.0f} s)\n")
             DATA.write_text(json.dumps({"seed": SEED, "rows": rows}, indent=1) + "\n")
-            write_block(PAGE, "rectangular", demote_headings(markdown(rows, time.perf_counter() - start, done=False)), "rectangular")
-    seconds = time.perf_counter() - start
-    write_record(PROVENANCE, command="python -m experiments.rectangular.rectangular", seed=SEED, seconds=seconds)
-    text = markdown(rows, round(seconds, 1), done=True)
+            write_block(PAGE, "rectangular", demote_headings(markdown(rows, job.elapsed(), done=False)), "rectangular")
+    job.record(DATA, seed=SEED)
+
+
+def _render(job) -> None:
+    seconds = read_record(PROVENANCE)["wall_time_s"]
+    text = markdown(json.loads(DATA.read_text())["rows"], seconds, done=True)
     write_block(PAGE, "rectangular", demote_headings(text), "rectangular")
-    sys.stdout.write(text)
+    if not job.render_only:
+        sys.stdout.write(text)
+
+
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, seed=SEED)
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

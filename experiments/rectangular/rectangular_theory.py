@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import math
 import pathlib
-import time
 
 import numpy as np
 
@@ -32,8 +31,9 @@ from replica import power_law_spectrum
 from replica.variants import (covariance_hebbian_accuracy, rectangular_capacity, rectangular_hebbian_capacity,
                               tail_second_moment_rectangular)
 from replica.hebbian.model import memory_failure_probability
-from experiments.pages import demote_headings, render_only, write_block
-from experiments.provenance import read_record, write_record
+from experiments.pages import demote_headings, write_block
+from experiments.provenance import read_record
+from experiments.runner import run
 
 HERE = pathlib.Path(__file__).resolve().parent
 PROVENANCE = HERE / "rectangular_theory.provenance.json"
@@ -178,18 +178,21 @@ def render(data, seconds):
     return "\n".join(lines) + "\n"
 
 
-def main(argv=None):
-    from_data = render_only(__doc__.splitlines()[0], argv)
-    if not from_data:
-        start = time.time()
-        data = compute()
-        (HERE / "rectangular_theory.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-        write_record(PROVENANCE, command="python -m experiments.rectangular.rectangular_theory", seed=SEED,
-                     seconds=time.time() - start)
+def _measure(job) -> None:
+    data = compute()
+    (HERE / "rectangular_theory.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    job.record("rectangular_theory.json", seed=SEED)
+
+
+def _render(job) -> None:
     data = json.loads((HERE / "rectangular_theory.json").read_text())
     seconds = read_record(PROVENANCE)["wall_time_s"]
     write_block(HERE / "README.md", "rectangular_theory", demote_headings(render(data, seconds)), "rectangular_theory")
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, seed=SEED)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -14,11 +14,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from experiments.pages import render_only, write_block
-from experiments.provenance import read_record, write_record
+from experiments import runner
+from experiments.pages import write_block
+from experiments.provenance import read_record
 
 HERE = Path(__file__).resolve().parent
 OUT, DATA, PROVENANCE = HERE / "README.md", HERE / "reproducibility.json", HERE / "reproducibility.provenance.json"
@@ -98,13 +98,13 @@ def table(runs: dict) -> list[str]:
     return lines
 
 
-def main(argv=None) -> int:
-    if not render_only(__doc__.splitlines()[0], argv):
-        start = time.perf_counter()
-        runs = {name: run(env) for name, env in VARIANTS.items()}
-        DATA.write_text(json.dumps(runs, indent=1) + "\n")
-        write_record(PROVENANCE, command="python -m experiments.reproducibility.reproducibility", seed=1,
-                     seconds=time.perf_counter() - start, variants=VARIANTS)
+def _measure(job) -> None:
+    runs = {name: run(env) for name, env in VARIANTS.items()}
+    DATA.write_text(json.dumps(runs, indent=1) + "\n")
+    job.record(DATA, seed=1, variants=VARIANTS)
+
+
+def _render(job) -> None:
     runs = json.loads(DATA.read_text())  # the page shows what the data file holds
     record = read_record(PROVENANCE)
     lines = [
@@ -116,7 +116,10 @@ def main(argv=None) -> int:
     ] + table(runs)
     write_block(OUT, "reproducibility", lines, "reproducibility")
     print(f"wrote {OUT}")
-    return 0
+
+
+def main(argv=None) -> int:
+    return runner.run(__file__, __doc__, measure=_measure, render=_render, argv=argv, seed=1)
 
 
 if __name__ == "__main__":

@@ -17,12 +17,11 @@ run itself); the script stops if a refitted p_c or status differs from the commi
 
 Usage::
 
-    python -m experiments.reproduction.collapse [--results experiments/reproduction/full] [--out docs]
+    python -m experiments.reproduction.collapse [--results experiments/reproduction/full] [--out DIR]
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import math
 import os
@@ -32,6 +31,7 @@ from validation.capacity.fit import fit_logistic
 from validation.reproduce.sections import collapse_text
 
 from experiments.pages import write_block
+from experiments.runner import run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -85,23 +85,26 @@ def load_estimates(results):
     return estimates
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def _arguments(parser) -> None:
     parser.add_argument("--results", default=os.path.join(HERE, "full"),
                         help="folder with capacity.csv and success_curves.csv (default: experiments/reproduction/full)")
-    parser.add_argument("--out", default=HERE, help="folder of full_fig1.png, full_collapse.png and "
-                                                    "README.md with the block full_collapse (default: this folder)")
-    args = parser.parse_args(argv)
-    estimates = load_estimates(args.results)
-    os.makedirs(args.out, exist_ok=True)
-    written = [figures.plot_success(estimates, os.path.join(args.out, "full_fig1.png")),
-               figures.plot_collapse(estimates, os.path.join(args.out, "full_collapse.png"))]
-    page = os.path.join(args.out, "README.md")
+
+
+def _render(job) -> None:
+    estimates = load_estimates(job.args.results)
+    written = [figures.plot_success(estimates, os.path.join(HERE, "full_fig1.png")),
+               figures.plot_collapse(estimates, os.path.join(HERE, "full_collapse.png"))]
+    page = os.path.join(HERE, "README.md")
     write_block(page, "full_collapse", collapse_text(estimates), "collapse")
     written.append(page)
     for path in written:
         print(path)
 
 
+def main(argv=None) -> int:
+    """Draw the figures and the block from the committed run (``--out DIR``: into DIR instead)."""
+    return run(__file__, __doc__, render=_render, argv=argv, arguments=_arguments)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -29,6 +29,7 @@ from replica.common import registry
 from replica.common.validity import point_verdict
 
 from experiments.pages import replace_block, write_block
+from experiments.runner import run
 from experiments.scoreboard import measurements as measured
 
 HERE = Path(__file__).resolve().parent
@@ -234,16 +235,22 @@ def readme_block(table) -> list[str]:
              "[experiments/scoreboard/README.md](experiments/scoreboard/README.md).", ""] + summary_rows(table))
 
 
-def main() -> None:
+def _render(job) -> None:
     # every "off" point is what this page reports; the warning each theory call gives is not news here
     warnings.simplefilter("ignore", replica.TheoryOffWarning)
     table = build()
-    TABLE.write_text(json.dumps(table, indent=1, sort_keys=False, allow_nan=False) + "\n")
+    job.output("../../replica/common/validity_table.json").write_text(
+        json.dumps(table, indent=1, sort_keys=False, allow_nan=False) + "\n")
     write_block(PAGE, "scoreboard", page_block(table), EXPERIMENT)
-    README.write_text(replace_block(README.read_text(), "scoreboard", readme_block(table), EXPERIMENT,
+    readme = job.output("../../README.md")
+    readme.write_text(replace_block(readme.read_text(), "scoreboard", readme_block(table), EXPERIMENT,
                                     where="README.md"))
     print(f"wrote {TABLE.relative_to(ROOT)}, {PAGE.relative_to(ROOT)}, README.md")
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, render=_render, argv=argv)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -34,7 +34,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import sys
@@ -54,7 +53,8 @@ from validation.recall import normalised_margin, recall_check  # noqa: E402
 from validation.solvers import set_threads  # noqa: E402
 from validation.solvers.rank_margin import solve_rank_max_margin  # noqa: E402
 from experiments.pages import demote_headings, write_block  # noqa: E402
-from experiments.provenance import read_record, write_record  # noqa: E402
+from experiments.provenance import read_record  # noqa: E402
+from experiments.runner import run  # noqa: E402
 
 SEED = 0
 KAPPA = 0.5
@@ -235,33 +235,35 @@ def _save(rows, complete):
                                indent=1) + "\n")
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def _arguments(parser) -> None:
     parser.add_argument("--scale", type=float, default=1.0,
                         help="multiply the instance counts (at least 1 each); default 1")
-    parser.add_argument("--render", action="store_true",
-                        help="write the page and figure from the committed data, without measuring")
-    args = parser.parse_args(argv)
-    if args.render:
-        render(json.loads(DATA.read_text()), read_record(PROVENANCE)["wall_time_s"])
-        return 0
-    if args.scale <= 0:
-        parser.error(f"--scale must be positive, got {args.scale}")
+
+
+def _measure(job) -> int:
+    if job.args.scale <= 0:
+        print(f"{job.command}: --scale must be positive, got {job.args.scale}", file=sys.stderr)
+        return 2
     set_threads(1)
-    t_start = time.perf_counter()
     rows = []
     for problem, d, count, time_limit in PLAN:
-        for t in range(max(1, int(round(count * args.scale)))):
+        for t in range(max(1, int(round(count * job.args.scale)))):
             second = t < SECOND_STARTS.get((problem, d), 0)
             rows.append(measure_instance(problem, d, t, time_limit, second))
             print({k: v for k, v in rows[-1].items() if not k.startswith("sv_")}, flush=True)
         _save(rows, complete=False)
-        render(json.loads(DATA.read_text()), time.perf_counter() - t_start)
+        render(json.loads(DATA.read_text()), job.elapsed())
     _save(rows, complete=True)
-    record = write_record(PROVENANCE, command="python -m experiments.spectra.rank_spectra", seed=SEED,
-                          seconds=time.perf_counter() - t_start, scale=args.scale)
-    render(json.loads(DATA.read_text()), record["wall_time_s"])
+    job.record(DATA, seed=SEED, scale=job.args.scale)
     return 0
+
+
+def _render(job) -> None:
+    render(json.loads(DATA.read_text()), read_record(PROVENANCE)["wall_time_s"])
+
+
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, arguments=_arguments, seed=SEED)
 
 
 if __name__ == "__main__":

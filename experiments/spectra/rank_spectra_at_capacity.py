@@ -38,7 +38,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import pathlib
@@ -55,6 +54,7 @@ from scipy import stats  # noqa: E402
 import replica  # noqa: E402
 from replica.asymptotic.spectra import normalized_singular_values  # noqa: E402
 from experiments.pages import demote_headings, write_block  # noqa: E402
+from experiments.runner import run  # noqa: E402
 from experiments.provenance import read_record, write_record  # noqa: E402
 
 SEED = 1
@@ -380,17 +380,22 @@ def render() -> list[str]:
     return lines
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--render", action="store_true", help="render the page and figure from the committed data")
+def _arguments(parser) -> None:
     parser.add_argument("--resume", action="store_true", help="keep the trials already in the data file")
     parser.add_argument("--max-seconds", type=float, default=None,
                         help="start no new trial after this many seconds (the page says the run is incomplete)")
-    args = parser.parse_args(argv)
-    if not args.render:
-        measure(args.resume, args.max_seconds)
+
+
+def _measure(job) -> None:
+    measure(job.args.resume, job.args.max_seconds)
+
+
+def _render(job) -> None:
     print("\n".join(render()))
-    return 0
+
+
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, arguments=_arguments, seed=SEED)
 
 
 if __name__ == "__main__":

@@ -13,13 +13,12 @@ leaves the rows it finished; ``--render`` rewrites the page from the committed d
 Usage::
 
     python -m experiments.sphere.sphere_optimal            # measure (about 8 min), write the data and the page
-    python -m experiments.sphere.sphere_optimal --out DIR  # the same, trials kept in the store DIR
+    python -m experiments.sphere.sphere_optimal --store DIR  # the same, trials kept in the store DIR
     python -m experiments.sphere.sphere_optimal --render   # the page from the committed data
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import sys
@@ -31,7 +30,8 @@ from validation.solvers import set_threads
 from validation.store import ResultStore
 from validation.sweep import make_executor
 from experiments.pages import demote_headings, write_block
-from experiments.provenance import read_record, write_record
+from experiments.provenance import read_record
+from experiments.runner import run
 
 SEED = 0
 # (d, problem, trials per grid point, refinement rounds, half-width of the first grid,
@@ -114,17 +114,14 @@ def write(rows, seconds, done) -> str:
     return text
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="sphere-ensemble p_c of the optimal memory")
-    parser.add_argument("--out", default=None, help="folder of a result store (trials reused on a rerun)")
-    parser.add_argument("--render", action="store_true", help="write the page from the committed data, without measuring")
-    args = parser.parse_args(argv)
-    if args.render:
-        sys.stdout.write(write(json.loads(DATA.read_text()), read_record(PROVENANCE)["wall_time_s"], done=True))
-        return
-    store = None if args.out is None else ResultStore(args.out)
+def _arguments(parser) -> None:
+    parser.add_argument("--store", default=None, metavar="DIR",
+                        help="folder of a result store (trials reused on a rerun)")
+
+
+def _measure(job) -> None:
+    store = None if job.args.store is None else ResultStore(job.args.store)
     set_threads(1)
-    start = time.perf_counter()
     theory = {d: (replica.capacity(d, ensemble="sphere").p_c, replica.capacity(d).p_c)
               for d in sorted({r[0] for r in ROWS})}
     rows = []
@@ -137,11 +134,18 @@ def main(argv=None) -> None:
                      "seconds": time.perf_counter() - t0})
         sys.stderr.write(f"{spec[:2]}: sphere {sph.p_c} gaussian {gau.p_c}\n")
         DATA.write_text(json.dumps(rows, indent=1) + "\n")
-        write(rows, time.perf_counter() - start, done=False)
-    seconds = time.perf_counter() - start
-    write_record(PROVENANCE, command="python -m experiments.sphere.sphere_optimal", seed=SEED, seconds=seconds)
-    sys.stdout.write(write(json.loads(DATA.read_text()), seconds, done=True))
+        write(rows, job.elapsed(), done=False)
+    job.record(DATA, seed=SEED)
+
+
+def _render(job) -> None:
+    sys.stdout.write(write(json.loads(DATA.read_text()), read_record(PROVENANCE)["wall_time_s"], done=True))
+
+
+def main(argv=None) -> int:
+    return run(__file__, "sphere-ensemble p_c of the optimal memory", measure=_measure, render=_render, argv=argv,
+               arguments=_arguments, seed=SEED)
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import json
 import pathlib
-import time
 
 from validation.capacity import estimate_capacity
 from validation.solvers import set_threads
-from experiments.pages import demote_headings, render_only, write_block
-from experiments.provenance import read_record, write_record
+from experiments.pages import demote_headings, write_block
+from experiments.provenance import read_record
+from experiments.runner import run
 
 DIMENSIONS = (16, 32)
 OP_DIMENSIONS = (16,)
@@ -97,21 +97,24 @@ def markdown(rows, seconds) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> None:
-    if render_only(__doc__.splitlines()[0], argv):
-        seconds = read_record(PROVENANCE)["wall_time_s"]
-    else:
-        set_threads(1)
-        start = time.perf_counter()
-        rows = measure()
-        seconds = time.perf_counter() - start
-        DATA.write_text(json.dumps(rows, indent=1) + "\n")
-        write_record(PROVENANCE, command="python -m experiments.top_k.top_k", seed=SEED, seconds=seconds)
+def _measure(job) -> None:
+    set_threads(1)
+    rows = measure()
+    DATA.write_text(json.dumps(rows, indent=1) + "\n")
+    job.record(DATA, seed=SEED)
+
+
+def _render(job) -> None:
+    seconds = read_record(PROVENANCE)["wall_time_s"]
     rows = json.loads(DATA.read_text())  # the page shows what the data file holds
     text = markdown(rows, seconds)
     write_block(HERE / "README.md", "top_k", demote_headings(text), "top_k")
     print(text)
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, seed=SEED)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -32,10 +32,10 @@ column existed were measured at 20 s and read as such).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import pathlib
+import sys
 import time
 
 import numpy as np
@@ -46,6 +46,7 @@ from validation.capacity.fit import fit_logistic, interval_text
 from validation.solvers import set_threads
 from validation.top_k_bound import top_k_decision
 from experiments.pages import demote_headings, write_block
+from experiments.runner import run
 
 CASES = tuple((problem, d, k) for k in (2, 5) for d in (2, 3, 4) for problem in ("dp", "op"))
 RATIOS = (0.8, 0.9, 1.0, 1.1, 1.25)  # loads p = round(ratio * theory p_c), duplicates dropped
@@ -374,9 +375,7 @@ def render(rows):
     return "\n".join(lines + summary) + "\n", records
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--render", action="store_true", help="write the page from the committed CSV")
+def _arguments(parser) -> None:
     parser.add_argument("--cases", nargs="+", metavar="PROBLEM:D:K",
                         help="measure only these cases and append them to the CSV (e.g. dp:5:2 op:5:2)")
     parser.add_argument("--searches", action="store_true",
@@ -384,30 +383,43 @@ def main(argv=None):
                              "with the current code, keep the MILP columns, then render")
     parser.add_argument("--time-limit", type=float, default=TIME_LIMIT,
                         help=f"seconds per MILP solve of the measured cases (default {TIME_LIMIT:g})")
-    args = parser.parse_args(argv)
+
+
+def _measure(job) -> int:
+    args = job.args
     try:
         cases = None if args.cases is None else [parse_case(c) for c in args.cases]
         if not (0 < args.time_limit < float("inf")):
             raise ValueError(f"--time-limit must be positive and finite, got {args.time_limit}")
-        if sum([args.render, cases is not None, args.searches]) > 1:
-            raise ValueError("--render, --cases and --searches are three different runs; give one")
+        if cases is not None and args.searches:
+            raise ValueError("--cases and --searches are two different runs; give one")
         old = read_csv() if cases is not None else None
         if cases is not None:
             append_rows(old, [dict(problem=c[0], d=c[1], k=c[2]) for c in cases])  # refuse before measuring
     except ValueError as exc:
-        parser.exit(2, f"top_k_exact.py: error: {exc}\n")
+        print(f"top_k_exact.py: error: {exc}", file=sys.stderr)
+        return 2
+    set_threads(1)
     if args.searches:
-        set_threads(1)
         write_csv(refresh_searches(read_csv()))
-    elif not args.render:
-        set_threads(1)
+    else:
         new = measure(CASES if cases is None else cases, args.time_limit)
         write_csv(new if cases is None else append_rows(old, new))
+    # one record for the CSV and the summary top_k_exact.json rendered from it
+    job.record(DATA, seed=SEED, time_limit=args.time_limit, summary="top_k_exact.json is rendered from the CSV")
+    return 0
+
+
+def _render(job) -> None:
     page, records = render(read_csv())
     write_block(PAGE, "top_k_exact", demote_headings(page), "top_k_exact")
     SUMMARY.write_text(json.dumps(records, indent=1) + "\n")
     print(f"wrote {PAGE}")
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, arguments=_arguments, seed=SEED)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,7 +1,8 @@
 """Measured recall error of facts with Zipf frequencies against d, beside ``replica.zipf_error``.
 
-Writes ``experiments/zipf/zipf.json`` (every measurement's ``to_dict``, the theory curves, the seed,
-the run time and the code commit), then renders ``experiments/zipf/README.md`` (the table) and
+Writes ``experiments/zipf/zipf.json`` (every measurement's ``to_dict``, the theory curves, the seed)
+and its provenance record ``zipf.provenance.json`` (the command, the run time, the code commit and
+the runs that added dimensions or solvers later), then renders ``experiments/zipf/README.md`` (the table) and
 ``experiments/zipf/zipf.png`` (E against d, log-log, one panel per Zipf exponent) from that file.
 The measurement is :func:`validation.zipf.measure_zipf` at ``d`` in ``DIMENSIONS``, Zipf
 exponents ``EXPONENTS`` and ``N = round(OVERLOAD * replica.capacity(d).p_c)`` facts (the
@@ -12,15 +13,14 @@ instances per (d, a) shared by the solvers.  Run in this process (one core).  Se
 Usage::
 
     python -m experiments.zipf.zipf               # measure (about 5 minutes on one core), write json, md and png
-    python -m experiments.zipf.zipf --from-data   # re-render md and png from the committed experiments/zipf/zipf.json
+    python -m experiments.zipf.zipf --render      # re-render md and png from the committed experiments/zipf/zipf.json
     python -m experiments.zipf.zipf --add 128 --trials 4   # append more dimensions to the committed data
     python -m experiments.zipf.zipf --add-solver adam_frequency --adam-steps 1000   # more memories, same instances
-    python -m experiments.zipf.zipf --check       # exit 1 if experiments/zipf/README.md is stale (run in CI)
+    python -m experiments check zipf              # exit 1 if experiments/zipf/README.md is stale (run in CI)
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import subprocess
@@ -34,6 +34,8 @@ from validation.zipf import (ZIPF_LABELS, ZIPF_SOLVERS, ZIPF_THEORY, measure_zip
                             slope_text, zipf_frequencies, zipf_theory_curves)
 
 from experiments.pages import demote_headings, write_block
+from experiments.provenance import read_record
+from experiments.runner import record_path, run
 
 DIMENSIONS = (16, 32, 64)
 EXPONENTS = (1.5, 2.0)
@@ -45,7 +47,7 @@ SEED = 0
 PROBLEM = "op"
 CURVE_D = (16, 20, 24, 28, 32, 40, 48, 56, 64)  # theory curves of the figure
 HERE = pathlib.Path(__file__).resolve().parent
-DATA = HERE / "zipf.json"
+DATA, PROVENANCE = HERE / "zipf.json", HERE / "zipf.provenance.json"
 LABELS = ZIPF_LABELS
 
 
@@ -90,6 +92,29 @@ def measure() -> dict:
             "problem": PROBLEM, "overload": OVERLOAD, "adam_steps": ADAM_STEPS, "dimensions": list(DIMENSIONS),
             "exponents": list(EXPONENTS), "seconds": time.perf_counter() - start, "measurements": runs,
             "theory_curves": _theory_curves(DIMENSIONS)}
+
+
+RUN_KEYS = {"command": "command", "commit": "code_commit", "seconds": "wall_time_s",
+            "extensions": "extensions", "solver_extensions": "solver_extensions"}
+"""Keys of a measurement's dict that describe the run, not the data: they go into ``zipf.provenance.json``
+(under the record's own names), the rest into ``zipf.json``."""
+
+
+def split(full: dict) -> tuple[dict, dict]:
+    """``(data, record fields)`` of a measurement's dict (see ``RUN_KEYS``)."""
+    data = {k: v for k, v in full.items() if k not in RUN_KEYS}
+    return data, {RUN_KEYS[k]: full[k] for k in RUN_KEYS if k in full}
+
+
+def joined(data: dict, record: dict) -> dict:
+    """The committed data with the run's fields read back from its provenance record (what the page shows)."""
+    return {**data, **{k: record[r] for k, r in RUN_KEYS.items() if r in record}}
+
+
+def read_data(path: pathlib.Path = None) -> dict:
+    """``zipf.json`` joined with its record ``zipf.provenance.json``."""
+    path = DATA if path is None else path
+    return joined(json.loads(path.read_text()), read_record(record_path(path)))
 
 
 def extend(data, dimensions, trials) -> dict:
@@ -291,34 +316,45 @@ def figure(data, path) -> None:
                     "per point (mean ± s.e.); lines: replica.zipf_error")
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--from-data", action="store_true", help="re-render from the committed experiments/zipf/zipf.json")
+def _arguments(parser) -> None:
     parser.add_argument("--add", type=int, nargs="+", metavar="D",
                         help="measure these dimensions too and append them to the committed experiments/zipf/zipf.json")
     parser.add_argument("--trials", type=int, default=TRIALS, help="instances per point of --add")
     parser.add_argument("--add-solver", nargs="+", metavar="S", choices=("adam_frequency",),
                         help="measure these solvers on the committed instances and append their points")
     parser.add_argument("--adam-steps", type=int, default=ADAM_STEPS, help="Adam steps of --add-solver")
-    args = parser.parse_args(argv)
+
+
+def _measure(job) -> None:
+    args = job.args
+    set_threads(1)
     if args.add or args.add_solver:
-        set_threads(1)
-        data = json.loads(DATA.read_text())
+        full = read_data()
         if args.add:
-            data = extend(data, args.add, args.trials)
+            full = extend(full, args.add, args.trials)
         if args.add_solver:
-            data = add_solvers(data, args.add_solver, args.adam_steps)
-        DATA.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
-    elif not args.from_data:
-        set_threads(1)
-        data = measure()
-        DATA.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
-    data = json.loads(DATA.read_text())
+            full = add_solvers(full, args.add_solver, args.adam_steps)
+        data, fields = split(full)
+        record = {**read_record(PROVENANCE), **fields}   # the main run's record, with the runs that added to it
+        PROVENANCE.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+        job.recorded.add(PROVENANCE)
+    else:
+        data, fields = split(measure())
+        job.record(DATA, seed=SEED, seconds=fields["wall_time_s"], run_commit=fields["code_commit"])
+    DATA.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
+
+
+def _render(job) -> None:
+    data = read_data()
     text = markdown(data)
     write_block(HERE / "README.md", "zipf", demote_headings(text), "zipf")
     figure(data, HERE / "zipf.png")
     print(text)
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, arguments=_arguments, seed=SEED)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

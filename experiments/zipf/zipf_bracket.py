@@ -41,8 +41,9 @@ from replica.variants.few_outputs import cloud_statistics
 from validation import FactSettings, make_instance, solve
 from validation.accuracy_bound import accuracy_bound
 from validation.solvers import set_threads
-from experiments.pages import render_only, write_block
-from experiments.provenance import read_record, write_record
+from experiments.pages import write_block
+from experiments.provenance import read_record
+from experiments.runner import run
 
 CASES = ((6, 30, 1.5, 18), (6, 30, 2.0, 18), (8, 44, 2.0, 22))  # (d, N, a, top)
 INSTANCES = 12
@@ -168,17 +169,20 @@ def page_block(rows, seconds) -> list[str]:
     return out
 
 
-def main(argv=None):
-    from_data = render_only(__doc__.splitlines()[0], argv)
-    if not from_data:
-        start = time.perf_counter()
-        warnings.simplefilter("ignore", replica.TheoryOffWarning)
-        write_data(measure())
-        write_record(PROVENANCE, command="python -m experiments.zipf.zipf_bracket", seed=SEED,
-                     seconds=time.perf_counter() - start)
+def _measure(job) -> None:
+    warnings.simplefilter("ignore", replica.TheoryOffWarning)
+    write_data(measure())
+    job.record(DATA, seed=SEED)
+
+
+def _render(job) -> None:
     write_block(PAGE, "zipf_bracket", page_block(read_rows(), read_record(PROVENANCE)["wall_time_s"]),
                 "zipf_bracket")
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, seed=SEED)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

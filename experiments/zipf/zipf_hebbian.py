@@ -32,13 +32,13 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import time
 
 from experiments.pages import write_block
-from experiments.provenance import read_record, write_record
+from experiments.provenance import read_record
+from experiments.runner import run
 
 N = 1000
 DIMENSIONS = (16, 32, 64, 128)
@@ -221,25 +221,31 @@ def figure(data, path=FIGURE) -> None:
     plt.close(fig)
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--render", action="store_true",
-                        help="write the page and figure from the committed data, without measuring")
+def _arguments(parser) -> None:
     parser.add_argument("--instances", type=int, default=INSTANCES,
                         help="instances per (d, a, ensemble) (default %(default)s)")
-    args = parser.parse_args(argv)
-    if not args.render:
-        start, cpu = time.perf_counter(), time.process_time()
-        data = measure(args.instances)
-        DATA.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
-        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-        solves = len(data["records"]) // len(MEMORIES) * args.instances
-        write_record(PROVENANCE, command=COMMAND, seed=SEED, seconds=seconds, threads=1, instances=args.instances,
-                     cpu_time_s=round(cpu, 1), cpu_seconds_per_instance=round(cpu / solves, 4))
+
+
+def _measure(job) -> None:
+    instances = job.args.instances
+    cpu = time.process_time()
+    data = measure(instances)
+    DATA.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
+    cpu = time.process_time() - cpu
+    solves = len(data["records"]) // len(MEMORIES) * instances
+    job.record(DATA, seed=SEED, threads=1, instances=instances, cpu_time_s=round(cpu, 1),
+               cpu_seconds_per_instance=round(cpu / solves, 4))
+
+
+def _render(job) -> None:
     data = read_data()
     write_block(PAGE, "zipf_hebbian", page_block(data, read_record(PROVENANCE)), "zipf_hebbian")
     figure(data)
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, arguments=_arguments, seed=SEED)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

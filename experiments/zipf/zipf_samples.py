@@ -33,7 +33,6 @@ from __future__ import annotations
 import csv
 import math
 import pathlib
-import time
 
 import numpy as np
 
@@ -44,8 +43,9 @@ from validation.recall import recall_check
 from validation.solvers.engine.decision import DecisionRun
 from validation.solvers.engine.memories import hebbian_memory
 from validation.solvers.engine.options import OptimalOptions
-from experiments.pages import demote_headings, render_only, write_block
-from experiments.provenance import read_record, write_record
+from experiments.pages import demote_headings, write_block
+from experiments.provenance import read_record
+from experiments.runner import run
 
 DIMENSIONS = (32, 64)
 OPTIMAL_DIMENSIONS = (32,)
@@ -210,15 +210,18 @@ def write(rows, seconds):
     write_block(HERE / "README.md", "zipf_samples", demote_headings(text), "zipf_samples")
 
 
-def main(argv=None):
-    from_data = render_only(__doc__.splitlines()[0], argv)
-    if not from_data:
-        start = time.perf_counter()
-        write_data(measure())
-        write_record(PROVENANCE, command="python -m experiments.zipf.zipf_samples", seed=SEED,
-                     seconds=time.perf_counter() - start)
+def _measure(job) -> None:
+    write_data(measure())
+    job.record(DATA, seed=SEED)
+
+
+def _render(job) -> None:
     write(read_rows(), read_record(PROVENANCE)["wall_time_s"])
 
 
+def main(argv=None) -> int:
+    return run(__file__, __doc__, measure=_measure, render=_render, argv=argv, seed=SEED)
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

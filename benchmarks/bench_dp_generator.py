@@ -1,9 +1,9 @@
 """DP candidate generation per coordinate: generator 2 against generator 1, on two instruction sets.
 
 The decoupled problem regenerates its ``p^2`` candidates at every full pass
-(``validation._rng``, ``notes/simulation.md``, section 2), so the nanoseconds per coordinate
-bound what a DP decision costs.  This script times, in one process with one numba thread,
-the package's two generators through ``validation._rng._fill_candidate``:
+(``validation.instances._candidate_kernels``, ``notes/simulation.md``, section 2), so the
+nanoseconds per coordinate bound what a DP decision costs.  This script times, in one process with one numba thread,
+the package's two generators through ``validation.instances._candidate_kernels._fill_candidate``:
 
 * ``generator``: make candidate ``(mu, rho)`` (d coordinates, float64, gaussian ensemble);
 * ``generator + dot``: the same and its dot product with a length-d image (fastmath, as in
@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from _machine import cpu_target  # noqa: E402  (script directory)
-from validation import _rng  # noqa: E402
+from validation.instances import _candidate_kernels as _candidates  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -63,12 +63,12 @@ def _loop(with_dot, code, key, images, n_candidates):
     """Candidates (mu, rho) of every image row, and (``with_dot``) their dot products."""
     n, d = images.shape
     buf = np.empty(d)
-    words = np.empty(_rng.scratch_size(d), np.uint32)
-    normals = np.empty(_rng.scratch_size(d), np.float32)
+    words = np.empty(_candidates.scratch_size(d), np.uint32)
+    normals = np.empty(_candidates.scratch_size(d), np.float32)
     total = 0.0
     for mu in range(n):
         for rho in range(n_candidates):
-            _rng._fill_candidate(key, code, mu, rho, buf, words, normals)
+            _candidates._fill_candidate(key, code, mu, rho, buf, words, normals)
             total += _dot(buf, images[mu]) if with_dot else buf[0]
     return total
 
@@ -82,7 +82,7 @@ def _dot(a, b):
 
 
 def _ns_per_coordinate(with_dot, generator, d, candidates, repeats):
-    code = _rng.candidate_code("gaussian", generator)
+    code = _candidates.candidate_code("gaussian", generator)
     images = np.random.default_rng(0).standard_normal((8, d))
     n_candidates = max(1, candidates // 8)
     _loop(with_dot, code, np.uint64(1), images, 2)  # compile
@@ -113,7 +113,8 @@ def law_check(draws) -> dict:
     n = max(1, draws // 100)
     mus = np.arange(n, dtype=np.int64) // 100
     rhos = np.arange(n, dtype=np.int64) % 100
-    z = (_rng.dp_pairs(np.uint64(2026), _rng.candidate_code("gaussian", 2), mus, rhos, 100) * 10.0).ravel()
+    code = _candidates.candidate_code("gaussian", 2)
+    z = (_candidates.dp_pairs(np.uint64(2026), code, mus, rhos, 100) * 10.0).ravel()
     out = {"draws": z.size, "mean": z.mean(), "variance": z.var(), "fourth_moment": np.mean(z ** 4),
            "ks_p": stats.kstest(z, "norm").pvalue}
     for level in (2, 3, 4):

@@ -56,7 +56,7 @@ def decide(instance, screen):
 def rows_for(d, fraction, seed, screen_off):
     """Table rows of one (d, fraction): DP screened, DP plain (if asked), OP."""
     import replica
-    from validation.ensembles import make_instance
+    from validation.instances.ensembles import make_instance
 
     p = int(round(fraction * replica.capacity(d).p_c))
     gemm = gemm_seconds(p, d)

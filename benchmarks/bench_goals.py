@@ -64,7 +64,7 @@ from pathlib import Path
 from _machine import cpu_target  # script directory
 from bench_max_margin import fmt, gemm_seconds  # the same cells and GEMM timer (script directory)
 
-from validation._rng import default_generator
+from validation.instances._candidate_kernels import default_generator
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -123,7 +123,7 @@ def _lbfgs_decision(instance):
 
 def run_case(case):
     """One decision (and what follows it) in a pinned worker; returns a row."""
-    from validation.ensembles import make_instance
+    from validation.instances.ensembles import make_instance
     from validation.solvers import decision, solve
     from validation.solvers.maxmargin import solve_max_margin
 
@@ -264,7 +264,7 @@ def stopped_sweep_record(store, seconds):
     """
     from validation.capacity.fit import separation_bracket
     from validation.capacity.trials import TrialCounts
-    from validation.store import ResultStore
+    from validation.runtime.store import ResultStore
 
     with ResultStore(store, readonly=True) as db:
         rows = db.rows(experiment="capacity")

@@ -48,7 +48,7 @@ def gemm_seconds(p, d, repeats=7):
 
 
 def warm_up():
-    from validation.ensembles import make_instance
+    from validation.instances.ensembles import make_instance
     from validation.solvers import solve
     from validation.solvers.maxmargin import solve_max_margin
 
@@ -60,7 +60,7 @@ def warm_up():
 
 def run_case(d, p, problem, seed, tol, old_limit):
     """One row of the table."""
-    from validation.ensembles import make_instance
+    from validation.instances.ensembles import make_instance
     from validation.solvers import solve
     from validation.solvers.maxmargin import solve_max_margin
 

@@ -29,7 +29,7 @@ from bench_max_margin import gemm_seconds
 def profile(d, fraction, problem, seed, top):
     """(header line, rows (own seconds, GEMM-eq, calls, function)) of one profiled decision."""
     import replica
-    from validation.ensembles import make_instance
+    from validation.instances.ensembles import make_instance
     from validation.solvers import set_threads, solve
 
     set_threads(1)

@@ -11,7 +11,7 @@ the top competitor. The theory gives the law of every field:
 draws exact samples of it.
 
 We compare those laws with the scores of an optimal memory found by the certified
-solver, measured with ``validation.spectra_and_scores.score_distribution``. The theory
+solver, measured with ``validation.measurements.spectra_and_scores.score_distribution``. The theory
 speaks in units of the competitors' standard deviation; ``score_distribution`` returns
 scores in units of :math:`\lVert W\rVert_F / d`, which is that standard deviation for a
 memory independent of the pairs. The optimal memory is not (it pushes its competitors
@@ -24,7 +24,7 @@ import numpy as np
 import replica
 import validation
 from validation.solvers import set_threads
-from validation.spectra_and_scores import score_distribution
+from validation.measurements.spectra_and_scores import score_distribution
 
 set_threads(1)
 

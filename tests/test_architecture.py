@@ -38,7 +38,7 @@ PACKAGES = ("replica", "validation")
 KERNEL_MODULES = frozenset({
     "validation.solvers.engine._optimal_kernels",
     "validation.solvers.engine._maxmargin_kernels",
-    "validation._rng",
+    "validation.instances._candidate_kernels",
     "replica.saddle._kernels",
 })
 
@@ -218,15 +218,14 @@ LAYERS = {
     "replica.saddle": 1.2, "replica.variants": 1.2,
     # the front ends, one per quantity, over every model of the theory
     "replica.quantities": 1.3,
-    "validation": 2, "validation._rng": 2, "validation.instance": 2, "validation.ensembles": 2, "validation.recall": 2,
-    "validation.spectra_and_scores": 2, "validation.intervals": 2, "validation.store": 2,
+    # validation: instances and the measurements of one memory at the bottom (the solvers use
+    # them), then the solver engine, the solvers, and what is built on them
+    "validation": 2, "validation.instances": 2, "validation.measurements": 2,
     "validation.solvers.engine": 3,
     "validation.solvers": 4,
-    "validation.sweep": 5, "validation.executors": 5, "validation.capacity": 5, "validation.accuracy": 5,
-    "validation.accuracy_bound": 5, "validation.bound_milp": 5, "validation.weighted_bound": 5,
-    "validation.top_k_bound": 5,
-    "validation.zipf": 5, "validation.zipf_memories": 5,
-    "validation.ce_protocol": 5,
+    "validation.measurements.accuracy": 5, "validation.measurements.zipf": 5,
+    "validation.measurements.zipf_memories": 5, "validation.measurements.ce_protocol": 5,
+    "validation.bounds": 5, "validation.runtime": 5, "validation.capacity": 5,
     "validation.figures": 5,
     "validation.reproduce": 6,
     "replica.cli": 7, "replica.__main__": 7, "validation.cli": 7, "validation.__main__": 7,
@@ -398,9 +397,10 @@ def _private(parts) -> str | None:
 def private_uses(files, packages=PACKAGES) -> list[str]:
     """``path:line: what`` of each use of a private name of ``packages`` in ``files``.
 
-    Counted: ``import validation._rng``, ``from replica._saddle_kernels import x``,
-    ``from validation import _rng``, ``from validation.zipf import _errors`` and attribute
-    reads ``validation._rng`` or ``v.solvers._x`` through a name bound to a package module.
+    Counted: ``import validation.instances._candidate_kernels``, ``from replica._saddle_kernels import x``,
+    ``from validation.instances import _candidate_kernels``, ``from validation.measurements.zipf import _errors``
+    and attribute reads ``validation.instances._candidate_kernels`` or ``v.solvers._x`` through a name bound to
+    a package module.
     """
     bad = []
     for path in files:
@@ -442,10 +442,10 @@ def test_experiments_use_no_private_name():
 
 def test_the_private_name_rule_can_fail(tmp_path):
     files = _write(tmp_path, {
-        "experiments/zipf/run.py": ("import validation._rng\n"
+        "experiments/zipf/run.py": ("import validation.instances._candidate_kernels\n"
                                     "import replica as r\n"
-                                    "from validation import _rng, make_instance\n"
-                                    "from validation.zipf import _errors\n"
+                                    "from validation.instances import _candidate_kernels, ensembles\n"
+                                    "from validation.measurements.zipf import _errors\n"
                                     "from replica._saddle_kernels import bulk\n"
                                     "x = r._cache\n"),
         "experiments/zipf/ok.py": ("import numpy as np\n"
@@ -457,8 +457,8 @@ def test_the_private_name_rule_can_fail(tmp_path):
     })
     bad = private_uses(files.values())
     assert [b.split(": ", 1)[1] for b in bad] == [
-        "import validation._rng", "from validation import _rng", "from validation.zipf import _errors",
-        "from replica._saddle_kernels import bulk", "r._cache"]
+        "import validation.instances._candidate_kernels", "from validation.instances import _candidate_kernels",
+        "from validation.measurements.zipf import _errors", "from replica._saddle_kernels import bulk", "r._cache"]
     assert all("run.py" in b for b in bad)
 
 
@@ -551,3 +551,31 @@ def test_the_size_rule_can_fail(tmp_path):
     bad = size_violations(mods)
     assert [b.split(": ", 1)[1] for b in bad] == [
         "601 lines (at most 600)", "long has 82 lines of code (at most 80)", "wide has 9 parameters (at most 8)"]
+
+
+# ----------------------------------------------------------------------------------
+# Grouping: few modules at the root of a package, the rest in subpackages by what they are
+# ----------------------------------------------------------------------------------
+
+# modules a package may keep at its root, besides __init__.py and __main__.py
+MAX_ROOT_MODULES = {"validation": 6}
+
+
+def root_modules(package: Path) -> list[str]:
+    """The modules at the root of ``package`` (``*.py``, not ``__init__``/``__main__``)."""
+    return sorted(p.name for p in package.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+
+
+@pytest.mark.parametrize("package, limit", sorted(MAX_ROOT_MODULES.items()))
+def test_the_root_of_a_package_holds_few_modules(package, limit):
+    modules = root_modules(ROOT / package)
+    assert len(modules) <= limit, (f"{package}/ holds {len(modules)} modules at its root (at most {limit}): "
+                                   f"{', '.join(modules)}; move them into the subpackage of what they are")
+
+
+def test_the_root_module_rule_can_fail(tmp_path):
+    for name in ("__init__", "__main__", "a", "b", "c"):
+        (tmp_path / f"{name}.py").write_text("")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "d.py").write_text("")
+    assert root_modules(tmp_path) == ["a.py", "b.py", "c.py"]

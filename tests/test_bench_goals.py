@@ -143,7 +143,7 @@ def test_generator_and_dp300_goals(bench_goals):
 
 def test_a_stopped_sweep_is_recorded_from_its_store_and_never_called_met(bench_goals, tmp_path):
     # a synthetic store: 2 of 2 stored at p = 100, 0 of 3 at p = 110, one error at p = 105
-    from validation.store import ResultStore
+    from validation.runtime.store import ResultStore
 
     key = {"experiment": "capacity", "problem": "op", "solver": "optimal", "ensemble": "gaussian", "d": 16,
            "kappa": 1.0, "seed": 0, "version": "x"}

@@ -167,7 +167,7 @@ def test_export_of_corrupted_store_one_line_before_output(tmp_path, capsys):
     import sqlite3
 
     from validation.cli import main as validation_main
-    from validation.store import ResultStore
+    from validation.runtime.store import ResultStore
 
     with ResultStore(tmp_path) as store:
         for t in range(400):
@@ -215,7 +215,7 @@ def test_validation_cli_rejects_seed_2_63(argv, capsys):
 
 
 def test_store_rejects_seed_2_63_with_value_error():
-    from validation.store import ResultStore
+    from validation.runtime.store import ResultStore
 
     key = dict(experiment="e", problem="op", solver="optimal", ensemble="gaussian", d=4, p=10,
                kappa=1.0, seed=2**63, trial=0, version="test")
@@ -249,7 +249,7 @@ def test_replica_json_degenerate_cases_strict(capsys):
 
 def test_validation_json_degenerate_cases_strict(tmp_path, capsys):
     from validation.cli import main as validation_main
-    from validation.store import ResultStore
+    from validation.runtime.store import ResultStore
 
     argv = ["capacity", "--d", "4", "--trials", "1", "--rounds", "0", "--workers", "0"]
     assert validation_main(argv + ["--format", "json"]) == 0

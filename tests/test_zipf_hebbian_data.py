@@ -2,7 +2,7 @@
 
 Reference: the committed data ``experiments/zipf/zipf_hebbian.json``; one of its records is
 measured again from scratch (the same seed, the first ``RECOMPUTE`` instances of the
-committed run) with ``validation.zipf.measure_zipf``, and the two means must agree within
+committed run) with ``validation.measurements.zipf.measure_zipf``, and the two means must agree within
 5 standard errors of their difference.
 """
 

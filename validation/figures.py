@@ -21,7 +21,7 @@ import matplotlib.transforms  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy import special  # noqa: E402
 
-from .intervals import wilson_interval  # noqa: E402
+from .measurements.intervals import wilson_interval  # noqa: E402
 from .solvers.engine.registry import OPTIMAL_THEORY, solver_spec  # noqa: E402
 
 __all__ = ["plot_success", "plot_collapse", "plot_alpha_vs_d", "plot_alpha_kappa", "plot_spectra", "plot_scores",
@@ -559,10 +559,10 @@ def plot_zipf(measurements, theory_curves, path, title=None):
     ``{"a", "solver", "d": [...], "error": [...]}`` (``replica.zipf_error``).  Points: the
     mean E over the instances with its standard error; the legend gives each series'
     fitted slope and, where the theory has one, the asymptotic exponent
-    (:func:`validation.zipf.slope_rows`).  Give-up and trained memories are upper bounds
+    (:func:`validation.measurements.zipf.slope_rows`).  Give-up and trained memories are upper bounds
     on the best error, and the legend says so.
     """
-    from .zipf import ZIPF_LABELS, slope_rows, slope_text, zipf_series
+    from .measurements.zipf import ZIPF_LABELS, slope_rows, slope_text, zipf_series
 
     exponents = sorted({m["a"] for m in measurements})
     dims = sorted({m["d"] for m in measurements})

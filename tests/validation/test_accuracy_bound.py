@@ -17,7 +17,7 @@ import pytest
 from scipy.optimize import linprog
 
 from validation import FactSettings, make_instance, solve
-from validation.accuracy_bound import AccuracyBound, accuracy_bound, constraint_rows
+from validation.bounds.accuracy import AccuracyBound, accuracy_bound, constraint_rows
 
 _TINY = [(d, p, problem, seed) for d, p in ((2, 4), (2, 6), (3, 6), (3, 8), (4, 8))
          for problem in ("op", "dp") for seed in (0, 1)]
@@ -247,7 +247,7 @@ def test_bad_weights():
 
 
 def test_bound_message_counts_and_weights():
-    from validation.bound_milp import BoundUnits, bound_message, count_units
+    from validation.bounds.milp import BoundUnits, bound_message, count_units
 
     # counts: integers out of p; the box check at ten times the box was inconclusive
     msg = bound_message("bracket", (3, 5), 2.0, (None, True, 3, 6), ["n1"], count_units(8))

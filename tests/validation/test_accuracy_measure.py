@@ -1,4 +1,4 @@
-"""Measured recall accuracy (validation.accuracy), the capacity criterion parser, the accuracy CLI."""
+"""Measured recall accuracy (validation.measurements.accuracy), the capacity criterion parser, the accuracy CLI."""
 
 import csv
 import io
@@ -8,7 +8,7 @@ import math
 import pytest
 
 import replica
-from validation.accuracy import AccuracyCurve, AccuracyPoint, loads_from_alpha, measure_accuracy
+from validation.measurements.accuracy import AccuracyCurve, AccuracyPoint, loads_from_alpha, measure_accuracy
 from validation.capacity import parse_criterion
 from validation.cli import main
 

@@ -5,7 +5,7 @@ import pytest
 from scipy.special import logsumexp
 
 from validation import FactSettings, make_instance, solve
-from validation.recall import recall_check
+from validation.measurements.recall import recall_check
 from validation.solvers import AdamOptions
 from validation.solvers.adam import _Scorer, _softmax_gradient, solve_adam
 

@@ -16,9 +16,9 @@ from validation.capacity import (
     fit_logistic,
     load,
 )
-from validation.store import ResultStore
+from validation.runtime.store import ResultStore
 
-SYNTH = "validation.sweep:synthetic_trial"
+SYNTH = "validation.runtime.sweep:synthetic_trial"
 MODULES = ["validation.cli.capacity", "validation.cli.compare", "validation.cli.export",
            "validation.cli.reproduce"]
 

@@ -1,4 +1,4 @@
-"""The cross-entropy capacity protocol (validation.ce_protocol) and the Adam options it needs."""
+"""The cross-entropy capacity protocol (validation.measurements.ce_protocol) and the Adam options it needs."""
 
 import json
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from validation import make_instance, solve
-from validation.ce_protocol import (CECapacity, CEProtocol, SeedCapacity, ce_capacity, search_range,
+from validation.measurements.ce_protocol import (CECapacity, CEProtocol, SeedCapacity, ce_capacity, search_range,
                                     trial_seed)
 from validation.solvers import AdamOptions, assess
 from validation.solvers.adam import _initial_params, solve_adam

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from validation.ensembles import make_instance
+from validation.instances.ensembles import make_instance
 from validation.solvers import solve
 from validation.solvers.engine.certificate import AggregatedBound
 from validation.solvers.engine.problem import ConstraintProblem, DecisionWorkingSet

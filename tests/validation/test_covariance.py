@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from validation import EmbeddingModel, make_instance, solve
-from validation.ensembles import covariance_root, power_law_spectrum
+from validation.instances.ensembles import covariance_root, power_law_spectrum
 
 
 def _rotated(d, exponent, seed):

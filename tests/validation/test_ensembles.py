@@ -1,4 +1,5 @@
-"""Instances (validation.ensembles) and the counter-based DP generator (validation._rng)."""
+"""Instances (validation.instances.ensembles) and the counter-based DP generator
+(validation.instances._candidate_kernels)."""
 
 import hashlib
 import json
@@ -11,7 +12,8 @@ import pytest
 from scipy import stats
 
 from replica.common.seeds import DEFAULT_SEED
-from validation import EmbeddingModel, FactSettings, Instance, _rng, make_instance
+from validation import EmbeddingModel, FactSettings, Instance, make_instance
+from validation.instances import _candidate_kernels as _candidates
 
 # sha1 of the bytes of make_instance(6, 9, "dp", ensemble, seed=3, generator=1).targets and
 # of .candidates(4), computed by generator 1 at commit 85026cc (fresh numba cache, the
@@ -44,7 +46,7 @@ def test_mix64_matches_reference():
 
     @numba.njit
     def run(x):
-        return _rng.mix64(x)
+        return _candidates.mix64(x)
 
     for value in [0, 1, 12345, 2**63 + 17, 2**64 - 1]:
         assert int(run(np.uint64(value))) == _mix64_reference(value)
@@ -66,7 +68,7 @@ def test_reproducible_and_seed_dependent(problem, ensemble):
     assert not np.array_equal(a.candidates(4), c.candidates(4))
     expected = {"d": 6, "p": 9, "problem": problem, "ensemble": ensemble, "seed": 3}
     if problem == "dp":
-        expected["generator"] = _rng.DEFAULT_GENERATOR
+        expected["generator"] = _candidates.DEFAULT_GENERATOR
     assert a.to_dict() == expected
     json.dumps(a.to_dict(), allow_nan=False)
 
@@ -149,7 +151,7 @@ def test_generators_give_different_candidates_and_same_op():
     assert one.generator == 1 and two.generator == 2
     np.testing.assert_array_equal(one.inputs, two.inputs)
     assert not np.any(one.targets == two.targets)
-    assert make_instance(8, 12, "dp", seed=2).generator == _rng.DEFAULT_GENERATOR == 2
+    assert make_instance(8, 12, "dp", seed=2).generator == _candidates.DEFAULT_GENERATOR == 2
     op1, op2 = (make_instance(8, 12, "op", seed=2, generator=g) for g in (1, 2))
     np.testing.assert_array_equal(op1.targets, op2.targets)
 
@@ -157,11 +159,11 @@ def test_generators_give_different_candidates_and_same_op():
 _FASTMATH_FIRST = """
 import hashlib, sys
 import numba, numpy as np
-from validation import _rng
+from validation.instances import _candidate_kernels as _candidates
 
 @numba.njit(fastmath=True)
 def fast_caller(key, code, mu, rho, out, words, normals):
-    _rng._fill_candidate(key, code, mu, rho, out, words, normals)
+    _candidates._fill_candidate(key, code, mu, rho, out, words, normals)
     acc = 0.0
     for j in range(out.shape[0]):
         acc += out[j] * out[j]
@@ -266,9 +268,9 @@ def test_counter_normal_tails():
     @numba.njit
     def draw(n):
         out = np.empty(n)
-        seed = _rng._stream_seed(np.uint64(2024), 3, 5)
+        seed = _candidates._stream_seed(np.uint64(2024), 3, 5)
         for j in range(n):
-            out[j] = _rng.counter_normal(seed, j)
+            out[j] = _candidates.counter_normal(seed, j)
         return out
 
     n = 1_000_000
@@ -289,7 +291,7 @@ def test_generator2_law_at_ten_million_normals():
     d, n_pairs = 100, 100_000
     mus = np.repeat(np.arange(1000, dtype=np.int64), n_pairs // 1000)
     rhos = np.tile(np.arange(n_pairs // 1000, dtype=np.int64), 1000)
-    z = _rng.dp_pairs(np.uint64(2026), _rng.candidate_code("gaussian", 2), mus, rhos, d) * np.sqrt(d)
+    z = _candidates.dp_pairs(np.uint64(2026), _candidates.candidate_code("gaussian", 2), mus, rhos, d) * np.sqrt(d)
     flat = z.ravel()
     n = flat.size
     assert stats.kstest(flat[:2_000_000], "norm").pvalue > 1e-4
@@ -358,20 +360,20 @@ def test_dp_kernels_consistent():
     key, code = inst.dp_key, inst.candidate_code
     mus = np.array([3, 3, 7, 0, 9], dtype=np.int64)
     rhos = np.array([2, 5, 7, 9, 0], dtype=np.int64)
-    pairs = _rng.dp_pairs(key, code, mus, rhos, 6)
+    pairs = _candidates.dp_pairs(key, code, mus, rhos, 6)
     for k in range(5):
         np.testing.assert_array_equal(pairs[k], inst.candidates(mus[k])[rhos[k]])
     single = np.empty((5, 6), dtype=np.float32)
-    _rng.dp_fill_pairs(key, code, mus, rhos, single)
+    _candidates.dp_fill_pairs(key, code, mus, rhos, single)
     np.testing.assert_array_equal(single, pairs.astype(np.float32))
     coeff = np.random.default_rng(3).standard_normal((10, 10))
     out = np.empty((10, 6))
-    _rng.dp_combinations_into(key, code, coeff, out)
+    _candidates.dp_combinations_into(key, code, coeff, out)
     for mu in range(10):
         np.testing.assert_allclose(out[mu], coeff[:, mu] @ inst.candidates(mu), rtol=1e-12, atol=1e-13)
     images = np.random.default_rng(4).standard_normal((3, 6))
     block = np.empty((3, 10))
-    _rng.dp_block_margins(key, code, images, inst.targets, np.array([7, 0, 4], dtype=np.int64), 10, block)
+    _candidates.dp_block_margins(key, code, images, inst.targets, np.array([7, 0, 4], dtype=np.int64), 10, block)
     for i, mu in enumerate([7, 0, 4]):
         cand = inst.candidates(mu)
         np.testing.assert_allclose(block[i], cand[mu] @ images[i] - cand @ images[i], rtol=1e-12, atol=1e-13)

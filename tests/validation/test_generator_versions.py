@@ -11,8 +11,8 @@ import pytest
 
 from validation import make_instance
 from validation.capacity import STORAGE_TRIAL, estimate_capacity
-from validation.store import ResultStore, package_version
-from validation.sweep import Task, keyed_version, run_tasks
+from validation.runtime.store import ResultStore, package_version
+from validation.runtime.sweep import Task, keyed_version, run_tasks
 
 VERSION = "0.1.0"
 
@@ -100,14 +100,14 @@ def test_bad_generators_are_refused(bad):
 
 
 def test_the_environment_sets_the_default_generator(monkeypatch):
-    from validation import _rng
+    from validation.instances import _candidate_kernels as _candidates
 
-    monkeypatch.setenv(_rng.GENERATOR_VARIABLE, "1")
+    monkeypatch.setenv(_candidates.GENERATOR_VARIABLE, "1")
     assert make_instance(4, 6, "dp", seed=1).generator == 1 and _task().generator == 1
     assert _task().key(VERSION)["version"] == VERSION
     assert make_instance(4, 6, "dp", seed=1, generator=2).generator == 2   # an explicit choice wins
-    monkeypatch.setenv(_rng.GENERATOR_VARIABLE, "3")
-    with pytest.raises(ValueError, match=_rng.GENERATOR_VARIABLE):
+    monkeypatch.setenv(_candidates.GENERATOR_VARIABLE, "3")
+    with pytest.raises(ValueError, match=_candidates.GENERATOR_VARIABLE):
         make_instance(4, 6, "dp", seed=1)
-    monkeypatch.delenv(_rng.GENERATOR_VARIABLE)
-    assert make_instance(4, 6, "dp", seed=1).generator == _rng.DEFAULT_GENERATOR == 2
+    monkeypatch.delenv(_candidates.GENERATOR_VARIABLE)
+    assert make_instance(4, 6, "dp", seed=1).generator == _candidates.DEFAULT_GENERATOR == 2

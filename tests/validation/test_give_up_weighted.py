@@ -24,7 +24,7 @@ import pytest
 from scipy.optimize import linprog
 
 from validation import FactSettings, make_instance, solve
-from validation.accuracy_bound import constraint_rows
+from validation.bounds.accuracy import constraint_rows
 from validation.solvers import assess
 
 _CASES = [(d, p, problem, a, seed) for d, p in ((3, 8), (3, 10), (4, 10)) for problem in ("op", "dp")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from validation import make_instance, solve
-from validation.ensembles import Instance
+from validation.instances.ensembles import Instance
 from validation.solvers.lp import MAX_NONZEROS, lp_nonzeros
 
 

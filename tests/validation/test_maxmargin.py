@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-from validation.ensembles import FactSettings, make_instance
+from validation.instances.ensembles import FactSettings, make_instance
 from validation.solvers.maxmargin import MaxMarginOptions, MaxMarginResult, solve_max_margin
 
 settings.register_profile("maxmargin", deadline=None, derandomize=True, max_examples=8)

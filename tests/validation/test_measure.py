@@ -1,4 +1,4 @@
-"""validation.spectra_and_scores: normalised singular values and scores of a memory.
+"""validation.measurements.spectra_and_scores: normalised singular values and scores of a memory.
 
 References: the definition of the units (mean square 1 over all d values; competitor
 standard deviation ||W||_F / d), replica.normalized_singular_values (the one
@@ -14,7 +14,7 @@ import pytest
 from replica import normalized_singular_values
 from replica.optimal import summarize_scores
 from validation import FactSettings, make_instance
-from validation.spectra_and_scores import ScoreDistribution, Spectrum, score_distribution, spectrum
+from validation.measurements.spectra_and_scores import ScoreDistribution, Spectrum, score_distribution, spectrum
 
 
 def test_spectrum_units_and_moments():
@@ -88,8 +88,8 @@ def test_score_distribution_with_k_answers_uses_the_target_rows():
     import numpy as np
 
     from validation import FactSettings, make_instance
-    from validation.spectra_and_scores import score_distribution
-    from validation.recall import competitor_scale
+    from validation.measurements.spectra_and_scores import score_distribution
+    from validation.measurements.recall import competitor_scale
 
     inst = make_instance(8, 20, problem="op", seed=3, facts=FactSettings(outputs=4))
     W = np.random.default_rng(0).standard_normal((8, 8))

@@ -20,7 +20,7 @@ from scipy.stats import binom
 
 from validation import EmbeddingModel, FactSettings, make_instance, solve
 from validation.capacity import estimate_capacity, theory_capacity
-from validation.recall import recall_check, top_competitors
+from validation.measurements.recall import recall_check, top_competitors
 
 
 def _hash(a):

@@ -1,11 +1,11 @@
-"""Recall checks (validation.recall): exact argmax, ties fail."""
+"""Recall checks (validation.measurements.recall): exact argmax, ties fail."""
 
 import math
 
 import numpy as np
 import pytest
 
-from validation.recall import competitor_scale, normalised_margin, recall_check, top_competitors
+from validation.measurements.recall import competitor_scale, normalised_margin, recall_check, top_competitors
 
 
 def test_hand_example():

@@ -174,14 +174,14 @@ def _square_only_calls():
     """``name -> call(instance, W)`` for every entry point that needs ``d_in == d_out``."""
     # accuracy_bound from its module: once validation.accuracy_bound (the module) is imported,
     # the package attribute of that name is the module, not the function
-    from validation.accuracy_bound import accuracy_bound, check_bound_arguments, constraint_rows
-    from validation.spectra_and_scores import score_distribution
+    from validation.bounds.accuracy import accuracy_bound, check_bound_arguments, constraint_rows
+    from validation.measurements.spectra_and_scores import score_distribution
     from validation.solvers.adam import solve_adam
     from validation.solvers.optimal import solve_optimal
     from validation.solvers.rank_margin import solve_rank_max_margin
     from validation.solvers.rank_search import solve_rank_search
     from validation.solvers.svp import solve_svp
-    from validation.top_k_bound import top_k_decision
+    from validation.bounds.top_k import top_k_decision
 
     return {
         "accuracy_bound": lambda inst, W: accuracy_bound(inst, time_limit=5.0),
@@ -210,9 +210,9 @@ def test_square_only_functions_reject_a_rectangular_instance(name, problem):
 
 
 def test_square_only_functions_still_take_a_square_instance_built_from_d_in_and_d_out():
-    from validation.accuracy_bound import constraint_rows
-    from validation.ensembles import check_square_instance
-    from validation.spectra_and_scores import score_distribution
+    from validation.bounds.accuracy import constraint_rows
+    from validation.instances.ensembles import check_square_instance
+    from validation.measurements.spectra_and_scores import score_distribution
 
     inst = make_instance(None, 6, "op", seed=1, embeddings=EmbeddingModel(d_in=3, d_out=3))
     assert check_square_instance(inst, "f") == 3

@@ -141,7 +141,7 @@ _SWEEPS = ([(solver, kappa, {}) for solver in ("hebbian", "optimal", "adam", "sv
 
 @pytest.mark.parametrize("solver, kappa, options", _SWEEPS)
 def test_sweep_task_options_are_those_of_the_capacity_and_accuracy_sweeps(solver, kappa, options):
-    from validation import accuracy
+    from validation.measurements import accuracy
     from validation.capacity.settings import SweepSettings, measurement_template
 
     spec = solver_spec(solver)
@@ -163,7 +163,7 @@ def test_toy_solver_runs_through_a_capacity_sweep(tmp_path):
     # instance (seed task_seed(seed, p, t)) recalls every input.
     from replica import capacity
     from validation.capacity import estimate_capacity
-    from validation.sweep import task_seed
+    from validation.runtime.sweep import task_seed
 
     with toy_solver(tmp_path) as name:
         est = estimate_capacity(8, "op", name, trials=4, rounds=0, design="grid", seed=1)
@@ -196,7 +196,7 @@ def test_the_specs_answer_what_measurements_ask():
 
 def test_the_zipf_memories_are_registered():
     from validation.solvers.engine.registry import MemorySpec, memory_names, memory_spec, register_memory
-    from validation.zipf import ZIPF_LABELS, ZIPF_SOLVERS, ZIPF_THEORY, predicted_exponent
+    from validation.measurements.zipf import ZIPF_LABELS, ZIPF_SOLVERS, ZIPF_THEORY, predicted_exponent
 
     assert memory_names() == ("optimal", "hebbian", "hebbian_frequency", "adam", "adam_frequency")
     assert ZIPF_SOLVERS == memory_names() and ZIPF_THEORY == ("optimal", "hebbian", "hebbian_frequency")
@@ -214,7 +214,7 @@ def test_the_zipf_memories_are_registered():
     ("validation.solvers.registry", "validation.solvers.engine.registry"),
     ("validation.solvers.options", "validation.solvers.engine.options"),
     ("validation.solvers.modes", "validation.solvers.searches"),
-    ("validation.measure", "validation.spectra_and_scores"),
+    ("validation.measure", "validation.measurements.spectra_and_scores"),
     ("validation.reproduce.measurement", "validation.reproduce.spectra_trial"),
 ])
 def test_moved_modules_keep_their_old_path_for_one_release(old, new):

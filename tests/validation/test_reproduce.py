@@ -8,7 +8,7 @@ import pytest
 
 from validation.reproduce import FULL, QUICK, ReproduceConfig, render_saved, reproduce
 from validation.reproduce.saved import DATA_FILE, load_run
-from validation.store import ResultStore
+from validation.runtime.store import ResultStore
 
 
 def _tiny():
@@ -88,7 +88,7 @@ def test_tiny_reproduce_writes_every_output_and_resumes(tmp_path):
              for r in ResultStore(tmp_path, readonly=True).rows()}
     assert again.trials_run == res.trials_run and before == after
     # through a pool of 2 workers the large-d estimates run in a second thread: same tables
-    from validation.sweep import make_executor
+    from validation.runtime.sweep import make_executor
 
     ex = make_executor("local", workers=2)
     try:
@@ -155,7 +155,7 @@ def test_measurement_of_a_rank_search_that_finds_nothing_is_a_not_stored_record(
     # d = 8, rank 2, p = 20: above replica.capacity(8, kappa=0.25) (about 16), below the
     # full-rank p_c (about 22), so the 3-start search ends not_found; the sweep must record
     # it (as not_stored with its verdict), not turn it into an error
-    from validation.sweep import Task, execute_task
+    from validation.runtime.sweep import Task, execute_task
 
     task = Task(function="validation.reproduce:measurement_trial", experiment="measure", problem="op",
                 solver="optimal", ensemble="gaussian", d=8, p=20, kappa=0.25, seed=0, trial=0,
@@ -222,7 +222,7 @@ def test_measurement_with_k_answers_reads_the_target_map(problem):
     import numpy as np
 
     from validation import FactSettings, make_instance, solve
-    from validation.sweep import Task, execute_task
+    from validation.runtime.sweep import Task, execute_task
 
     p, K = 24, 4
     task = Task(function="validation.reproduce:measurement_trial", experiment="measure", problem=problem,
@@ -249,7 +249,7 @@ def test_zipf_figure_text_states_the_fitted_slopes(tmp_path):
 
     from validation.reproduce.run import RunContext, _measure_zipf
     from validation.reproduce.sections import figure_zipf
-    from validation.zipf import fitted_slope
+    from validation.measurements.zipf import fitted_slope
 
     config = dataclasses.replace(QUICK, zipf_dims=(6, 8, 10), zipf_exponents=(1.5,), zipf_trials=2,
                                  zipf_solvers=("hebbian", "hebbian_frequency"))

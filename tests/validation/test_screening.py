@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import replica
-from validation.ensembles import make_instance
+from validation.instances.ensembles import make_instance
 from validation.solvers import optimal as opt
 from validation.solvers.engine.decision import DecisionRun, score_sigma
 from validation.solvers.engine.problem import ConstraintProblem, exact_min_margins, full_pass

@@ -1,4 +1,4 @@
-"""solve() dispatch, Solution, the Hebbian solver and the measurements (validation.spectra_and_scores)."""
+"""solve() dispatch, Solution, the Hebbian solver and the measurements (validation.measurements.spectra_and_scores)."""
 
 import dataclasses
 import json
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from validation import EmbeddingModel, Solution, make_instance, solve
-from validation.spectra_and_scores import score_distribution, spectrum
+from validation.measurements.spectra_and_scores import score_distribution, spectrum
 from validation.solvers import AdamOptions, LPOptions, OptimalOptions, assess, rank_for, solve_arguments
 from validation.solvers.engine import registry
 from validation.solvers.engine.registry import EntryPoint, solver_spec

@@ -5,7 +5,7 @@ import sqlite3
 
 import pytest
 
-from validation.store import APPLICATION_ID, ResultStore
+from validation.runtime.store import APPLICATION_ID, ResultStore
 
 
 def _key(**kw):

@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from validation.store import ResultStore
-from validation.sweep import Task, make_executor, run_tasks, task_seed
+from validation.runtime.store import ResultStore
+from validation.runtime.sweep import Task, make_executor, run_tasks, task_seed
 
-FUNC = "validation.sweep:synthetic_trial"
+FUNC = "validation.runtime.sweep:synthetic_trial"
 
 
 def tiny_tasks(n_p=4, trials=6, options=()):
@@ -49,9 +49,9 @@ def test_serial_equals_process_pool(tmp_path):
 
 SCRIPT = textwrap.dedent("""
     import sys
-    from validation.store import ResultStore
-    from validation.sweep import Task, make_executor, run_tasks
-    tasks = [Task("validation.sweep:synthetic_trial", "tiny", "op", "synthetic", "gaussian", 8, p, 1.0, 7, t,
+    from validation.runtime.store import ResultStore
+    from validation.runtime.sweep import Task, make_executor, run_tasks
+    tasks = [Task("validation.runtime.sweep:synthetic_trial", "tiny", "op", "synthetic", "gaussian", 8, p, 1.0, 7, t,
                   (("sleep", 0.15),))
              for p in (60, 80, 100, 120) for t in range(6)]
     ex = make_executor("local", workers=2)

@@ -1,4 +1,4 @@
-"""Tests of top-k recall: ``validation.recall.top_k_recalled`` and the top-k mode of ``optimal``.
+"""Tests of top-k recall: ``validation.measurements.recall.top_k_recalled`` and the top-k mode of ``optimal``.
 
 References: a direct numpy count of the competitors that score at least the target
 (ties against the target), and the float64 check of the returned W on the whole
@@ -13,7 +13,7 @@ import pytest
 
 from validation import FactSettings, make_instance, solve
 from validation.capacity import CapacityEstimate, CurvePoint, TrialCounts, estimate_capacity
-from validation.recall import recall_check, top_k_recalled
+from validation.measurements.recall import recall_check, top_k_recalled
 from validation.solvers import Solution
 from validation.solvers.searches import top_k_check
 

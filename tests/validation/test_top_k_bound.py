@@ -1,4 +1,4 @@
-"""Exact top-k decision (validation.top_k_bound) against brute force and the search."""
+"""Exact top-k decision (validation.bounds.top_k) against brute force and the search."""
 
 import itertools
 
@@ -7,8 +7,8 @@ import pytest
 from scipy.optimize import linprog
 
 from validation import make_instance, solve
-from validation.accuracy_bound import constraint_rows
-from validation.top_k_bound import TopKDecision, top_k_decision
+from validation.bounds.accuracy import constraint_rows
+from validation.bounds.top_k import TopKDecision, top_k_decision
 
 
 def _brute_force_stored(instance, k):
@@ -135,7 +135,7 @@ def test_bad_input():
 def test_docstring_example():
     import doctest
 
-    import validation.top_k_bound as module
+    import validation.bounds.top_k as module
 
     assert doctest.testmod(module).failed == 0
 

@@ -1,4 +1,4 @@
-"""Tests of validation.zipf.measure_zipf (measured Zipf recall error beside replica.zipf_error).
+"""Tests of validation.measurements.zipf.measure_zipf (measured Zipf recall error beside replica.zipf_error).
 
 References: the error of one instance recomputed from scratch with numpy (argmax of the
 scores ``U^T W E`` of the Hebbian memories, the instance rebuilt from its seed
@@ -14,8 +14,8 @@ import pytest
 
 import replica
 from validation import make_instance, measure_zipf
-from validation.sweep import task_seed
-from validation.zipf import ZipfSettings, zipf_frequencies
+from validation.runtime.sweep import task_seed
+from validation.measurements.zipf import ZipfSettings, zipf_frequencies
 
 
 def _hebbian_errors(d, N, a, seed, trials, weighted):
@@ -157,7 +157,7 @@ def test_frequency_weighted_cross_entropy_recalls_more_mass():
 
 
 def test_slope_rows_read_the_measurements():
-    from validation.zipf import fitted_slope, slope_rows
+    from validation.measurements.zipf import fitted_slope, slope_rows
 
     runs = [measure_zipf(d, 2 * d, 2.0, solvers=("hebbian", "hebbian_frequency"), trials=2, seed=1).to_dict()
             for d in (8, 12, 16)]

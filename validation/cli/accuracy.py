@@ -46,7 +46,7 @@ def register(subparsers) -> None:
 
 
 def _curves(args, executor) -> list:
-    from ..accuracy import loads_from_alpha, measure_accuracy
+    from ..measurements.accuracy import loads_from_alpha, measure_accuracy
 
     options = mode_options(args.solver, args.give_up)
     curves = []

@@ -17,7 +17,7 @@ _COLUMNS = ["p", "alpha", "trials", "stored", "not_stored", "undecided", "errors
 
 
 def register(subparsers) -> None:
-    from .._rng import DEFAULT_GENERATOR, GENERATORS
+    from ..instances._candidate_kernels import DEFAULT_GENERATOR, GENERATORS
     from ..capacity import DESIGNS, ENSEMBLES, PROBLEMS, SOLVERS
 
     design = CapacityDesign()
@@ -144,7 +144,7 @@ def _summary(est) -> str:
 
 def run(args) -> int:
     from ..capacity import estimate_capacity
-    from ..store import STORE_SUFFIXES, ResultStore
+    from ..runtime.store import STORE_SUFFIXES, ResultStore
 
     _check_arguments(args)
     options = mode_options(args.solver, top_k=args.top_k, top_k_restarts=args.top_k_restarts)

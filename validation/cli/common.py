@@ -12,7 +12,7 @@ __all__ = ["executor_from_args", "threads_argument", "WithThreads", "add_restart
 
 def executor_from_args(args):
     """The executor of ``--workers/--executor/--scheduler`` (in-process for ``--workers 0``)."""
-    from ..sweep import make_executor
+    from ..runtime.sweep import make_executor
 
     if args.workers == 0:
         if args.executor != "local":

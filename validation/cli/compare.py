@@ -45,7 +45,7 @@ def register(subparsers) -> None:
 def _measure_rows(args, rows_spec) -> list:
     """One comparison row per table row (capacity estimates through one store and executor)."""
     from ..capacity import comparison_row, estimate_capacity
-    from ..store import ResultStore
+    from ..runtime.store import ResultStore
 
     store = ResultStore(args.out)
     executor = executor_from_args(args)
@@ -68,7 +68,7 @@ def run(args) -> int:
     from replica.common.checks import check_int, check_real
 
     from ..capacity import TABLE_ROWS, comparison_markdown
-    from ..store import STORE_SUFFIXES
+    from ..runtime.store import STORE_SUFFIXES
 
     check_int(args.trials, "trials", low=1)
     check_real(args.time_limit, "time-limit", low=0.0, low_open=True)

@@ -36,7 +36,7 @@ def _export(store, fmt, stream) -> int:
 
 
 def run(args) -> int:
-    from ..store import STORE_SUFFIXES, ResultStore
+    from ..runtime.store import STORE_SUFFIXES, ResultStore
 
     store = ResultStore(args.out, readonly=True)  # an existing store: its folder exists
     if not args.stdout:

@@ -25,8 +25,8 @@ _COLUMNS = ["d", "p", "problem", "ensemble", "seed", "solver", "kappa", "rank", 
 
 
 def register(subparsers) -> None:
-    from .._rng import DEFAULT_GENERATOR, GENERATORS
-    from ..ensembles import ENSEMBLES, PROBLEMS
+    from ..instances._candidate_kernels import DEFAULT_GENERATOR, GENERATORS
+    from ..instances.ensembles import ENSEMBLES, PROBLEMS
     from ..solvers import SOLVERS
 
     parser = add_command(
@@ -91,7 +91,7 @@ class _Progress:
 def run(args) -> int:
     from replica.common.checks import check_int, check_kappa
 
-    from ..ensembles import EmbeddingModel, FactSettings, make_instance
+    from ..instances.ensembles import EmbeddingModel, FactSettings, make_instance
     from ..solvers import check_problem, solve
     from ..solvers.optimal import monitored
 

@@ -1,6 +1,6 @@
 """``validation zipf``: measured recall error of facts with Zipf frequencies, beside ``replica.zipf_error``.
 
-See ``notes/zipf.md`` and :mod:`validation.zipf`.
+See ``notes/zipf.md`` and :mod:`validation.measurements.zipf`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ _COLUMNS = ["d", "N", "a", "solver", "trials", "error", "stderr", "recalled", "t
 
 
 def register(subparsers) -> None:
-    from ..ensembles import ENSEMBLES, PROBLEMS
-    from ..zipf import ZIPF_SOLVERS
+    from ..instances.ensembles import ENSEMBLES, PROBLEMS
+    from ..measurements.zipf import ZIPF_SOLVERS
 
     parser = add_command(
         subparsers, "zipf", run, help="measure the recall error E of facts with Zipf frequencies, beside the theory",
@@ -43,7 +43,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..zipf import ZipfSettings, measure_zipf
+    from ..measurements.zipf import ZipfSettings, measure_zipf
 
     settings = ZipfSettings(ensemble=args.ensemble, adam_steps=args.adam_steps,
                             give_up_fraction=args.give_up_fraction, progress=True)

@@ -1,14 +1,14 @@
 """``validation reproduce``: every theory-against-simulation figure, CSV tables and report.md.
 
-The run is a list of experiments; every trial goes through :func:`validation.sweep.run_tasks`
-into one :class:`~validation.store.ResultStore` in the output folder, so an
+The run is a list of experiments; every trial goes through :func:`validation.runtime.sweep.run_tasks`
+into one :class:`~validation.runtime.store.ResultStore` in the output folder, so an
 interrupted run started again recomputes nothing that finished.
 
 1. capacity estimates (``validation.capacity.estimate_capacity``) for OP and DP with
    the optimal solver, the Hebbian rule, and rank-constrained optimal memories;
 2. measurements near capacity (singular values, scores in competitor-std units) of
    optimal memories (full rank and rank kappa, OP and DP) and Hebbian memories;
-3. recall accuracy against the load (``validation.accuracy.measure_accuracy``) of the
+3. recall accuracy against the load (``validation.measurements.accuracy.measure_accuracy``) of the
    Hebbian memory, of the optimal solver's give-up search (above capacity a lower bound
    on the best accuracy) and of Adam on the cross-entropy (the protocol of
    ``notes/ce_protocol.md``, unit-norm embeddings), each at several d;

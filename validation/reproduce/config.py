@@ -58,7 +58,7 @@ class ReproduceConfig:
         recalled: a lower bound on the best accuracy, ``notes/recall_accuracy.md``).
     accuracy_adam_dims : tuple of int
         d of the Adam cross-entropy accuracy curves (``ensemble="sphere"``, learning rate,
-        step budget and start of :class:`validation.ce_protocol.CEProtocol`, run until
+        step budget and start of :class:`validation.measurements.ce_protocol.CEProtocol`, run until
         every input is recalled or the budget ends).
     accuracy_trials : int
         Instances per accuracy point.
@@ -81,7 +81,7 @@ class ReproduceConfig:
     zipf_dims : tuple of int
         d of the Zipf error measurements (figure 8; empty: none).  At each d there are
         ``N = round(zipf_overload * replica.capacity(d).p_c)`` facts with frequencies
-        ``mu^-a`` (:func:`validation.zipf.measure_zipf`, problem ``op``).
+        ``mu^-a`` (:func:`validation.measurements.zipf.measure_zipf`, problem ``op``).
     zipf_exponents : tuple of float
         Zipf exponents a of those measurements.
     zipf_trials : int
@@ -89,7 +89,7 @@ class ReproduceConfig:
     zipf_overload : float
         N over the all-stored capacity p_c(d).
     zipf_solvers : tuple of str
-        Memories measured (:data:`validation.zipf.ZIPF_SOLVERS`).
+        Memories measured (:data:`validation.measurements.zipf.ZIPF_SOLVERS`).
     zipf_adam_steps : int
         Adam steps of the cross-entropy memories.
     """

@@ -12,9 +12,9 @@ import math
 
 from ..capacity import theory_capacity
 from ..capacity.trials import instance_options
-from ..ce_protocol import CEProtocol
+from ..measurements.ce_protocol import CEProtocol
 from ..solvers.engine.registry import rank_solver, solver_spec
-from ..sweep import Task
+from ..runtime.sweep import Task
 from .config import ReproduceConfig
 
 __all__ = ["solve_options", "scale_runs", "capacity_runs", "split_alongside", "in_run_order", "measurement_specs",

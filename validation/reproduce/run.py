@@ -22,14 +22,14 @@ import numpy as np
 from replica import alpha_c
 from replica.common.results import Result
 
-from ..accuracy import loads_from_alpha, measure_accuracy
+from ..measurements.accuracy import loads_from_alpha, measure_accuracy
 from ..capacity import estimate_capacity, theory_capacity
-from ..executors import terminate_executor
+from ..runtime.executors import terminate_executor
 from ..solvers import check_problem
 from ..solvers.engine.registry import solver_spec
-from ..store import ResultStore
-from ..sweep import run_tasks
-from ..zipf import ZipfSettings, measure_zipf, overloaded_facts, zipf_theory_curves
+from ..runtime.store import ResultStore
+from ..runtime.sweep import run_tasks
+from ..measurements.zipf import ZipfSettings, measure_zipf, overloaded_facts, zipf_theory_curves
 from .config import QUICK, ReproduceConfig
 from .plan import (accuracy_runs, in_run_order, measurement_specs, measurement_tasks, optimal_accuracy_options,
                    solve_options, split_alongside)
@@ -87,7 +87,7 @@ class RunContext:
     store : ResultStore
         A connection used in the thread that opened it.
     executor : object or None
-        From :func:`validation.sweep.make_executor`; ``None`` runs serially.
+        From :func:`validation.runtime.sweep.make_executor`; ``None`` runs serially.
     progress : bool or None
         Progress bars on stderr.
     log : file-like or None
@@ -280,7 +280,7 @@ def reproduce(out, config: ReproduceConfig = QUICK, executor=None, progress=None
         Output folder (holds ``results.sqlite``; rerunning reuses finished trials).
     config : ReproduceConfig
     executor : optional
-        From :func:`validation.sweep.make_executor`; ``None`` runs serially.
+        From :func:`validation.runtime.sweep.make_executor`; ``None`` runs serially.
     progress : bool, optional
         Progress bars on stderr.
     log : file-like, optional

@@ -15,7 +15,7 @@ import os
 
 from replica.common.results import numpy_to_json
 
-from ..accuracy import AccuracyCurve
+from ..measurements.accuracy import AccuracyCurve
 from .config import ReproduceConfig
 from .report import ReproduceData, write_outputs
 

@@ -273,7 +273,7 @@ def _accuracy_theory(curves, n_points=16) -> list:
     Adam's curve is the best accuracy of any memory (``replica.variants.optimal_accuracy``, gaussian
     theory): cross-entropy training cannot do better.
     """
-    from ..accuracy import loads_from_alpha, theory_accuracy
+    from ..measurements.accuracy import loads_from_alpha, theory_accuracy
     from ..capacity import load
 
     out = []
@@ -382,7 +382,7 @@ def figure_outputs(out, config, rows):
 def figure_zipf(out, config, zipf):
     """Figure 8 and its text: the Zipf error E against d, log-log, with the fitted slopes beside the theory's."""
     from .. import figures
-    from ..zipf import slope_rows, slope_text
+    from ..measurements.zipf import slope_rows, slope_text
 
     measurements = zipf["measurements"]
     path = figures.plot_zipf(measurements, zipf["theory_curves"], os.path.join(out, "fig8_zipf_error.png"),

@@ -1,6 +1,6 @@
 """The measurement trial of ``validation reproduce``: one memory near capacity, its spectrum and scores.
 
-:func:`measurement_trial` is a task function of :func:`validation.sweep.run_tasks`
+:func:`measurement_trial` is a task function of :func:`validation.runtime.sweep.run_tasks`
 (``"validation.reproduce:measurement_trial"``).  See ``notes/reproduce.md``.
 """
 
@@ -10,9 +10,9 @@ import numpy as np
 
 from ..capacity import record_status
 from ..capacity.trials import trial_instance
-from ..spectra_and_scores import score_distribution, spectrum
+from ..measurements.spectra_and_scores import score_distribution, spectrum
 from ..solvers import solve, solve_arguments
-from ..sweep import Task, task_seed
+from ..runtime.sweep import Task, task_seed
 
 __all__ = ["measurement_trial"]
 
@@ -28,9 +28,9 @@ def measurement_trial(task: Task) -> dict:
     """Solve one instance and measure its singular values and scores.
 
     Scores are in competitor standard deviations, ``S / (||W||_F / d)``
-    (:func:`validation.spectra_and_scores.score_distribution`: targets read through the instance's
+    (:func:`validation.measurements.spectra_and_scores.score_distribution`: targets read through the instance's
     target map); singular values in the units of ``replica.asymptotic.spectra.spectrum(kappa)``
-    (:func:`validation.spectra_and_scores.spectrum`: the ``round(kappa d)`` largest, times
+    (:func:`validation.measurements.spectra_and_scores.spectrum`: the ``round(kappa d)`` largest, times
     ``sqrt(F(kappa)) sqrt(d) / ||W||_F``; ``notes/spectra.md``).  At most
     ``max_competitors`` (option, default 3000) competitor scores are kept, uniformly
     sampled (seeded by the instance seed).  The option ``outputs`` (``K`` distinct answers,

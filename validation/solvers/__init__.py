@@ -33,7 +33,7 @@ modules beside it (``hebbian``, ``optimal``, ``searches``, ``rank_search``, ``sv
 front end.
 
 Every solver returns a :class:`Solution` (a :class:`replica.common.results.Result`)
-whose ``stored`` flag is verified in float64 by :func:`validation.recall.recall_check`
+whose ``stored`` flag is verified in float64 by :func:`validation.measurements.recall.recall_check`
 on the returned W.  What ``status`` and ``converged`` mean for each solver is in
 ``notes/simulation.md``.
 """
@@ -106,7 +106,7 @@ def check_problem(d: int, p: int, problem: str = "op", solver: str = "optimal", 
     ValueError
         Naming the solver, the sizes and the limit.
     """
-    from validation.ensembles import instance_bytes
+    from validation.instances.ensembles import instance_bytes
 
     spec = solver_spec(solver)
     kappa = float(check_kappa(kappa))
@@ -210,7 +210,7 @@ def solve(instance, solver="optimal", *, kappa=1.0, tol=None, max_iter=None, tim
         does not take, ``restarts`` not an integer >= 1, an LP too large to handle, or a solve whose working memory
         (:func:`solver_bytes`) is above the memory limit (checked before it starts).
     """
-    from validation.ensembles import Instance
+    from validation.instances.ensembles import Instance
 
     if not isinstance(instance, Instance):
         raise ValueError(f"instance must be a validation.Instance, got {type(instance).__name__}")

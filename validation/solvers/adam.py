@@ -17,7 +17,7 @@ target map (``Instance.target_index``).  This is the
 protocol of the source paper and of Nichani, Lee & Bietti (2024).  W (kappa = 1)
 or the factors Q, R of ``W = Q R^T`` (kappa < 1) are updated by Adam.  OP uses
 float32 GEMMs; DP regenerates the candidates every step with the numba kernels
-of :mod:`validation._rng` in float64 (slow at large d: ``2 p^2 d`` normals per
+of :mod:`validation.instances._candidate_kernels` in float64 (slow at large d: ``2 p^2 d`` normals per
 step).  Recall is checked every ``check_every`` steps on the current scores and
 confirmed in float64 before stopping (once every input is recalled, or once the
 recall fraction reaches ``stop_accuracy``).  Decoupled (AdamW) weight decay and a
@@ -36,9 +36,9 @@ import numpy as np
 from replica.common.checks import check_int, check_real
 from replica.common.seeds import resolve_seed
 
-from .. import _rng
-from ..ensembles import check_square_instance
-from ..recall import recall_check
+from ..instances import _candidate_kernels as _candidates
+from ..instances.ensembles import check_square_instance
+from ..measurements.recall import recall_check
 from .engine.solution import Solution, assess, rank_for
 from .engine.memories import balanced_factors
 from .engine.options import AdamOptions
@@ -95,7 +95,7 @@ class _Scorer:
     def scores(self, Y):
         if self.op:
             return self.outputs @ Y.T
-        _rng.dp_scores_into(self.instance.dp_key, self.instance.candidate_code,
+        _candidates.dp_scores_into(self.instance.dp_key, self.instance.candidate_code,
                             np.ascontiguousarray(Y, dtype=np.float64), self.S)
         return self.S
 
@@ -103,7 +103,7 @@ class _Scorer:
         """``sum_{rho,mu} G[rho,mu] u^(mu)_rho e_mu^T`` as a (d, d) array."""
         if self.op:
             return self.outputs.T @ (G @ self.inputs)
-        _rng.dp_combinations_into(self.instance.dp_key, self.instance.candidate_code,
+        _candidates.dp_combinations_into(self.instance.dp_key, self.instance.candidate_code,
                                   np.ascontiguousarray(G, dtype=np.float64), self.combo)
         return self.combo.T @ self.inputs
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from replica.common.checks import check_int, check_real
 
-from .. import _rng
+from ..instances import _candidate_kernels as _candidates
 from .engine.solution import Solution, assess
 from .engine.memories import hebbian_memory
 from .engine.options import MAX_NONZEROS, LPOptions
@@ -73,7 +73,8 @@ def _differences(instance, mus, rhos):
     # DP: the target u^(mu)_f(mu) is targets[mu], bit for bit (to rounding with an output covariance)
     if instance.output_root is not None:
         return instance.candidate_pairs(mus, rhos) - instance.targets[mus]
-    return _rng.dp_pairs(instance.dp_key, instance.candidate_code, mus, rhos, instance.d_out) - instance.targets[mus]
+    pairs = _candidates.dp_pairs(instance.dp_key, instance.candidate_code, mus, rhos, instance.d_out)
+    return pairs - instance.targets[mus]
 
 
 def _equalities(instance):
@@ -208,7 +209,7 @@ def _constraint_generation(lp, tol, max_iter):
     non-storability at any round, and a W that recalls everything certifies
     storability.  Returns the number of constraint rows of the last LP.
     """
-    from ..recall import recall_check
+    from ..measurements.recall import recall_check
 
     instance, o = lp.instance, lp.options
     d, p = instance.d_out, instance.p

@@ -42,7 +42,7 @@ from replica.common.checks import check_int, check_real, check_scalar_kappa
 from replica.common.results import Result
 from replica.common.seeds import as_generator
 
-from ..ensembles import check_square_instance
+from ..instances.ensembles import check_square_instance
 from .engine.dual_ascent import DualAscentRun
 from .engine.dual_working_set import MaxMarginData, MaxMarginOptions
 from .engine.memories import balanced_factors, truncated_svd

@@ -32,7 +32,7 @@ import numpy as np
 
 from replica.common.seeds import resolve_seed
 
-from ..ensembles import check_square_instance
+from ..instances.ensembles import check_square_instance
 from .engine.decision import DecisionRun, checked_arguments
 from .engine.memories import balanced_factors, hebbian_memory, project_rank
 from .engine.options import OptimalOptions, SolveBudget, check_restarts

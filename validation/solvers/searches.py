@@ -3,7 +3,7 @@
 Both repeat the decision solver of :mod:`validation.solvers.optimal` on the instance
 with some constraints ``(mu, rho)`` left out, warm-started from the previous round's
 W, and verify the final W in float64 on the *whole* instance with
-:mod:`validation.recall`.  Neither search is convex, so a run that does not store
+:mod:`validation.measurements.recall`.  Neither search is convex, so a run that does not store
 everything is a lower-bound verdict, status ``not_found``, never the ``not_stored``
 certificate.  See ``notes/recall_accuracy.md`` (give-up) and ``notes/top_k.md``.
 
@@ -36,7 +36,7 @@ Give-up (``OptimalOptions(give_up=True)``)
 
 Top-k (``OptimalOptions(top_k=k)``, ``k >= 2``)
     Input ``mu`` is top-k recalled when fewer than ``k`` competitors score at least
-    its target (:func:`validation.recall.top_k_recalled`).  Exempt the ``k - 1``
+    its target (:func:`validation.measurements.recall.top_k_recalled`).  Exempt the ``k - 1``
     strongest competitors of every input under the current W, solve the rest (a convex
     problem), recompute the exempt sets under the new W, and repeat until the
     restricted problem is stored (then every input is top-k recalled: ``stored``,
@@ -55,7 +55,7 @@ import numpy as np
 
 from replica.common.seeds import resolve_seed, restart_stream
 
-from ..ensembles import check_square_instance
+from ..instances.ensembles import check_square_instance
 from .engine.decision import DecisionRun
 from .engine.problem import ConstraintProblem
 from .engine.solution import Solution, assess, rank_for
@@ -416,9 +416,9 @@ def top_k_check(instance, W, top_k):
     Returns
     -------
     ndarray of bool (p,)
-        :func:`validation.recall.top_k_recalled` of the instance's score matrix.
+        :func:`validation.measurements.recall.top_k_recalled` of the instance's score matrix.
     """
-    from validation.recall import top_k_recalled
+    from validation.measurements.recall import top_k_recalled
 
     targets = None if instance.outputs is None else instance.target_index
     return top_k_recalled(instance.scores(np.asarray(W, dtype=np.float64)), top_k, targets)

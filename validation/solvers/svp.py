@@ -27,7 +27,7 @@ import numpy as np
 
 from replica.common.checks import check_int, check_real
 
-from ..ensembles import check_square_instance
+from ..instances.ensembles import check_square_instance
 from .engine.lbfgs import line_search
 from .engine.memories import dense_memory, project_rank
 from .engine.options import SVPOptions

@@ -17,7 +17,7 @@ import numpy as np
 
 from replica.common.checks import check_int, check_real
 from replica.common.results import Result
-from validation import _rng
+from validation.instances import _candidate_kernels as _candidates
 
 from . import _maxmargin_kernels as _k
 from .options import SolverOptions
@@ -249,7 +249,7 @@ class DualWorkingSet:
     def merged(self, rows, cols):
         """A new working set: the constraints with ``lam > 0`` and the selected ones (the
         vectors of constraints already present are kept, the others made: DP candidates
-        are regenerated, ``validation._rng``)."""
+        are regenerated, ``validation.instances._candidate_kernels``)."""
         data = self.data
         live = self.lam > 0
         keys = np.union1d(self.keys[live], rows.astype(np.int64) * data.n_cand + cols)
@@ -267,7 +267,7 @@ class DualWorkingSet:
             if data.problem == "op":
                 competitors = data.table[rhos]
             else:
-                competitors = _rng.dp_pairs(data.key, data.code, mus, rhos, data.d_out)
+                competitors = _candidates.dp_pairs(data.key, data.code, mus, rhos, data.d_out)
             diff = data.targets[mus] - competitors
             if data.output_root is not None:  # the generator's g_mu - g_rho: u = Sigma_out^(1/2) g
                 diff = diff @ data.output_root

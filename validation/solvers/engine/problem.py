@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _optimal_kernels as _k
-from validation import _rng
+from validation.instances import _candidate_kernels as _candidates
 
 from .memories import hebbian_memory
 
@@ -116,7 +116,7 @@ class ConstraintProblem:
             M = t[:, None] - S
         else:
             M = np.empty((stop - start, self.n_cand))
-            _rng.dp_block_margins(self.key, self.code, np.ascontiguousarray(Y[start:stop]),
+            _candidates.dp_block_margins(self.key, self.code, np.ascontiguousarray(Y[start:stop]),
                                 self.targets, rows.astype(np.int64), self.n_cand, M)
         M[np.arange(stop - start), cols] = np.inf
         if self.blocked is not None:
@@ -129,7 +129,7 @@ class ConstraintProblem:
         :meth:`block_margins`) and each input's largest candidate norm."""
         M = np.empty((inputs.size, self.n_cand))
         norms = np.empty(inputs.size)
-        _rng.dp_block_scan(self.key, self.code, np.ascontiguousarray(Y_rows), self.targets,
+        _candidates.dp_block_scan(self.key, self.code, np.ascontiguousarray(Y_rows), self.targets,
                            inputs.astype(np.int64), self.n_cand, M, norms)
         self._mask(M, inputs, np.arange(self.n_cand)[None, :])
         return M, norms
@@ -137,7 +137,7 @@ class ConstraintProblem:
     def listed_margins(self, Y_rows, inputs, cols):
         """DP: margins (n, L) of ``inputs`` against their listed competitors ``cols`` (n, L)."""
         M = np.empty(cols.shape)
-        _rng.dp_listed_margins(self.key, self.code, np.ascontiguousarray(Y_rows), self.targets,
+        _candidates.dp_listed_margins(self.key, self.code, np.ascontiguousarray(Y_rows), self.targets,
                                inputs.astype(np.int64), np.ascontiguousarray(cols, dtype=np.int64), M,
                                np.empty(0))
         self._mask(M, inputs, cols)
@@ -177,7 +177,7 @@ class DecisionWorkingSet:
         if prob.problem == "dp":
             self.table = np.empty((self.size, prob.d_out), dtype=np.float32)
             if self.size:
-                _rng.dp_fill_pairs(prob.key, prob.code, self.rows, self.cols, self.table)
+                _candidates.dp_fill_pairs(prob.key, prob.code, self.rows, self.cols, self.table)
             self.index = np.arange(self.size)
         else:
             self.table = prob.table32
@@ -219,7 +219,7 @@ class DecisionWorkingSet:
         elif self.size:  # DP in float64: regenerate the vectors of the nonzero terms
             keep = np.flatnonzero(coef)
             vec = np.empty((keep.size, prob.d_out))
-            _rng.dp_fill_pairs(prob.key, prob.code, self.rows[keep], self.cols[keep], vec)
+            _candidates.dp_fill_pairs(prob.key, prob.code, self.rows[keep], self.cols[keep], vec)
             ptr = np.zeros(prob.p + 1, dtype=np.int64)
             np.cumsum(np.bincount(self.rows[keep], minlength=prob.p), out=ptr[1:])
             _k.active_combine(coef[keep], prob.targets, vec, ptr, np.arange(keep.size), V)

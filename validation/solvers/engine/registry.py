@@ -435,7 +435,7 @@ class MemorySpec:
         Its name in tables and legends.
     run : EntryPoint
         ``run(instance, settings) -> (W, budget_ended)``: the memory of one instance
-        (``settings``: the measurement's :class:`validation.zipf.ZipfSettings`).
+        (``settings``: the measurement's :class:`validation.measurements.zipf.ZipfSettings`).
     bound : {"exact", "upper_bound"}
         ``exact``: the error of the memory it names; ``upper_bound``: the error of a W
         found by a search or training, an upper bound on the error of the best memory.
@@ -497,7 +497,7 @@ def memory_spec(name: str) -> MemorySpec:
     return _MEMORIES[check_choice(name, "solvers", memory_names())]
 
 
-_RUNS = "validation.zipf_memories"
+_RUNS = "validation.measurements.zipf_memories"
 _NO_CE_THEORY = "none (no theory of the cross-entropy memory)"
 register_memory(MemorySpec(
     "optimal", "optimal, weighted give-up (upper bound on the best E)", EntryPoint(_RUNS, "weighted_give_up"),

@@ -211,7 +211,7 @@ def assess(instance, W=None, *, images=None):
     ValueError
         If ``W`` has the wrong shape.
     """
-    from validation.recall import normalised_margin, recall_check
+    from validation.measurements.recall import normalised_margin, recall_check
 
     mat = np.asarray(W, dtype=np.float64)
     if mat.shape != instance.shape:

@@ -1,6 +1,6 @@
 """Thread counts of a process: one numba and one BLAS thread per process unless the user says otherwise.
 
-Every entry point (:func:`validation.solve`, the sweeps of :mod:`validation.sweep`)
+Every entry point (:func:`validation.solve`, the sweeps of :mod:`validation.runtime.sweep`)
 applies :func:`set_threads` once, so that parallel sweeps never oversubscribe the
 cores (``benchmarks/threads.md``).
 """
@@ -17,7 +17,7 @@ BLAS_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THR
 """Variables that set the BLAS thread count (read by the libraries when they load)."""
 
 # what the user set, read when this module is first imported (before any worker
-# environment of validation.sweep is in place)
+# environment of validation.runtime.sweep is in place)
 _USER_NUMBA_THREADS = os.environ.get("NUMBA_NUM_THREADS")
 _USER_BLAS_THREADS = next((os.environ[v] for v in BLAS_THREAD_VARIABLES if os.environ.get(v)), None)
 _threads: dict = {}   # the counts applied in this process ("set" once applied)

@@ -31,7 +31,7 @@ def warm_up() -> None:
     if _warm["done"]:
         return
     _warm["done"] = True
-    from validation.ensembles import make_instance
+    from validation.instances.ensembles import make_instance
 
     with monitored(None):
         for problem in ("op", "dp"):
@@ -47,7 +47,7 @@ def warm_up_max_margin() -> None:
     if _warm_mm["done"]:
         return
     _warm_mm["done"] = True
-    from validation.ensembles import make_instance
+    from validation.instances.ensembles import make_instance
 
     for problem in ("op", "dp"):
         DualAscentRun(make_instance(4, 6, problem, seed=0), None, tol=0.5, max_iter=2, time_limit=None, seed=0,

@@ -22,7 +22,7 @@ from replica.common.seeds import as_generator, resolve_seed
 from replica.optimal.scores import summarize_scores
 from replica.asymptotic.spectra import normalized_singular_values
 
-from .ensembles import check_square_instance
+from ..instances.ensembles import check_square_instance
 from .recall import competitor_scale, top_competitors
 
 __all__ = [

@@ -8,7 +8,7 @@ loses nothing that was committed.  The key of a row is
 
 where ``seed`` is the run's base seed and ``version`` the package version that
 computed the row, marked ``+dp-generator<g>`` for a DP trial of candidate generator
-``g >= 2`` (:func:`validation.sweep.keyed_version`), so trials of different generators
+``g >= 2`` (:func:`validation.runtime.sweep.keyed_version`), so trials of different generators
 never mix.  A failed task is stored with ``status = "error"`` and the error
 text; it does not count as finished and is tried again on the next run.
 

@@ -7,7 +7,7 @@ candidate outputs indexed ``rho = 0..p-1`` of which ``rho = mu`` is the target.
   are all the outputs, and the target of input ``mu`` is ``u_mu``.
 * ``dp``: every input ``mu`` has its own independent candidates ``u^(mu)_rho``;
   the target is ``u^(mu)_mu``.  They are regenerated on demand by the
-  counter-based generator of :mod:`validation._rng` and never stored, so an
+  counter-based generator of :mod:`validation.instances._candidate_kernels` and never stored, so an
   instance takes ``O(p d)`` memory.
 
 With ``outputs=K`` the facts share ``K`` distinct answers: a target map
@@ -50,7 +50,7 @@ from replica.common.ensembles import ENSEMBLES
 from replica.common.seeds import resolve_seed
 from replica.variants.covariance import power_law_spectrum
 
-from . import _rng
+from . import _candidate_kernels as _candidates
 from .instance import Instance, check_square_instance, check_weights
 
 __all__ = ["make_instance", "EmbeddingModel", "FactSettings", "instance_bytes", "check_generator", "Instance",
@@ -193,13 +193,13 @@ def _dimensions(d, d_in, d_out):
 
 
 def check_generator(generator) -> int:
-    """The DP generator version: ``generator`` itself if in ``validation._rng.GENERATORS``,
-    ``validation._rng.default_generator()`` for None; ValueError otherwise."""
+    """The DP generator version: ``generator`` itself if in ``validation.instances._candidate_kernels.GENERATORS``,
+    ``validation.instances._candidate_kernels.default_generator()`` for None; ValueError otherwise."""
     if generator is None:
-        return _rng.default_generator()
+        return _candidates.default_generator()
     if isinstance(generator, (bool, np.bool_)) or not isinstance(generator, (int, np.integer)) \
-            or int(generator) not in _rng.GENERATORS:
-        raise ValueError(f"generator must be one of {_rng.GENERATORS} or None, got {generator!r}")
+            or int(generator) not in _candidates.GENERATORS:
+        raise ValueError(f"generator must be one of {_candidates.GENERATORS} or None, got {generator!r}")
     return int(generator)
 
 
@@ -223,7 +223,8 @@ def _draw_instance(seed, p, dims, problem, ensemble, answers, roots, generator):
         if K is None:
             vectors = None
     else:
-        target_vectors = _rng.dp_pairs(dp_key, _rng.candidate_code(ensemble, generator), np.arange(p), index, d_out)
+        code = _candidates.candidate_code(ensemble, generator)
+        target_vectors = _candidates.dp_pairs(dp_key, code, np.arange(p), index, d_out)
         if out_root is not None:
             target_vectors = target_vectors @ out_root
     return inputs, target_vectors, vectors, dp_key

@@ -3,7 +3,7 @@
 The *accuracy* of a memory W on an instance is the fraction of its ``p`` inputs that
 W recalls (``Solution.recall_fraction``, verified in float64).  For each load ``p``,
 ``trials`` independent instances are built and solved through the sweep machinery
-(:func:`validation.sweep.run_tasks` with :func:`validation.capacity.storage_trial`;
+(:func:`validation.runtime.sweep.run_tasks` with :func:`validation.capacity.storage_trial`;
 instance seeds ``task_seed(seed, p, trial)``, so a capacity run and an accuracy run with
 the same base seed see the same instances), and the mean accuracy gets a 95 %
 confidence interval.  Theory beside it: :func:`replica.hebbian_accuracy` (exact in the
@@ -38,12 +38,12 @@ from replica.common.checks import check_choice, check_int, check_kappa, check_re
 from replica.common.results import Result
 from replica.common.seeds import resolve_seed
 
-from .capacity.loads import load, p_from_load
-from .capacity.trials import STORAGE_TRIAL, instance_options
-from .ensembles import ENSEMBLES, PROBLEMS
+from ..capacity.loads import load, p_from_load
+from ..capacity.trials import STORAGE_TRIAL, instance_options
+from ..instances.ensembles import ENSEMBLES, PROBLEMS
 from .intervals import wilson_interval
-from .solvers.engine.registry import HEBBIAN_THEORY, OPTIMAL_THEORY, solver_names, solver_spec
-from .sweep import Task, run_tasks
+from ..solvers.engine.registry import HEBBIAN_THEORY, OPTIMAL_THEORY, solver_names, solver_spec
+from ..runtime.sweep import Task, run_tasks
 
 __all__ = ["AccuracySettings", "AccuracyPoint", "AccuracyCurve", "measure_accuracy", "loads_from_alpha",
            "theory_accuracy"]
@@ -261,7 +261,7 @@ class AccuracyCurve(Result):
 
         Examples
         --------
-        >>> from validation.accuracy import measure_accuracy
+        >>> from validation.measurements.accuracy import measure_accuracy
         >>> curve = measure_accuracy(8, [6, 10], solver="hebbian", trials=4, seed=0, progress=False)
         >>> AccuracyCurve.from_dict(curve.to_dict()).to_dict() == curve.to_dict()
         True
@@ -288,7 +288,7 @@ class AccuracySettings:
         ``refine`` defaults to False (the max-margin refinement does not change which
         inputs are recalled).
     executor : optional
-        From :func:`validation.sweep.make_executor`; ``None`` runs serially.
+        From :func:`validation.runtime.sweep.make_executor`; ``None`` runs serially.
     store : ResultStore, optional
         Persist and reuse trials.
     progress : bool, optional

@@ -1,7 +1,7 @@
 """The memory problem built by :func:`validation.make_instance`: :class:`Instance`.
 
 An instance holds its inputs and targets (OP: also its outputs; DP: the key of its
-candidate generator, :mod:`validation._rng`), its weights, covariance roots and the
+candidate generator, :mod:`validation.instances._candidate_kernels`), its weights, covariance roots and the
 settings it was built from (``notes/simulation.md``).
 """
 
@@ -16,7 +16,7 @@ from replica.common.checks import check_int
 from replica.common.results import json_safe
 from replica.common.seeds import resolve_seed
 
-from . import _rng
+from . import _candidate_kernels as _candidates
 
 __all__ = ["Instance", "check_square_instance", "check_weights", "GIVEN_ENSEMBLE"]
 
@@ -51,10 +51,10 @@ class Instance:
         ``u^(mu)_mu``, equal bit for bit to ``candidates(mu)[mu]``; to rounding with an
         output covariance).
     dp_key : numpy.uint64
-        Key of the DP candidate generator (``validation._rng``); also set for
+        Key of the DP candidate generator (``validation.instances._candidate_kernels``); also set for
         OP instances but unused there.
     generator : int
-        Version of the DP candidate generator (``validation._rng.GENERATORS``; the DP
+        Version of the DP candidate generator (``validation.instances._candidate_kernels.GENERATORS``; the DP
         candidates and targets depend on it, OP instances do not).
     outputs : int or None
         Number ``K`` of distinct answers, or None (one answer per fact).
@@ -100,7 +100,7 @@ class Instance:
     output_spectrum: np.ndarray | None = field(default=None, repr=False)
     input_covariance_factor: float | None = None
     output_covariance_factor: float | None = None
-    generator: int = _rng.DEFAULT_GENERATOR   # make_instance always sets it
+    generator: int = _candidates.DEFAULT_GENERATOR   # make_instance always sets it
 
     def __post_init__(self):
         if self.d is not None:  # square: d_in = d_out = d
@@ -200,7 +200,7 @@ class Instance:
     def generator_pairs(self, mus, rhos) -> np.ndarray:
         """DP: the generator's vectors ``g`` of the candidates ``(mus[k], rhos[k])``,
         shape (n, d_out); the candidates are ``g Sigma_out^(1/2)`` (:meth:`candidate_pairs`)."""
-        return _rng.dp_pairs(self.dp_key, self.candidate_code, mus, rhos, self.d_out)
+        return _candidates.dp_pairs(self.dp_key, self.candidate_code, mus, rhos, self.d_out)
 
     def candidate_pairs(self, mus, rhos) -> np.ndarray:
         """DP: the candidates ``u^(mus[k])_(rhos[k])`` as rows of a new (n, d_out) array."""
@@ -230,7 +230,7 @@ class Instance:
     @property
     def candidate_code(self) -> int:
         """Integer code of the DP candidate law (ensemble and generator) for the numba kernels."""
-        return _rng.candidate_code(self.ensemble, self.generator)
+        return _candidates.candidate_code(self.ensemble, self.generator)
 
     def candidates(self, mu) -> np.ndarray:
         """Candidate outputs of input ``mu``.
@@ -283,7 +283,7 @@ class Instance:
         if self.problem == "op":
             return self.table @ Y.T
         out = np.empty((self.n_candidates, self.p), dtype=np.float64)
-        _rng.dp_scores_into(self.dp_key, self.candidate_code, self.output_images(Y), out)
+        _candidates.dp_scores_into(self.dp_key, self.candidate_code, self.output_images(Y), out)
         return out
 
     def scores(self, W) -> np.ndarray:

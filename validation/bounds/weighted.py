@@ -1,4 +1,4 @@
-"""The weighted mode of :func:`validation.accuracy_bound.accuracy_bound`: a certified bracket on the recalled weight.
+"""The weighted mode of :func:`validation.bounds.accuracy.accuracy_bound`: a certified bracket on the recalled weight.
 
 With unequal query frequencies ``w`` (summing to one) the MILP of ``notes/accuracy_bound.md``
 maximises ``sum_mu w_mu z_mu`` instead of the count, optionally over the ``top`` heaviest
@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
-from .bound_milp import (BOUND_SLACK, BOX_TOLERANCE, INTEGRALITY, BoundUnits, bound_message, constraint_rows,
+from .milp import (BOUND_SLACK, BOX_TOLERANCE, INTEGRALITY, BoundUnits, bound_message, constraint_rows,
                          search_matrix, smallest_box, solve_milp)
-from .recall import recall_check
+from ..measurements.recall import recall_check
 
 __all__ = ["checked_weights", "checked_top", "weighted_bound_fields"]
 
@@ -93,7 +93,7 @@ def _weighted_solve(instance, res, B, w, chosen, tail):
 
 
 def weighted_bound_fields(instance, w, top, W_search, settings, start) -> dict:
-    """The fields of the :class:`~validation.accuracy_bound.AccuracyBound` of :func:`accuracy_bound` with unequal
+    """The fields of the :class:`~validation.bounds.accuracy.AccuracyBound` of :func:`accuracy_bound` with unequal
     weights ``w`` (summing to one) on the ``top`` heaviest inputs."""
     B, time_limit, mip_rel_gap, check_box = settings
     d, p = instance.d, instance.p

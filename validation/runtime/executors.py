@@ -5,7 +5,7 @@ worker unless ``validation.solvers.set_threads`` chose more, explicit ``max_work
 or a ``dask.distributed`` executor (``Client(address)`` for a scheduler, else a
 ``LocalCluster`` of single-threaded processes).  Any object with
 ``submit(fn, *args) -> concurrent.futures.Future`` works with
-:func:`validation.sweep.run_tasks`.
+:func:`validation.runtime.sweep.run_tasks`.
 
 Worker processes are started with SIGINT blocked (:func:`spawning`) and ignore it
 (:func:`worker_init`), so a Ctrl-C reaches the calling process only, which then ends
@@ -26,7 +26,7 @@ import threading
 
 from replica.common.checks import check_choice, check_int
 
-from .solvers.engine.threads import BLAS_THREAD_VARIABLES
+from ..solvers.engine.threads import BLAS_THREAD_VARIABLES
 
 __all__ = ["make_executor", "terminate_executor", "ProcessPool", "DaskExecutor", "SerialExecutor", "worker_init",
            "spawning", "THREAD_VARIABLES"]
@@ -40,7 +40,7 @@ def worker_init(threads: int = 1) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     for var in THREAD_VARIABLES:
         os.environ[var] = str(threads)
-    from .solvers.engine.threads import set_threads
+    from ..solvers.engine.threads import set_threads
 
     set_threads(threads)
 
@@ -79,7 +79,7 @@ class ProcessPool:
     def __init__(self, workers: int):
         import multiprocessing
 
-        from .solvers.engine.threads import thread_count
+        from ..solvers.engine.threads import thread_count
 
         self.workers = workers
         self.threads = thread_count()
@@ -205,7 +205,7 @@ class SerialExecutor:
 
 
 def make_executor(executor: str = "local", workers: int | None = None, scheduler: str | None = None):
-    """Build an executor for :func:`validation.sweep.run_tasks`.
+    """Build an executor for :func:`validation.runtime.sweep.run_tasks`.
 
     Parameters
     ----------

@@ -3,7 +3,7 @@
 ``constraint_rows`` builds the margin constraints of every input against its competitors;
 ``solve_milp`` solves the big-M program over a box of W; ``smallest_box`` and
 ``search_matrix`` size the box and read a search's W.  Used by
-:mod:`validation.accuracy_bound` and :mod:`validation.weighted_bound`.
+:mod:`validation.bounds.accuracy` and :mod:`validation.bounds.weighted`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from scipy.sparse import coo_matrix, hstack as sparse_hstack
 
 from replica.common.checks import check_memory
 
-from .ensembles import check_square_instance
-from .solvers import solve
+from ..instances.ensembles import check_square_instance
+from ..solvers import solve
 
 __all__ = ["BOUND_SLACK", "BOX_TOLERANCE", "INTEGRALITY", "constraint_rows", "solve_milp", "search_matrix",
            "smallest_box", "bound_message", "BoundUnits", "count_units"]
@@ -133,7 +133,7 @@ def count_units(p: int) -> BoundUnits:
 
 
 def bound_message(status, bracket, B, box_check, notes, units: BoundUnits) -> str:
-    """The one-line message of an :class:`~validation.accuracy_bound.AccuracyBound`.
+    """The one-line message of an :class:`~validation.bounds.accuracy.AccuracyBound`.
 
     ``bracket = (lower, upper)`` is the certified bracket on the best value of ``units``;
     ``box_check = (binding, check_box, check_lower, check_upper)`` is the check of the box

@@ -6,14 +6,14 @@ a lower-bound verdict.  :func:`top_k_decision` decides the question for memories
 
 * unknowns ``vec(W)`` in ``[-B, B]^{d x d}`` and one binary ``y_{mu rho}`` per input
   ``mu`` and competitor ``rho`` (the rows of
-  :func:`validation.accuracy_bound.constraint_rows`);
+  :func:`validation.bounds.accuracy.constraint_rows`);
 * ``a_{mu rho}^T vec(W) >= 1 - M_{mu rho} y_{mu rho}`` with
   ``M_{mu rho} = 1 + B ||a_{mu rho}||_1`` (``y = 1`` exempts the competitor: the row is
   inactive everywhere in the box);
 * ``sum_rho y_{mu rho} <= k - 1`` for every input: at most ``k - 1`` competitors may
   beat the target;
 * no objective: HiGHS either finds a feasible point, whose W is checked in float64
-  (:func:`validation.recall.top_k_recalled`, ties fail), or proves the MILP infeasible.
+  (:func:`validation.measurements.recall.top_k_recalled`, ties fail), or proves the MILP infeasible.
 
 Recall is scale-invariant, so the box is the set of memories with
 ``max_jk |W_jk| <= B m``, ``m`` the smallest margin of the non-exempt rows.
@@ -35,9 +35,9 @@ from scipy.sparse import coo_matrix, hstack as sparse_hstack
 from replica.common.checks import check_int
 from replica.common.results import Result
 
-from .accuracy_bound import check_bound_arguments, constraint_rows
-from .recall import top_k_recalled
-from .solvers import solve
+from .accuracy import check_bound_arguments, constraint_rows
+from ..measurements.recall import top_k_recalled
+from ..solvers import solve
 
 __all__ = ["top_k_decision", "TopKDecision"]
 
@@ -176,7 +176,7 @@ def top_k_decision(instance, top_k, *, W_search=None, box=1e4, time_limit=60.0, 
     Examples
     --------
     >>> from validation import make_instance
-    >>> from validation.top_k_bound import top_k_decision
+    >>> from validation.bounds.top_k import top_k_decision
     >>> top_k_decision(make_instance(3, 4, "dp", seed=0), 2).status
     'stored'
     """

@@ -5,7 +5,7 @@ d, p, kappa, seed, trial), options, and the dotted name of a *task function*
 ``func(task) -> dict`` that returns a record with ``status`` in
 ``{"stored", "not_stored", "undecided"}`` (plus whatever it measured).
 
-:func:`run_tasks` skips tasks already finished in the :class:`~validation.store.ResultStore`,
+:func:`run_tasks` skips tasks already finished in the :class:`~validation.runtime.store.ResultStore`,
 submits the rest (a bounded window, so a killed sweep loses at most the tasks in
 flight), writes each result to the store as soon as it arrives (one commit per task,
 from the calling process only, so the store never sees concurrent writers) and shows
@@ -24,13 +24,13 @@ flight are not recorded, and a rerun computes them.
 
 Threads: several :func:`run_tasks` calls may share one executor from different threads
 (``validation reproduce`` runs its large-d estimates alongside the other stages this
-way), each with its own :class:`~validation.store.ResultStore` connection, opened in that
+way), each with its own :class:`~validation.runtime.store.ResultStore` connection, opened in that
 thread to a store file that exists already (a connection is used in the thread that
 opened it; two connections that create a new file at once can collide).  A process
 pool broken by one of them is rebuilt once; a terminated pool refuses new tasks, so a
 sweep in another thread ends with ``RuntimeError`` instead of starting new workers.
 
-Executors (:mod:`validation.executors`, re-exported here): :func:`make_executor` builds a
+Executors (:mod:`validation.runtime.executors`, re-exported here): :func:`make_executor` builds a
 process pool (``spawn``, one numba / BLAS thread per worker unless
 ``validation.solvers.set_threads`` chose more, explicit ``max_workers``) or a
 ``dask.distributed`` executor (``Client(address)`` for a scheduler, else a
@@ -64,7 +64,7 @@ import numpy as np
 
 from replica.common.results import Result, json_safe
 
-from ._rng import default_generator
+from ..instances._candidate_kernels import default_generator
 from .executors import ProcessPool, SerialExecutor, make_executor, terminate_executor
 from .store import KEY_COLUMNS, ResultStore, package_version
 
@@ -105,7 +105,8 @@ class Task:
     @property
     def generator(self) -> int | None:
         """DP: the candidate generator of the task's instances (option ``generator``, default
-        ``validation._rng.default_generator()``); None for the OP, whose instances do not use one."""
+        ``validation.instances._candidate_kernels.default_generator()``); None for the OP, whose
+        instances do not use one."""
         if self.problem != "dp":
             return None
         generator = dict(self.options).get("generator")

@@ -8,10 +8,10 @@ error of a memory W on one instance is the frequency mass of the facts it does n
 
 recall checked in float64 (:func:`validation.solvers.assess`).  :func:`measure_zipf`
 builds ``trials`` independent instances (seeds ``task_seed(seed, N, t)`` of
-:mod:`validation.sweep`, as the accuracy sweeps) and reports per solver the mean of
+:mod:`validation.runtime.sweep`, as the accuracy sweeps) and reports per solver the mean of
 ``E`` over the instances and its standard error.  The memories (``notes/zipf.md``; each
 registered as a :class:`~validation.solvers.engine.registry.MemorySpec` and run by
-:mod:`validation.zipf_memories`):
+:mod:`validation.measurements.zipf_memories`):
 
 ``optimal``
     The weighted give-up search of the optimal solver
@@ -52,10 +52,10 @@ from replica.common.results import Result
 from replica.common.seeds import resolve_seed
 from replica.variants import zipf_frequencies
 
-from .ensembles import ENSEMBLES, PROBLEMS, EmbeddingModel, FactSettings, make_instance
-from .solvers import assess
-from .solvers.engine.registry import memory_names, memory_spec
-from .sweep import task_seed
+from ..instances.ensembles import ENSEMBLES, PROBLEMS, EmbeddingModel, FactSettings, make_instance
+from ..solvers import assess
+from ..solvers.engine.registry import memory_names, memory_spec
+from ..runtime.sweep import task_seed
 
 __all__ = ["ZipfSettings", "ZIPF_SOLVERS", "ZIPF_LABELS", "ZipfPoint", "ZipfMeasurement", "measure_zipf",
            "zipf_frequencies",

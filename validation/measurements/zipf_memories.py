@@ -2,15 +2,15 @@
 
 The registry (:class:`~validation.solvers.engine.registry.MemorySpec`) names them, and
 :func:`validation.measure_zipf` runs each on the same weighted instances
-(``notes/zipf.md``).  ``settings`` is the measurement's :class:`validation.zipf.ZipfSettings`
+(``notes/zipf.md``).  ``settings`` is the measurement's :class:`validation.measurements.zipf.ZipfSettings`
 (``adam_steps``, ``give_up_fraction``, ``time_limit``); ``budget_ended`` is True when the
 solve ended on a step or time budget (its W is still measured).
 """
 
 from __future__ import annotations
 
-from .solvers import solve
-from .solvers.engine.memories import hebbian_memory
+from ..solvers import solve
+from ..solvers.engine.memories import hebbian_memory
 
 __all__ = ["weighted_give_up", "hebbian_rule", "frequency_weighted_hebbian", "adam_cross_entropy",
            "adam_weighted_cross_entropy"]

@@ -20,7 +20,7 @@ best count from above as well, with a mixed-integer linear program solved by HiG
 ``z_mu = 1`` asks for margin 1 on input ``mu``.  Recall is scale-invariant, so this is
 the strict recall of a W with ``max_jk |W_jk| <= B m``, ``m`` its smallest margin on
 the recalled inputs: the bound is **certified for that set of memories only**.  Every W
-that recalls its inputs with normalised margin (``validation.recall.normalised_margin``)
+that recalls its inputs with normalised margin (``validation.measurements.recall.normalised_margin``)
 at least ``d / B`` lies in it.  The box is checked, not proven, not to bind: a second
 solve at ``10 B`` must find the same count (``box_binding``); equal counts at 10x and
 100x are evidence, not a proof, for unbounded W.  Derivation, limits and measurements:
@@ -39,11 +39,11 @@ import numpy as np
 from replica.common.checks import check_real
 from replica.common.results import Result
 
-from .ensembles import check_square_instance
-from .recall import recall_check
-from .bound_milp import (BOUND_SLACK, BOX_TOLERANCE, INTEGRALITY, bound_message, constraint_rows, count_units,
+from ..instances.ensembles import check_square_instance
+from ..measurements.recall import recall_check
+from .milp import (BOUND_SLACK, BOX_TOLERANCE, INTEGRALITY, bound_message, constraint_rows, count_units,
                          search_matrix, smallest_box, solve_milp)
-from .weighted_bound import checked_top, checked_weights, weighted_bound_fields
+from .weighted import checked_top, checked_weights, weighted_bound_fields
 
 __all__ = ["accuracy_bound", "AccuracyBound", "constraint_rows", "check_bound_arguments"]
 
@@ -57,7 +57,7 @@ class AccuracyBound(Result):
     recalled_lower : int
         Largest count of inputs a W of the box recalls (the MILP incumbents, the search
         W or the smallest-box W of the search's recalled set), checked in float64 by
-        :func:`validation.recall.recall_check` (strict, ties fail): the W scaled to margin 1
+        :func:`validation.measurements.recall.recall_check` (strict, ties fail): the W scaled to margin 1
         on those inputs lies in the box (up to a relative 1e-6).
     recalled_upper : int
         Certified upper bound for every W of the box: ``floor(dual bound + 1e-6)`` of

@@ -30,9 +30,9 @@ from replica.common.loads import p_from_load
 from replica.common.results import Result
 from replica.common.seeds import resolve_seed
 
-from .ensembles import ENSEMBLES, EmbeddingModel, make_instance
-from .solvers.adam import solve_adam
-from .solvers.engine.options import AdamOptions
+from ..instances.ensembles import ENSEMBLES, EmbeddingModel, make_instance
+from ..solvers.adam import solve_adam
+from ..solvers.engine.options import AdamOptions
 
 __all__ = ["CEProtocol", "SeedCapacity", "CECapacity", "ce_capacity", "adam_trial", "search_range",
            "trial_seed"]

@@ -1,16 +1,27 @@
-"""``python -m experiments list | check [NAME ...] | run NAME``: list, check and rerun the experiments.
+"""``python -m experiments list | check [NAME ...] | run NAME | new NAME``: list, check, rerun and start experiments.
 
 * ``list``: every experiment with its topic, expected wall time on 2 cores and whether
   its page can be rendered from the committed data;
 * ``check``: render every page from its committed data (in place, then put back) and
-  fail with a diff where the committed page differs; fail too where an experiment
-  declares ``measures = [q]`` (its ``experiment.toml``) and ``q`` has no measurement of
-  its folder in ``experiments/scoreboard/measurements.py`` or, for a quantity with a
-  theory, no point of its folder on the scoreboard (the ``coverage`` of
-  ``replica/common/validity_table.json``); exit 1 then, 0 when all agree;
-* ``run NAME``: measure again and rewrite the data, figures and page (``--render``: only
-  render from the committed data); arguments after ``--`` go to the script, for example
-  ``python -m experiments run many_to_one -- 16``.
+  fail with a diff where the committed page differs; fail too where a file of an
+  experiment folder is not declared in its ``experiment.toml``, where a declared data file
+  has no provenance record beside it (``<name>.provenance.json``), where a declared path
+  or a ``run``/``render`` argument points outside the repository, and where an experiment
+  declares ``measures = [q]`` and ``q`` has no measurement of its folder in
+  ``experiments/scoreboard/measurements.py`` or, for a quantity with a theory, no point of
+  its folder on the scoreboard (the ``coverage`` of ``replica/common/validity_table.json``);
+  exit 1 then, 0 when all agree;
+* ``run NAME``: measure again and rewrite the data, their provenance records, figures and
+  page (``--render``: only render from the committed data); arguments after ``--`` go to
+  the script, for example ``python -m experiments run many_to_one -- 16``;
+* ``new NAME``: write the skeleton of a new experiment (``experiments/NAME/NAME.py``
+  through the runner, ``experiment.toml``, ``README.md`` with a generated block,
+  ``tests/test_experiment_NAME.py``) and run its example measurement once.
+
+Every script runs through :func:`experiments.runner.run`, so every one takes the same
+options: none (measure, then render), ``--render`` (render from the committed data only),
+``--out DIR`` (write into ``DIR`` and leave the folder as it was), then its own.  See
+``docs/contributing.md``, "How to add an experiment".
 """
 
 from __future__ import annotations

@@ -87,20 +87,3 @@ def demote_headings(markdown: str, levels: int = 1) -> str:
         out.append(line)
     return "\n".join(out) + ("\n" if markdown.endswith("\n") else "")
 
-
-def render_only(description: str, argv=None) -> bool:
-    """Parse an experiment script's command line: ``True`` when ``--render`` asks for the page from the committed data.
-
-    Parameters
-    ----------
-    description : str
-        The script's one-line description (the first line of its docstring), shown by ``--help``.
-    argv : list of str, optional
-        The arguments (default: ``sys.argv[1:]``).
-    """
-    import argparse
-
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--render", action="store_true",
-                        help="write the page from the committed data, without measuring")
-    return parser.parse_args(argv).render

@@ -148,7 +148,8 @@ def read_topic(path: Path) -> Topic:
         if "render" in entry:
             entry["render"] = tuple(entry["render"])
         runs.append(Experiment(topic=path.parent.name, **entry))
-    return Topic(path.parent.name, title, question, int(meta.get("order", 99)), tuple(runs), tuple(meta.get("data", ())))
+    return Topic(path.parent.name, title, question, int(meta.get("order", 99)), tuple(runs),
+                 tuple(meta.get("data", ())))
 
 
 def topics(root: Path = ROOT) -> list[Topic]:

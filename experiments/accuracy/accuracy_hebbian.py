@@ -28,7 +28,7 @@ import numpy as np
 import replica
 from replica.common.ensembles import ENSEMBLES
 from replica.common.seeds import DEFAULT_SEED
-from validation.accuracy import AccuracyCurve, loads_from_alpha, measure_accuracy
+from validation.measurements.accuracy import AccuracyCurve, loads_from_alpha, measure_accuracy
 from experiments.pages import demote_headings, write_block
 from experiments.provenance import read_record, read_results, write_results
 from experiments.runner import run

@@ -27,9 +27,9 @@ import time
 import numpy as np
 
 import replica
-from validation.accuracy import measure_accuracy
+from validation.measurements.accuracy import measure_accuracy
 from validation.solvers import set_threads
-from validation.accuracy import AccuracyCurve
+from validation.measurements.accuracy import AccuracyCurve
 from experiments.pages import demote_headings, write_block
 from experiments.provenance import read_record, read_results, write_results
 from experiments.runner import run

@@ -35,7 +35,7 @@ import numpy as np
 
 import replica
 from validation import make_instance, solve
-from validation.accuracy_bound import accuracy_bound
+from validation.bounds.accuracy import accuracy_bound
 from validation.solvers import set_threads
 from experiments.pages import demote_headings, write_block
 from experiments.runner import run

@@ -56,7 +56,7 @@ def gemm_seconds(p, d, repeats=3):
 
 def trial_rows(store):
     """(p, status, seconds) of every d = 512 trial in the store."""
-    from validation.store import ResultStore
+    from validation.runtime.store import ResultStore
 
     kept = ResultStore(store, readonly=True)
     try:

@@ -27,10 +27,10 @@ import time
 from pathlib import Path
 
 from validation.capacity import estimate_capacity
-from validation.executors import make_executor, terminate_executor
+from validation.runtime.executors import make_executor, terminate_executor
 from validation.reproduce.config import FULL
 from validation.reproduce.plan import capacity_runs
-from validation.store import ResultStore
+from validation.runtime.store import ResultStore
 from experiments.runner import run
 
 HERE = Path(__file__).resolve().parent

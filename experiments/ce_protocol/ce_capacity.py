@@ -41,7 +41,7 @@ import numpy as np
 import replica
 from replica.common.seeds import DEFAULT_SEED
 from validation.capacity import estimate_capacity
-from validation.ce_protocol import CEProtocol, ce_capacity
+from validation.measurements.ce_protocol import CEProtocol, ce_capacity
 from validation.solvers import set_threads
 from experiments.pages import demote_headings, write_block
 from experiments.provenance import read_record

@@ -29,7 +29,7 @@ import numpy as np
 from validation import EmbeddingModel, make_instance, solve
 from replica import power_law_spectrum
 from validation.solvers import set_threads
-from validation.sweep import task_seed
+from validation.runtime.sweep import task_seed
 
 from replica.variants import covariance_hebbian_accuracy
 from experiments.pages import demote_headings, write_block

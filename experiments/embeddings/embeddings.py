@@ -226,7 +226,7 @@ def hebbian_accuracy_rows(d, kind, inputs, outputs) -> list[dict]:
     from replica.variants import covariance_hebbian_accuracy
     from validation import solve
     from validation.capacity.embeddings import sample_facts
-    from validation.sweep import task_seed
+    from validation.runtime.sweep import task_seed
 
     answers = np.arange(inputs.shape[0])
     spec_in, spec_out = spectrum(inputs), spectrum(outputs)
@@ -421,7 +421,7 @@ def figure(data, path) -> None:
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    from validation.intervals import wilson_interval
+    from validation.measurements.intervals import wilson_interval
 
     dims = [x["d"] for x in data["dimensions"]]
     fig, axes = plt.subplots(1, len(dims), figsize=(5.2 * len(dims), 4.8), squeeze=False)

@@ -21,7 +21,7 @@ import sys
 from dataclasses import replace
 
 from validation.reproduce import FULL, render_saved, reproduce
-from validation.sweep import make_executor
+from validation.runtime.sweep import make_executor
 from experiments.runner import run
 from experiments.provenance import write_record
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from validation import make_instance, solve
-from validation.spectra_and_scores import score_distribution, spectrum
+from validation.measurements.spectra_and_scores import score_distribution, spectrum
 
 from experiments.pages import write_block
 from experiments.provenance import read_record

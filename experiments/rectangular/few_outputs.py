@@ -38,7 +38,7 @@ import replica
 from validation import EmbeddingModel, make_instance, solve
 from validation.capacity import fit_logistic, record_status
 from validation.solvers import set_threads
-from validation.sweep import task_seed
+from validation.runtime.sweep import task_seed
 
 from experiments.pages import write_block
 from experiments.provenance import read_record

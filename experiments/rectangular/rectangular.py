@@ -38,9 +38,9 @@ import numpy as np
 
 from validation import EmbeddingModel, make_instance, solve
 from validation.capacity import fit_logistic, record_status
-from validation.intervals import wilson_interval
+from validation.measurements.intervals import wilson_interval
 from validation.solvers import set_threads
-from validation.sweep import task_seed
+from validation.runtime.sweep import task_seed
 
 from replica.variants import rectangular_capacity
 from experiments.pages import demote_headings, write_block

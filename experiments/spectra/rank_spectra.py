@@ -49,7 +49,7 @@ from scipy import stats  # noqa: E402
 import replica  # noqa: E402
 from replica.asymptotic.spectra import normalized_singular_values  # noqa: E402
 from validation import make_instance, solve  # noqa: E402
-from validation.recall import normalised_margin, recall_check  # noqa: E402
+from validation.measurements.recall import normalised_margin, recall_check  # noqa: E402
 from validation.solvers import set_threads  # noqa: E402
 from validation.solvers.rank_margin import solve_rank_max_margin  # noqa: E402
 from experiments.pages import demote_headings, write_block  # noqa: E402

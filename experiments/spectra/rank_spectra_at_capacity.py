@@ -203,7 +203,7 @@ def summarise(data, reference=True) -> list[dict]:
 
     ``reference=False`` leaves out the Gaussian reference (its SVDs; the scoreboard does not use it).
     """
-    from validation.intervals import wilson_interval
+    from validation.measurements.intervals import wilson_interval
 
     out = []
     for i, (problem, d, p, source, restarts, _) in enumerate(data["plan"]):

@@ -27,8 +27,8 @@ import time
 import replica
 from validation.capacity import estimate_capacity
 from validation.solvers import set_threads
-from validation.store import ResultStore
-from validation.sweep import make_executor
+from validation.runtime.store import ResultStore
+from validation.runtime.sweep import make_executor
 from experiments.pages import demote_headings, write_block
 from experiments.provenance import read_record
 from experiments.runner import run

@@ -44,7 +44,7 @@ import replica
 from validation import make_instance, solve
 from validation.capacity.fit import fit_logistic, interval_text
 from validation.solvers import set_threads
-from validation.top_k_bound import top_k_decision
+from validation.bounds.top_k import top_k_decision
 from experiments.pages import demote_headings, write_block
 from experiments.runner import run
 

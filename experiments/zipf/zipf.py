@@ -30,7 +30,7 @@ import time
 from validation import ZipfSettings
 from validation.figures import plot_zipf
 from validation.solvers import set_threads
-from validation.zipf import (ZIPF_LABELS, ZIPF_SOLVERS, ZIPF_THEORY, measure_zipf, overloaded_facts, slope_rows,
+from validation.measurements.zipf import (ZIPF_LABELS, ZIPF_SOLVERS, ZIPF_THEORY, measure_zipf, overloaded_facts, slope_rows,
                             slope_text, zipf_frequencies, zipf_theory_curves)
 
 from experiments.pages import demote_headings, write_block

@@ -39,7 +39,7 @@ import replica
 from replica import ZipfFacts, zipf_error, zipf_frequencies
 from replica.variants.few_outputs import cloud_statistics
 from validation import FactSettings, make_instance, solve
-from validation.accuracy_bound import accuracy_bound
+from validation.bounds.accuracy import accuracy_bound
 from validation.solvers import set_threads
 from experiments.pages import write_block
 from experiments.provenance import read_record

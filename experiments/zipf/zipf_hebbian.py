@@ -62,7 +62,7 @@ def measure_cell(d, a, ensemble, instances=INSTANCES, seed=SEED) -> list[dict]:
     import warnings
 
     import replica
-    from validation.zipf import ZipfSettings, measure_zipf
+    from validation.measurements.zipf import ZipfSettings, measure_zipf
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", replica.TheoryOffWarning)

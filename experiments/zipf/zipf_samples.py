@@ -39,7 +39,7 @@ import numpy as np
 from replica import ZipfFacts, zipf_error, zipf_frequencies
 from replica.common.seeds import DEFAULT_SEED
 from validation import FactSettings, make_instance
-from validation.recall import recall_check
+from validation.measurements.recall import recall_check
 from validation.solvers.engine.decision import DecisionRun
 from validation.solvers.engine.memories import hebbian_memory
 from validation.solvers.engine.options import OptimalOptions

@@ -163,6 +163,19 @@ class Job:
                              f"({', '.join(declared) or 'none'})")
         return (self.folder / rel).resolve()
 
+    def declared(self, path: str | Path) -> Path:
+        """``path`` resolved, if the script may write it: inside its folder, or a declared output.
+
+        Raises
+        ------
+        ValueError
+            When ``path`` is outside the folder and not among the declared outputs.
+        """
+        path = Path(path).resolve()
+        if path.is_relative_to(self.folder):
+            return path
+        return self.output(os.path.relpath(path, self.folder))
+
     def record(self, data: str | Path, *, seed=None, seconds: float | None = None, command: str | None = None,
                **extra) -> dict:
         """Write the provenance record beside the data file ``data`` (relative to the folder, or a path).

@@ -131,6 +131,9 @@ def test_a_script_writes_outside_its_folder_only_where_its_toml_says(tmp_path):
                      render_only=True, experiment=runner.experiment_of(folder / "toy_example.py"))
     with pytest.raises(ValueError, match="not declared in the outputs"):
         job.output("../../README.md")
+    with pytest.raises(ValueError, match="not declared in the outputs"):
+        job.declared(tmp_path / "README.md")
+    assert job.declared(folder / "figure.png") == (folder / "figure.png").resolve()
     scoreboard = ROOT / "experiments" / "scoreboard" / "scoreboard.py"
     job = runner.Job(module="experiments.scoreboard.scoreboard", folder=scoreboard.parent, out=scoreboard.parent,
                      args=None, render_only=True, experiment=runner.experiment_of(scoreboard))

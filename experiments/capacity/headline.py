@@ -427,6 +427,7 @@ def _arguments(parser) -> None:
 def _render(job) -> int:
     stale = 0
     for path, text in generated().items():
+        path = job.declared(path)  # a declared output of experiment.toml, or a file of this folder
         old = path.read_text() if path.exists() else ""
         if old == text:
             continue

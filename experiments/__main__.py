@@ -433,6 +433,10 @@ def new(name: str, root: Path = ROOT, *, title: str | None = None, question: str
     folder = root / "experiments" / name
     if folder.exists() or any(e.name == name for e in experiments(root)):
         raise ValueError(f"experiment {name!r} exists already ({os.path.relpath(folder, root)})")
+    taken = [p for p in (root / "experiments" / f"{name}.py", root / "tests" / f"test_experiment_{name}.py")
+             if p.exists()]
+    if taken:
+        raise ValueError(f"name {name!r} is taken: {os.path.relpath(taken[0], root)} exists")
     title = title or name.replace("_", " ").capitalize()
     fields = {"name": name, "title": title.replace('"', "'"), "question": question,
               "question_line": QUESTIONS[question]}

@@ -92,6 +92,9 @@ def test_new_writes_a_skeleton_that_measures_records_and_renders(tmp_path):
         new("toy_example", tmp_path)
     with pytest.raises(ValueError, match="identifier"):
         new("Not-A-Name", tmp_path)
+    (tmp_path / "experiments" / "runner.py").write_text("")
+    with pytest.raises(ValueError, match="is taken"):
+        new("runner", tmp_path)  # a module of the package, and this test's own file
 
 
 def test_out_writes_elsewhere_and_leaves_the_folder_as_it_was(tmp_path):

@@ -47,10 +47,10 @@ from typing import Callable
 from . import ROOT, Experiment, read_topic
 from .provenance import read_record, write_record
 
-__all__ = ["Job", "run", "record_path", "is_record", "RUNS"]
+__all__ = ["Job", "run", "parser_for", "experiment_of", "record_path", "records_of", "is_record", "RUNS"]
 
 RUNS: list[str] = []
-"""The modules whose ``main`` went through :func:`run` in this process (the test of the layout reads it)."""
+"""The modules whose ``main`` went through :func:`run` in this process, in order (tests read it)."""
 
 _SKIPPED_PARTS = {"__pycache__", ".ipynb_checkpoints"}
 
@@ -122,6 +122,14 @@ class Job:
         ``--render``: no measurement, the page from the committed data.
     experiment : Experiment or None
         The script's entry in its folder's ``experiment.toml``.
+    seed : object
+        The seed a record gets when the script does not give one.
+    argv : list of str
+        The arguments of the run, as the records store them.
+    started : float
+        ``time.perf_counter()`` when the run started (:meth:`elapsed`).
+    recorded : set of Path
+        The records written by :meth:`record` so far.
     """
 
     module: str

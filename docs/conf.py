@@ -9,13 +9,19 @@ code, the notes and the experiments (none of them is committed):
   package's ``__all__`` (functions, result types, other classes);
 * ``theory/<note>.md``: one page per ``notes/*.md``, which includes the note with
   myst-parser (the notes are never copied);
-* ``results/<topic>.md``: one page per experiment topic, which includes
-  ``experiments/<topic>/README.md`` (the topic's results page, with its figures).
+* ``results/<topic>.md``: one page per experiment topic, made from
+  ``experiments/<topic>/README.md`` (the topic's results page, with its figures) by
+  ``docs/results_pages.py``, with one title per page: the build stops when a page has
+  another (a generated block's heading that restates the one it sits under is dropped);
+* ``_static/landing/``: the landing page's figure (p_c against d, theory and certified
+  measurements), its scoreboard summary and its first commands, made by
+  ``docs/landing.py`` from ``replica/common/validity_table.json`` and ``README.md``.
 
 The example gallery ``auto_examples/`` is written by sphinx-gallery, which runs every
 ``examples/plot_*.py`` script of the repository during the build (the build fails when
 one fails). Formulas are typeset by a copy of MathJax shipped inside the site
-(``sphinx-mathjax-offline``), so that they render without network access.
+(``sphinx-mathjax-offline``), so that they render without network access; the build
+fails when a written page loads a stylesheet or a script from the network (``setup``).
 """
 
 from __future__ import annotations
@@ -23,16 +29,19 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
-import re
 import sys
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(DOCS))
 os.environ.setdefault("NUMBA_CACHE_DIR", str(DOCS / "_build" / "numba-cache"))
 
 import replica  # noqa: E402
+import landing  # noqa: E402
+import offline  # noqa: E402
+import results_pages  # noqa: E402
 
 project = "linear-memory-capacity"
 author = "The linear-memory-capacity authors"
@@ -60,8 +69,11 @@ html_theme = "pydata_sphinx_theme"
 html_theme_options = {
     "show_toc_level": 2,
     "navigation_with_keys": False,
-    "secondary_sidebar_items": ["page-toc"],
+    # the landing page uses the full width for its figure and scoreboard summary
+    "secondary_sidebar_items": {"**": ["page-toc"], "index": []},
 }
+html_sidebars = {"index": []}
+html_css_files = ["landing.css"]
 html_title = "linear-memory-capacity"
 exclude_patterns = ["_build"]
 
@@ -84,7 +96,9 @@ sphinx_gallery_conf = {
     "within_subsection_order": "FileNameSortKey",
     # show what a script prints, not the value of a cell's last expression
     "capture_repr": (),
-    # the timing page is written into the build, not into docs/
+    # the timing pages are written into docs/sg_execution_times.rst and
+    # auto_examples/sg_execution_times.rst (both ignored by git); setup() below drops their
+    # block that loads scripts from the network (docs/offline.py)
     "write_computation_times": True,
     "reset_modules": ("matplotlib",),
 }
@@ -167,33 +181,6 @@ def _theory_page(note: Path) -> str:
     )
 
 
-def _results_page(topic: Path) -> str:
-    """The results page of ``topic``: its README with the paths of figures and included files
-    made relative to ``docs/results`` (the README's own paths are relative to its folder)."""
-    def moved(path: str) -> str:
-        if "://" in path or path.startswith(("/", "#")):
-            return path
-        return os.path.relpath(topic / path, DOCS / "results")
-
-    def linked(path: str) -> str:
-        """A link to another topic's README becomes a link to that topic's results page."""
-        target, _, anchor = path.partition("#")
-        if "://" in target or not target.endswith("README.md"):
-            return path
-        folder = (topic / target).resolve().parent
-        if folder.parent == (ROOT / "experiments").resolve() and (folder / "README.md").exists():
-            return f"{folder.name}.md" + (f"#{anchor}" if anchor else "")
-        return path
-
-    text = (topic / "README.md").read_text(encoding="utf-8")
-    text = re.sub(r"(!\[[^\]]*\]\()([^)\s]+)(\))", lambda m: m.group(1) + moved(m.group(2)) + m.group(3), text)
-    text = re.sub(r"((?<!!)\[[^\]]*\]\()([^)\s]+)(\))", lambda m: m.group(1) + linked(m.group(2)) + m.group(3), text)
-    text = re.sub(r"^(```\{include\} )(\S+)$", lambda m: m.group(1) + moved(m.group(2)), text, flags=re.M)
-    return (f"<!-- This file is written by docs/conf.py from experiments/{topic.name}/README.md; do not edit. -->\n\n"
-            + text.rstrip("\n") + "\n\n"
-            f"*Source: `experiments/{topic.name}/` in the repository (scripts, data, figures and this page).*\n")
-
-
 def _write_if_changed(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text(encoding="utf-8") != text:
@@ -207,8 +194,13 @@ def _write_generated_pages() -> None:
     for note in notes:
         _write_if_changed(DOCS / "theory" / note.name, _theory_page(note))
     topics = sorted(p.parent for p in (ROOT / "experiments").glob("*/README.md"))
+    problems = []
     for topic in topics:
-        _write_if_changed(DOCS / "results" / f"{topic.name}.md", _results_page(topic))
+        page = results_pages.results_page(topic, DOCS / "results", ROOT / "experiments")
+        problems += [f"results/{topic.name}.md: {problem}" for problem in results_pages.heading_problems(page)]
+        _write_if_changed(DOCS / "results" / f"{topic.name}.md", page)
+    if problems:  # one title per results page (docs/results_pages.py)
+        raise RuntimeError("results pages without one clean title:\n  " + "\n  ".join(problems))
     for folder, names in ((DOCS / "theory", {note.name for note in notes}),
                           (DOCS / "results", {f"{topic.name}.md" for topic in topics})):
         for page in folder.glob("*.md"):  # the page of a note or topic that was removed
@@ -217,3 +209,29 @@ def _write_generated_pages() -> None:
 
 
 _write_generated_pages()
+landing.write_landing(DOCS / "_static" / "landing")
+
+
+# -- offline: no page loads a stylesheet or a script from the network (docs/offline.py) --------
+
+
+def _drop_remote_assets(app, docname, source):
+    if docname.rsplit("/", 1)[-1] == offline.TIMING_PAGE:
+        source[0] = offline.drop_raw_html(source[0])
+
+
+def _check_offline(app, exception):
+    """Fail the build when a written page loads a stylesheet or a script from the network."""
+    if exception is not None or app.builder.format != "html":
+        return
+    remote = offline.remote_assets_in_site(Path(app.outdir))
+    if remote:
+        from sphinx.errors import ExtensionError
+
+        raise ExtensionError("pages that load a stylesheet or a script from the network:\n  "
+                             + "\n  ".join(remote[:20]))
+
+
+def setup(app):
+    app.connect("source-read", _drop_remote_assets)
+    app.connect("build-finished", _check_offline)

@@ -97,12 +97,12 @@ def capacity_series(table: dict) -> dict[str, Series]:
     hebbian = table["quantities"]["hebbian_capacity"]["models"]["finite_size"]
     kappa = LOWER_BOUND_KAPPA
     return {
-        "optimal": Series("optimal memory, full rank (OP and DP)", lambda d: replica.capacity(d).p_c,
+        "optimal": Series("optimal, full rank", lambda d: replica.capacity(d).p_c,
                           _points(capacity, SQUARE, CERTIFIED_KINDS), capacity["tolerance"]),
-        "rank": Series(f"optimal memory, rank d/{round(1 / kappa)}",
+        "rank": Series(f"optimal, rank d/{round(1 / kappa)}",
                        lambda d: replica.capacity(d, kappa=kappa).p_c,
                        _points(capacity, dict(SQUARE, kappa=kappa), ("lower_bound",))),
-        "hebbian": Series("Hebbian rule (OP)", lambda d: replica.hebbian_capacity(d).p_c,
+        "hebbian": Series("Hebbian rule, OP", lambda d: replica.hebbian_capacity(d).p_c,
                           _points(hebbian, {"kappa": 1.0, "ensemble": "gaussian", "ratio": 1.0},
                                   CERTIFIED_KINDS)),
     }
@@ -182,8 +182,8 @@ def draw_figure(series: dict[str, Series], out: Path, relative: tuple[str, ...] 
     d_max = max(point["d"] for s in series.values() for point in s.points)
     kind = Counter(_interval_kind(p) for p in series["optimal"].points if p["kind"] == "interval").most_common(1)
     kind = kind[0][0] if kind else "95 %"
-    with plt.rc_context({"font.size": 10.5, "axes.titlesize": 10.5, "legend.fontsize": 8.5}):
-        fig, (left, right) = plt.subplots(1, 2, figsize=(9.4, 4.1), gridspec_kw={"width_ratios": [1, 1.1]})
+    with plt.rc_context({"font.size": 12, "axes.titlesize": 12, "legend.fontsize": 10.5}):
+        fig, (left, right) = plt.subplots(1, 2, figsize=(9.4, 4.7), gridspec_kw={"width_ratios": [1, 1.1]})
         for name, s in series.items():
             _draw_series(left, right, name, s, d_max, name in relative)
         tolerance = 100 * series["optimal"].tolerance if series["optimal"].tolerance else None
@@ -198,10 +198,10 @@ def draw_figure(series: dict[str, Series], out: Path, relative: tuple[str, ...] 
             ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
         left.set_yscale("log")
         left.set_ylabel("p_c (pairs stored w.p. 1/2)")
-        left.set_title("Theory (lines) and certified measurements (marks)")
+        left.set_title("Theory (lines), measurements (marks)")
         right.set_ylim(-4.5, 8.5)
         right.set_ylabel("measured / theory - 1  (%)")
-        right.set_title("Optimal memory: each point against its theory")
+        right.set_title("Optimal memory: measured against theory")
         left.legend(handles=[Line2D([], [], color=STYLE[name]["color"], lw=1.4, label=s.label)
                              for name, s in series.items()], loc="upper left")
         marks = [
@@ -214,9 +214,9 @@ def draw_figure(series: dict[str, Series], out: Path, relative: tuple[str, ...] 
         if tolerance:
             marks.append(Patch(color=STYLE["optimal"]["color"], alpha=0.15,
                                label=f"tolerance of the full-rank model, \u00b1{tolerance:g} %"))
-        fig.legend(handles=marks, loc="lower center", ncol=len(marks), frameon=False,
-                   handletextpad=0.4, columnspacing=1.2)
-        fig.tight_layout(rect=(0, 0.07, 1, 1))
+        fig.legend(handles=marks, loc="lower center", ncol=3, frameon=False,
+                   handletextpad=0.3, columnspacing=1.2)
+        fig.tight_layout(rect=(0, 0.115, 1, 1))
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
         plt.close(fig)

@@ -104,6 +104,20 @@ def _sections(found: list[Heading]) -> dict[int, list[Heading]]:
     return groups
 
 
+def _lone_openers(found: list[Heading]) -> dict[int, Heading]:
+    """The block-opening headings that are alone in their section and can be merged into it
+    (their block holds no other heading at or above their level), by the section's line."""
+    lone = {}
+    for section_line, openers in _sections(found).items():
+        if len(openers) != 1:
+            continue
+        opener = openers[0]
+        inside = [h for h in found if h.block == opener.block and h.line > opener.line]
+        if all(h.level > opener.level for h in inside):
+            lone[section_line] = opener
+    return lone
+
+
 def merge_block_headings(text: str) -> str:
     """Drop the opening heading of every generated block that is alone in its section.
 
@@ -117,14 +131,9 @@ def merge_block_headings(text: str) -> str:
     by_line = {h.line: h for h in found}
     drop: set[int] = set()
     relevel: dict[int, int] = {}
-    for section_line, openers in _sections(found).items():
-        if len(openers) != 1:
-            continue
-        opener, section = openers[0], by_line[section_line]
-        inside = [h for h in found if h.block == opener.block and h.line > opener.line
-                  and not h.opens_block]
-        if any(h.level <= opener.level for h in inside):
-            continue
+    for section_line, opener in _lone_openers(found).items():
+        section = by_line[section_line]
+        inside = [h for h in found if h.block == opener.block and h.line > opener.line]
         drop.add(opener.line)
         for h in inside:
             relevel[h.line] = h.level - opener.level + section.level
@@ -161,10 +170,9 @@ def heading_problems(text: str) -> list[str]:
         if after.text.strip().lower() == before.text.strip().lower():
             problems.append(f"two headings in a row read {after.text!r}")
     by_line = {h.line: h for h in found}
-    for section_line, openers in _sections(found).items():
-        if len(openers) == 1:
-            problems.append(f"generated heading {openers[0].text!r} restates the section "
-                            f"{by_line[section_line].text!r} it sits under")
+    for section_line, opener in _lone_openers(found).items():
+        problems.append(f"generated heading {opener.text!r} restates the section "
+                        f"{by_line[section_line].text!r} it sits under")
     return problems
 
 

@@ -83,6 +83,13 @@ def test_a_block_alone_under_its_section_loses_its_restated_heading():
     assert any("restates the section 'Topic title'" in p for p in problems)
 
 
+def test_a_block_with_sections_of_its_own_keeps_them():
+    page = ("# Title\n\n<!-- BEGIN generated: one (x) -->\n## Part A\n\ntext\n\n## Part B\n\ntext\n"
+            "<!-- END generated: one -->\n")
+    assert results_pages.merge_block_headings(page) == page
+    assert results_pages.heading_problems(page) == []
+
+
 def test_heading_problems_names_a_second_title_and_a_skipped_level():
     problems = results_pages.heading_problems("# One\n\n### Deep\n\n# Two\n")
     assert any("2 level-1 headings" in p for p in problems)

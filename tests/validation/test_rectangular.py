@@ -172,16 +172,14 @@ def test_refined_rectangular_margin_is_verified(problem):
 # ------------------------------------------------------------------------------------
 def _square_only_calls():
     """``name -> call(instance, W)`` for every entry point that needs ``d_in == d_out``."""
-    # accuracy_bound from its module: once validation.accuracy_bound (the module) is imported,
-    # the package attribute of that name is the module, not the function
     from validation.bounds.accuracy import accuracy_bound, check_bound_arguments, constraint_rows
+    from validation.bounds.top_k import top_k_decision
     from validation.measurements.spectra_and_scores import score_distribution
     from validation.solvers.adam import solve_adam
     from validation.solvers.optimal import solve_optimal
     from validation.solvers.rank_margin import solve_rank_max_margin
     from validation.solvers.rank_search import solve_rank_search
     from validation.solvers.svp import solve_svp
-    from validation.bounds.top_k import top_k_decision
 
     return {
         "accuracy_bound": lambda inst, W: accuracy_bound(inst, time_limit=5.0),

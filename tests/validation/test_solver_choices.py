@@ -43,7 +43,7 @@ def expected(parameter: str) -> frozenset:
 
 def test_the_parser_finds_the_lists():
     found = {where for where, _, _ in listed_choices()}
-    assert "validation/solvers/__init__.py:solve" in found and "validation/zipf.py:measure_zipf" in found
+    assert "validation/solvers/__init__.py:solve" in found and "validation/measurements/zipf.py:measure_zipf" in found
 
 
 # ids in sorted order: a set's repr depends on the hash seed, and every xdist worker must collect the same ids

@@ -25,7 +25,7 @@ def test_capacity_top_k_where_exp_log_rounds_down(top_k):
     # exp(log(top_k + 1)) < top_k + 1 for these values: the search started below one
     # constrained competitor and indexed an empty sample
     assert math.exp(math.log(top_k + 1.0)) < top_k + 1.0
-    result = replica.capacity(16, top_k=top_k, rel_tol=1e-2)
+    result = replica.capacity(16, top_k=top_k, options=replica.Tolerances(rel_tol=1e-2))
     assert result.converged and result.p_c > top_k + 1
 
 
@@ -38,7 +38,7 @@ def test_capacity_margin_beyond_capacity_rejected_with_range():
     with pytest.raises(ValueError, match=r"margin must lie in \[0, 15\.9"):
         replica.capacity(16, margin=100.0)
     # just inside the stated range the capacity exists (p_c >= 2)
-    assert replica.capacity(16, margin=15.9, rel_tol=1e-2).p_c >= 2.0
+    assert replica.capacity(16, margin=15.9, options=replica.Tolerances(rel_tol=1e-2)).p_c >= 2.0
 
 
 def test_smallest_load_cost_closed_form():
@@ -55,14 +55,14 @@ def test_smallest_load_cost_closed_form():
 
 @pytest.mark.parametrize("p", [1000.0, 1e4, 1e8])
 def test_max_margin_far_above_capacity(p):
-    result = replica.max_margin(32, p, model="block_cost", options={"tolerances": replica.Tolerances(rel_tol=1e-2)})
+    result = replica.max_margin(32, p, model="block_cost", options=replica.Tolerances(rel_tol=1e-2))
     assert result.converged and not result.storable and result.margin < 0
     assert json.dumps(result.to_dict(), allow_nan=False)
 
 
 def test_max_margin_beyond_underflow_rejected():
     with pytest.raises(ValueError, match="too far above the capacity"):
-        replica.max_margin(32, 1e250, model="block_cost", options={"tolerances": replica.Tolerances(rel_tol=1e-2)})
+        replica.max_margin(32, 1e250, model="block_cost", options=replica.Tolerances(rel_tol=1e-2))
 
 
 def test_control_mean_by_parts_agrees_with_quadrature_in_w():
@@ -109,7 +109,7 @@ def test_check_memory_limit_and_environment(monkeypatch):
     lambda: saddle.ReplicaSample(100_000_000),
     lambda: replica.QuarterCircle().rvs(10**12),
     lambda: replica.hebbian_spectrum(2.0).rvs(10**12),
-    lambda: replica.capacity(16, rel_tol=1e-6),
+    lambda: replica.capacity(16, options=replica.Tolerances(rel_tol=1e-6)),
 ], ids=["replica_sample", "quarter_circle_rvs", "hebbian_rvs", "capacity_rel_tol"])
 def test_size_guards_raise_before_allocating(make):
     with pytest.raises(ValueError, match="of memory, above the limit"):

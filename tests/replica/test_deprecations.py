@@ -17,16 +17,17 @@ def test_max_margin_result_is_the_margin_capacity_result():
 
 
 def test_max_margin_tolerance_keywords():
-    from replica.optimal import max_margin  # the block_cost model keeps its old flat keywords for one release
+    from replica.optimal import max_margin  # the block_cost model keeps its old keywords for one release
 
-    new = max_margin(16, 25.0, tolerances=replica.Tolerances(rel_tol=1e-2, max_iter=50))
+    new = max_margin(16, 25.0, options=replica.Tolerances(rel_tol=1e-2, max_iter=50))
     with pytest.warns(DeprecationWarning, match="tolerances"):
         old = max_margin(16, 25.0, rel_tol=1e-2, max_iter=50)
     assert old == new
+    with pytest.warns(DeprecationWarning, match="options=replica.Tolerances"):
+        assert max_margin(16, 25.0, tolerances=replica.Tolerances(rel_tol=1e-2, max_iter=50)) == new
     with pytest.raises(TypeError, match="tolerances"):
         max_margin(16, 25.0, rel_tol=1e-2, tolerances=replica.Tolerances())
-    front = replica.max_margin(16, 25.0, model="block_cost",
-                               options={"tolerances": replica.Tolerances(rel_tol=1e-2, max_iter=50)})
+    front = replica.max_margin(16, 25.0, model="block_cost", options=replica.Tolerances(rel_tol=1e-2, max_iter=50))
     assert front == new
 
 

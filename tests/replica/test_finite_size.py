@@ -341,9 +341,9 @@ def test_max_margin_vanishes_at_the_capacity_of_its_ensemble(ensemble):
 
 
 def test_max_margin_decreases_with_the_load_and_lies_below_the_fixed_scale_value():
-    values = [max_margin(16, p, tolerances=Tolerances(rel_tol=1e-2)).margin for p in (12.0, 25.0, 40.0)]
+    values = [max_margin(16, p, options=Tolerances(rel_tol=1e-2)).margin for p in (12.0, 25.0, 40.0)]
     assert values[0] > values[1] > values[2] > 0
-    fixed = max_margin(16, 25.0, tolerances=Tolerances(rel_tol=1e-2), scale_fluctuations=False).margin
+    fixed = max_margin(16, 25.0, options=Tolerances(rel_tol=1e-2), scale_fluctuations=False).margin
     assert values[1] < fixed
 
 
@@ -399,7 +399,7 @@ def test_results_follow_the_result_contract():
     assert strict.status in ("converged", "not_converged")
     margin = max_margin(32, 150.0)
     assert margin.status == "converged" and margin.storable
-    margin_short = max_margin(32, 150.0, tolerances=Tolerances(max_iter=1))
+    margin_short = max_margin(32, 150.0, options=Tolerances(max_iter=1))
     assert margin_short.status == "max_iter"
     fields = {f.name: getattr(cap, f.name) for f in dataclasses.fields(cap)}
     failed = type(cap)(**{**fields, "status": "not_converged", "converged": False, "p_c": math.nan,

@@ -255,6 +255,13 @@ def _zipf_weighted(params):
     return None if params.get("weights") not in (None, "none") else "weights (the weighted Hebbian memory)"
 
 
+def _zipf_weighted_exact(params):
+    why = _zipf_weighted(params)
+    if why is not None:
+        return why
+    return None if params.get("samples") is None else "samples=None (fixed weights, every fact seen)"
+
+
 def _zipf_unweighted(params):
     if params.get("memory", "optimal") != "hebbian":
         return "memory='hebbian'"
@@ -272,8 +279,11 @@ _register(Quantity(
               _zipf_memory("optimal")),
         Model("zipf_error", "hebbian-finite-size", "replica.variants.zipf:zipf_error",
               "unweighted Hebbian memory: the finite-size model at p = N", "notes/zipf.md", 0.03, _zipf_unweighted),
+        Model("zipf_error", "hebbian-conditional", "replica.variants.zipf:zipf_error",
+              "weighted Hebbian memory: the heaviest facts exactly, the rest a Gaussian field", "notes/zipf.md",
+              0.03, _zipf_weighted_exact),
         Model("zipf_error", "hebbian-gaussian", "replica.variants.zipf:zipf_error",
-              "weighted Hebbian memory: a Gaussian model of the scores", "notes/zipf.md", 0.03, _zipf_weighted),
+              "weighted Hebbian memory: independent Gaussian scores", "notes/zipf.md", 0.03, _zipf_weighted),
     )))
 
 _register(Quantity(

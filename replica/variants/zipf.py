@@ -45,7 +45,10 @@ from ..optimal.scores import sample_optimal_scores
 from .zipf_facts import FactBins, unseen_sums, zipf_fact_bins, zipf_frequencies
 from .zipf_memories import (
     CostLaw,
+    _CONDITIONAL_SAMPLES,
+    _HEAVY,
     competitor_bins,
+    conditional_recall,
     count_weighted_recall,
     gaussian_recall,
     knapsack_expectation,
@@ -216,7 +219,7 @@ def _old_call(args, kwargs):
 @reports_validity("zipf_error")
 @accepts_old_calls(_old_call)
 def zipf_error(d, facts, memory="optimal", kappa=1.0, *, ensemble="gaussian", seed=None, size=_DEFAULT_SIZE,
-               tol=1e-9):
+               tol=1e-9, model=None):
     """Expected frequency mass of the facts not recalled, for Zipf frequencies ``f_mu ∝ mu^-a``.
 
     ``N`` facts with ``N`` distinct outputs (``p = N`` competitors per input, the OP/DP
@@ -234,9 +237,12 @@ def zipf_error(d, facts, memory="optimal", kappa=1.0, *, ensemble="gaussian", se
       unweighted memory: every fact has the recall probability of the finite-size
       Hebbian model (:func:`replica.hebbian.hebbian_input_failure_probability` at
       ``p = N``) and ``E`` does not depend on ``a``.  ``weights="frequency"`` (``w = f``)
-      or an array of ``N`` positive weights: a Gaussian model of the scores (target
-      ``w_mu``, competitor ``rho`` of variance ``(w_rho^2 + w_mu^2)/d + sum w^2 / d^2``).
-      Equal weights use the finite-size model.
+      or an array of ``N`` positive weights: the model ``"hebbian-conditional"`` (default)
+      draws the 32 heaviest facts and the target exactly and adds the other facts as a
+      Gaussian field (Monte Carlo over the heavy block, ``stderr`` its standard error);
+      ``model="hebbian-gaussian"`` takes every score as an independent Gaussian (target
+      ``w_mu``, competitor ``rho`` of variance ``(w_rho^2 + w_mu^2)/d + sum w^2 / d^2``), which
+      overestimates the error at small ``d``.  Equal weights use the finite-size model.
     * ``ZipfFacts(..., samples=T)``: the memory is built from ``T`` i.i.d. draws of the Zipf law and
       stores only the facts seen (fact ``mu`` with probability ``q_mu = 1 - (1 - f_mu)^T``);
       unseen facts are errors, ``unseen_mass = sum_mu f_mu (1 - f_mu)^T``, and their
@@ -264,11 +270,16 @@ def zipf_error(d, facts, memory="optimal", kappa=1.0, *, ensemble="gaussian", se
         Embedding ensemble of the Hebbian memory (the optimal-memory theory has Gaussian
         competitor fields and does not depend on it).
     seed : None, int, SeedSequence or Generator
-        Seed of the sample of ``C_N`` (``None``: ``DEFAULT_SEED``); optimal memory only.
+        Seed of the sample of ``C_N`` (optimal memory) or of the heavy block
+        (``"hebbian-conditional"``); ``None``: ``DEFAULT_SEED``.
     size : int
         Monte-Carlo samples of ``C_N``, ``>= 100``.
     tol : float
         Accepted relative residual of the budget equation, in ``(0, 1e-2]``.
+    model : None or str
+        ``None``: the model of the memory and weights above; otherwise one of the models
+        that apply there (``"hebbian-gaussian"`` for the weighted Hebbian memory);
+        ``replica models`` lists them.
 
     The call ``zipf_error(d, N, a, memory, kappa, weights, seed, samples=, ensemble=,
     size=, tol=)`` of earlier versions is still accepted, with a ``DeprecationWarning``,
@@ -287,14 +298,15 @@ def zipf_error(d, facts, memory="optimal", kappa=1.0, *, ensemble="gaussian", se
         infinite), an unknown ``memory`` or ``ensemble``, ``kappa`` outside ``(0, 1]`` (or
         not 1 for the Hebbian memory), weights that are not positive and finite, of the
         wrong length or given for the optimal memory, ``size < 100``, ``tol`` out of range,
-        ``samples`` not a positive integer (or given with a weights array).
+        ``samples`` not a positive integer (or given with a weights array), a ``model``
+        that does not apply.
     """
-    problem = _checked_arguments(d, facts, memory, kappa, ensemble, seed, size, tol)
+    problem = _checked_arguments(d, facts, memory, kappa, ensemble, seed, size, tol, model)
     N, T = problem.N, problem.T
     common = dict(d=problem.d, N=float(N), a=problem.a, memory=memory, kappa=problem.kappa, weights=problem.kind,
                   ensemble=ensemble, seed=problem.seed, training_samples=T)
     if math.isinf(N):
-        return _infinite_N(memory, T, common)
+        return _infinite_N(problem.model, T, common)
     bins = zipf_fact_bins(N, problem.a)
     if T is not None:
         unseen_bins = unseen_sums(bins, problem.a, T)
@@ -323,9 +335,19 @@ class _Checked:
     size: int
     tol: float
     seed: int | None
+    model: str
 
 
-def _checked_arguments(d, facts, memory, kappa, ensemble, seed, size, tol):
+def _applicable_models(memory, kind, equal, T):
+    """The models of :func:`zipf_error` for this memory and weights, the default first."""
+    if memory == "optimal":
+        return ("knapsack",)
+    if kind == "none" or equal:
+        return ("hebbian-finite-size",)
+    return ("hebbian-gaussian",) if T is not None else ("hebbian-conditional", "hebbian-gaussian")
+
+
+def _checked_arguments(d, facts, memory, kappa, ensemble, seed, size, tol, model=None):
     """The arguments of :func:`zipf_error` checked (``ValueError`` naming the bad one)."""
     if not isinstance(facts, ZipfFacts):
         raise TypeError(f"facts must be a ZipfFacts, got {type(facts).__name__}")
@@ -344,18 +366,29 @@ def _checked_arguments(d, facts, memory, kappa, ensemble, seed, size, tol):
     T = _check_samples(facts.samples, kind)
     size = check_int(size, "size", low=100)
     tol = check_real(tol, "tol", low=0.0, high=1e-2, low_open=True)
-    seed = resolve_seed(seed) if memory == "optimal" else None
+    if kind == "frequency":
+        equal = a == 0.0
+    elif kind == "array":
+        equal = bool(np.ptp(w_array) <= 1e-12 * w_array.max())
+    else:
+        equal = True
+    models = _applicable_models(memory, kind, equal, T)
+    if model is None:
+        model = models[0]
+    elif model not in models:
+        raise ValueError(f"model {model!r} does not apply to memory={memory!r} with these weights; "
+                         f"applicable: {', '.join(models)}")
+    seed = resolve_seed(seed) if memory == "optimal" or model == "hebbian-conditional" else None
     return _Checked(d=d, N=N, a=a, memory=memory, kappa=kappa, ensemble=ensemble, kind=kind, weights=w_array,
-                    note=note, T=T, size=size, tol=tol, seed=seed)
+                    note=note, T=T, size=size, tol=tol, seed=seed, model=model)
 
 
-def _infinite_N(memory, T, common):
+def _infinite_N(model, T, common):
     """The degenerate result of ``N = inf``: every fact missed (error 1)."""
     return ZipfError(error=1.0, recalled_mass=0.0, kept=0.0, level=math.nan, load_ratio=math.inf,
                      stderr=0.0, samples=0, unseen_mass=0.0 if T is None else math.nan,
                      seen=math.inf if T is None else math.nan, residual=0.0,
-                     model="knapsack" if memory == "optimal"
-                     else "hebbian-gaussian", status="degenerate", converged=True,
+                     model=model, status="degenerate", converged=True,
                      message=("N infinite: every input has infinitely many competing outputs, so no "
                               "memory recalls any fact (error 1); the scaling law in d needs a finite N "
                               "(notes/zipf.md, section 4)"), **common)
@@ -435,20 +468,18 @@ def _optimal_sampled(facts, unseen_bins, problem, common):
 def _hebbian(facts, problem, common):
     """The Hebbian branch of :func:`zipf_error` (infinitely many samples)."""
     d, N, a, ensemble = problem.d, problem.N, problem.a, problem.ensemble
-    kind, w_array, note = problem.kind, problem.weights, problem.note
-    if kind == "frequency":
-        equal = a == 0.0
-    elif kind == "array":
-        equal = bool(np.ptp(w_array) <= 1e-12 * w_array.max())
-    else:
-        equal = True
-    if equal:
+    kind, w_array, note, model = problem.kind, problem.weights, problem.note, problem.model
+    stderr = 0.0
+    if model == "hebbian-finite-size":
         recall = 1.0 - hebbian_input_failure_probability(d=d, p=float(N), ensemble=ensemble)
         error = 1.0 - recall
         kept = N * recall
-        model = "hebbian-finite-size"
         what = "equal weights: the finite-size Hebbian model at p = N" if kind != "none" else \
             "unweighted W: the finite-size Hebbian model at p = N (the same for every fact)"
+    elif model == "hebbian-conditional":
+        error, stderr, kept = _conditional(facts, problem)
+        what = (f"weighted W ({kind}): the {_HEAVY} heaviest facts drawn exactly, the others a Gaussian field "
+                f"({_CONDITIONAL_SAMPLES} samples, s.e. {stderr:.2g})")
     else:
         if kind == "frequency":
             count, w2, targets = facts.count, facts.freq2, facts.freq
@@ -466,13 +497,57 @@ def _hebbian(facts, problem, common):
             frequencies = facts.freq if facts.count.size == N else zipf_frequencies(N, a)
             error = float(np.dot(frequencies, 1.0 - per_fact))
             kept = float(per_fact.sum())
-        model = "hebbian-gaussian"
-        what = f"weighted W ({kind}): Gaussian model of the scores"
+        what = f"weighted W ({kind}): independent Gaussian scores"
     error = min(max(error, 0.0), 1.0)
     message = (f"{note}{what}; expected {kept:.6g} of {N} facts recalled, error {error:.4g}")
     return ZipfError(error=error, recalled_mass=1.0 - error, kept=kept, level=math.nan, load_ratio=math.nan,
-                     stderr=0.0, samples=0, unseen_mass=0.0, seen=float(N), residual=0.0, model=model,
+                     stderr=stderr, samples=_CONDITIONAL_SAMPLES if model == "hebbian-conditional" else 0,
+                     unseen_mass=0.0, seen=float(N), residual=0.0, model=model,
                      status="ok", converged=True, message=message, **common)
+
+
+def _weight_bins(weights, frequencies):
+    """Facts in bins of decreasing weight: the first ``_HEAVY`` one by one, then bins of 0.01 in ``ln w``.
+
+    Returns count, mean weight, mean squared weight and the frequency mass of each bin.
+    """
+    order = np.argsort(-weights, kind="stable")
+    w, f = weights[order], frequencies[order]
+    head = min(_HEAVY, w.size)
+    count, w1, w2, mass = [np.ones(head)], [w[:head]], [w[:head] ** 2], [f[:head]]
+    if w.size > head:
+        rest, f_rest = w[head:], f[head:]
+        keys = np.round(np.log(rest) / 0.01).astype(np.int64)
+        change = np.flatnonzero(np.diff(keys)) + 1  # rest is sorted, so bins are runs
+        starts = np.concatenate(([0], change))
+        n = np.diff(np.concatenate((starts, [rest.size]))).astype(np.float64)
+        count.append(n)
+        w1.append(np.add.reduceat(rest, starts) / n)
+        w2.append(np.add.reduceat(rest**2, starts) / n)
+        mass.append(np.add.reduceat(f_rest, starts))
+    return tuple(np.concatenate(x) for x in (count, w1, w2, mass))
+
+
+@functools.lru_cache(maxsize=32)
+def _conditional_frequency(d, N, a, ensemble, seed):
+    bins = zipf_fact_bins(N, a)
+    return _conditional_bins(bins.count, bins.freq, bins.freq2, bins.mass, d, ensemble, seed)
+
+
+def _conditional_bins(count, w, w2, mass, d, ensemble, seed):
+    recall, per_sample = conditional_recall(count, w, w2, d, ensemble, rng=seed)
+    error = float(np.dot(mass, 1.0 - recall))
+    stderr = float(np.std((1.0 - per_sample) @ mass, ddof=1) / math.sqrt(per_sample.shape[0]))
+    return error, stderr, float(np.dot(count, recall))
+
+
+def _conditional(facts, problem):
+    """Error, its Monte-Carlo standard error and the expected recalled count of the conditional model."""
+    if problem.kind == "frequency":
+        return _conditional_frequency(problem.d, int(problem.N), problem.a, problem.ensemble, problem.seed)
+    frequencies = facts.freq if facts.count.size == problem.N else zipf_frequencies(problem.N, problem.a)
+    count, w1, w2, mass = _weight_bins(problem.weights, frequencies)
+    return _conditional_bins(count, w1, w2, mass, problem.d, problem.ensemble, problem.seed)
 
 
 def _hebbian_sampled(facts, unseen_bins, problem, common):

@@ -3,9 +3,11 @@
 * The optimal memory keeps the facts of a knapsack over the blocks' water-filling costs
   (:func:`knapsack_kept` for one instance; :func:`knapsack_expectation` for its
   Lagrangian in expectation over the law of the costs, :class:`CostLaw`).
-* The weighted Hebbian memory ``W = sum_mu w_mu u_mu e_mu^T`` has Gaussian scores:
-  :func:`gaussian_recall` gives the recall probability of a fact of weight ``w``,
-  :func:`count_weighted_recall` that of the memory built from ``T`` samples.
+* The weighted Hebbian memory ``W = sum_mu w_mu u_mu e_mu^T``: :func:`conditional_recall`
+  draws the heaviest facts exactly and takes the rest as a Gaussian field (the default
+  model); :func:`gaussian_recall` takes every score as an independent Gaussian, and
+  :func:`count_weighted_recall` averages it over the counts of the memory built from
+  ``T`` samples.
 
 Derivations: ``notes/zipf.md`` (sections 2, 3 and 6).
 """
@@ -20,8 +22,8 @@ from scipy import special, stats
 from ..common.checks import check_real
 from ..common.roots import brent
 
-__all__ = ["knapsack_kept", "CostLaw", "knapsack_expectation", "gaussian_recall", "competitor_bins",
-           "count_weighted_recall"]
+__all__ = ["knapsack_kept", "CostLaw", "knapsack_expectation", "gaussian_recall", "conditional_recall",
+           "competitor_bins", "count_weighted_recall"]
 
 _HERMITE_NODES = 64
 _LOG_W_BIN = 0.01  # width in ln w of the competitor bins of a weights array
@@ -222,3 +224,147 @@ def count_weighted_recall(facts, T, d, ensemble):
         n = m[:, None] + np.sqrt(m * (1.0 - f))[:, None] * z[None, :]
         out[~small] = recall_at(np.clip(n, 1.0, float(T))) @ wz
     return np.clip(out, 0.0, 1.0)
+
+
+# --------------------------------------------------------------------------------------
+# Hebbian memory: the heavy facts exactly, the tail as a Gaussian field
+# --------------------------------------------------------------------------------------
+_HEAVY = 32  # facts of largest weight sampled exactly
+_CONDITIONAL_SAMPLES = 2000  # Monte-Carlo samples of the heavy block
+_TAIL_GROUPS = 64  # groups of tail competitors (consecutive bins, equal counts)
+_TAIL_TARGETS = 24  # tail targets on a grid in ln w; the recall probability is interpolated
+_SAMPLE_CHUNK = 250
+
+
+def _tail_log_cdf(d, ensemble):
+    """``log P(u^T v < z |v| / sqrt(d))`` of an output ``u`` independent of ``v``.
+
+    Gaussian ensemble: ``log Phi(z)``.  Sphere: ``u^T v / |v|`` is a coordinate of a uniform
+    point of the sphere, ``(1 + t) / 2 ~ Beta((d - 1)/2, (d - 1)/2)`` (bounded: its tail is
+    lighter than the Gaussian's), tabulated on 4001 points of ``t`` and interpolated.
+    """
+    if ensemble == "gaussian":
+        return special.log_ndtr
+    h = 0.5 * (d - 1.0)
+    t = np.linspace(-1.0, 1.0, 4001)
+    with np.errstate(divide="ignore"):
+        lower = np.log(special.betainc(h, h, 0.5 * (1.0 + t)))
+        upper = np.log1p(-special.betaincc(h, h, 0.5 * (1.0 + t)))
+    table = np.maximum(np.where(t > 0.0, upper, lower), -745.0)
+    root_d = math.sqrt(d)
+    return lambda z: np.interp(z / root_d, t, table)
+
+
+def _heavy_block_sample(d, columns, ensemble, samples, rng):
+    """Gram matrices of ``columns`` inputs and outputs, and the outputs' overlaps with one Gaussian vector.
+
+    Returns ``X = E^T E`` and ``G = U^T U`` (``samples x columns x columns``), ``UZ = U^T z``
+    (``samples x columns``) and ``|z|^2`` for ``z ~ N(0, I_d)``; drawn in chunks so the
+    memory does not grow with ``d``.
+    """
+    X = np.empty((samples, columns, columns))
+    G = np.empty_like(X)
+    UZ = np.empty((samples, columns))
+    Z2 = np.empty(samples)
+    for start in range(0, samples, _SAMPLE_CHUNK):
+        m = min(_SAMPLE_CHUNK, samples - start)
+        E = rng.standard_normal((m, d, columns)) / math.sqrt(d)
+        U = rng.standard_normal((m, d, columns)) / math.sqrt(d)
+        if ensemble == "sphere":
+            E /= np.linalg.norm(E, axis=1, keepdims=True)
+            U /= np.linalg.norm(U, axis=1, keepdims=True)
+        z = rng.standard_normal((m, d))
+        part = slice(start, start + m)
+        X[part] = np.matmul(E.transpose(0, 2, 1), E)
+        G[part] = np.matmul(U.transpose(0, 2, 1), U)
+        UZ[part] = np.matmul(U.transpose(0, 2, 1), z[:, :, None])[:, :, 0]
+        Z2[part] = np.einsum("md,md->m", z, z)
+    return X, G, UZ, Z2
+
+
+def conditional_recall(count, w, w2, d, ensemble, *, heavy=_HEAVY, samples=_CONDITIONAL_SAMPLES, rng=None):
+    """Recall probabilities of the weighted Hebbian memory: the heaviest facts exactly, the tail Gaussian.
+
+    The facts come in bins sorted by decreasing weight (``count`` facts of weight ``w`` and
+    mean squared weight ``w2``; the first bins hold one fact each).  For the input ``e_t``
+    of a target of weight ``w_t``, ``W e_t = sum_nu c_nu u_nu`` with ``c_nu = w_nu e_nu^T e_t``.
+    The ``H = min(heavy, facts)`` heaviest facts and the target are drawn exactly (their
+    inputs, outputs and so their ``c`` and the Gram matrix of their outputs); the tail adds
+    a Gaussian vector of variance ``|e_t|^2 sum_tail w^2 / d^2`` per coordinate to
+    ``v = W e_t``; a tail competitor ``rho`` scores ``c_rho |u_rho|^2 + u_rho^T v``, taken
+    independent given ``v`` (Gaussian of variance ``(g w_rho^2 |e_t|^2 + |v|^2) / d``; on the
+    sphere the exact law of ``u^T v``).  Then, per sample, ``P = 1{target above every heavy
+    score} prod_tail P(tail score < target score)`` and the mean over ``samples`` samples of
+    the block (common to every target).  ``notes/zipf.md``, section 3.
+
+    Returns
+    -------
+    recall : ndarray
+        Per bin, the recall probability (tail bins: interpolated in ``ln w`` from a grid
+        of ``_TAIL_TARGETS`` target weights).
+    per_sample : ndarray
+        ``samples x bins`` recall probability of each bin in each sample (the mean over
+        the samples is ``recall``), for the Monte-Carlo standard error of a weighted sum.
+    """
+    count = np.asarray(count, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    w2 = np.asarray(w2, dtype=np.float64)
+    rng = np.random.default_rng(rng)
+    single = np.cumprod(count == 1.0).astype(bool)  # the leading one-fact bins
+    H = int(min(heavy, int(single.sum())))
+    tail = slice(H, None)
+    tail_count, tail_w, tail_w2 = count[tail], w[tail], w2[tail]
+    has_tail = tail_count.size > 0
+    tail_sum = float(np.dot(tail_count, tail_w2))
+    # tail competitors in at most _TAIL_GROUPS groups of consecutive bins with about equal counts
+    if has_tail:
+        cum = np.cumsum(tail_count)
+        group = np.minimum((cum - 0.5 * tail_count) * _TAIL_GROUPS // cum[-1], _TAIL_GROUPS - 1).astype(np.int64)
+        g_count = np.bincount(group, weights=tail_count)
+        keep = g_count > 0
+        g_w2 = (np.bincount(group, weights=tail_count * tail_w2)[keep]) / g_count[keep]
+        g_count = g_count[keep]
+    else:
+        g_count = g_w2 = np.zeros(0)
+    columns = H + 1  # the heavy facts, then one tail target
+    X, G, UZ, Z2 = _heavy_block_sample(d, columns, ensemble, samples, rng)
+    log_cdf = _tail_log_cdf(d, ensemble)
+    norm4 = 1.0 + 2.0 / d if ensemble == "gaussian" else 1.0  # E |u|^4
+    root_d = math.sqrt(d)
+    heavy_w = np.concatenate((w[:H], [0.0]))
+
+    def recall_of(j, w_t, own_w2):
+        """Per sample, P(recalled) of the target in column ``j`` with weight ``w_t``."""
+        c = heavy_w[None, :] * X[:, :, j]
+        c[:, H] = 0.0
+        c[:, j] = w_t * X[:, j, j]
+        e2 = X[:, j, j]
+        scale = np.sqrt(e2 * max(tail_sum - own_w2, 0.0) / d**2)  # per coordinate sd of the tail part of v
+        scores = np.einsum("mab,mb->ma", G, c) + scale[:, None] * UZ
+        v2 = np.einsum("ma,ma->m", c, scores - scale[:, None] * UZ) + 2.0 * scale * np.einsum("ma,ma->m", c, UZ) \
+            + scale**2 * Z2
+        target = scores[:, j]
+        others = np.delete(scores, [j] if j == H else [j, H], axis=1)
+        above = target > others.max(axis=1) if others.shape[1] else np.ones(target.size, dtype=bool)
+        log_p = np.zeros(target.size)
+        if g_count.size:
+            z = target[:, None] * root_d / np.sqrt(norm4 * g_w2[None, :] * e2[:, None] + v2[:, None])
+            log_p = log_cdf(z) @ g_count
+            if own_w2 > 0.0:  # the target is a tail fact: not its own competitor
+                log_p -= log_cdf(target * root_d / np.sqrt(norm4 * own_w2 * e2 + v2))
+        return above * np.exp(log_p)
+
+    per_sample = np.empty((samples, count.size))
+    for j in range(H):
+        per_sample[:, j] = recall_of(j, w[j], 0.0)
+    if has_tail:
+        grid = np.geomspace(tail_w.min(), tail_w.max(), _TAIL_TARGETS) if tail_w.max() > tail_w.min() \
+            else np.array([tail_w.max()])
+        at_grid = np.stack([recall_of(H, x, x * x) for x in grid], axis=1)  # samples x grid
+        if grid.size == 1:
+            per_sample[:, H:] = at_grid
+        else:
+            lw, lg = np.log(tail_w), np.log(grid)
+            weights = np.stack([np.interp(lw, lg, np.eye(grid.size)[k]) for k in range(grid.size)], axis=1)
+            per_sample[:, H:] = at_grid @ weights.T
+    return per_sample.mean(axis=0), per_sample

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from validation.capacity import estimate_embedding_capacity, load_embeddings, sample_facts
+from validation.capacity import CapacityDesign, estimate_embedding_capacity, load_embeddings, sample_facts
 from validation.cli import main
 
 
@@ -20,7 +20,7 @@ def gaussian_npz(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def estimate(gaussian_npz):
-    return estimate_embedding_capacity(gaussian_npz, trials=4, rounds=0, seed=7)
+    return estimate_embedding_capacity(gaussian_npz, seed=7, design=CapacityDesign(trials=4, rounds=0))
 
 
 def test_sampling_is_seeded_and_keeps_the_answers():
@@ -51,7 +51,7 @@ def test_gaussian_embeddings_near_the_gaussian_theory(estimate):
 
 
 def test_reproducible(gaussian_npz, estimate):
-    again = estimate_embedding_capacity(gaussian_npz, trials=4, rounds=0, seed=7)
+    again = estimate_embedding_capacity(gaussian_npz, seed=7, design=CapacityDesign(trials=4, rounds=0))
     assert again.p_c == estimate.p_c
     assert [c.stored for c in again.curve] == [c.stored for c in estimate.curve]
 
@@ -61,14 +61,14 @@ def test_rectangular_many_to_one(tmp_path):
     path = tmp_path / "rect.npz"
     np.savez(path, inputs=rng.standard_normal((200, 5)), outputs=rng.standard_normal((150, 8)),
              answers=rng.integers(0, 150, 200))
-    est = estimate_embedding_capacity(path, "hebbian", trials=3, rounds=0, seed=1)
+    est = estimate_embedding_capacity(path, "hebbian", seed=1, design=CapacityDesign(trials=3, rounds=0))
     assert (est.d, est.d_in, est.d_out) == (5, 5, 8)
     assert est.theory["source"] == "replica.variants.rectangular_hebbian_capacity"
     for c in est.curve:
         assert math.isclose(c.alpha, c.p * math.log(c.p) / 40, rel_tol=1e-12)
         assert math.isclose(c.bits_per_parameter, c.p * math.log2(c.p) / 40, rel_tol=1e-12)
     with pytest.raises(ValueError, match="rectangular"):
-        estimate_embedding_capacity(path, "adam", trials=1, rounds=0)
+        estimate_embedding_capacity(path, "adam", design=CapacityDesign(trials=1, rounds=0))
 
 
 def test_bad_files(tmp_path):

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from validation.capacity import CapacityEstimate, TrialCounts, estimate_embedding_capacity
+from validation.capacity import CapacityDesign, CapacityEstimate, TrialCounts, estimate_embedding_capacity
 from validation.capacity.fit import interval_text
 from validation.cli import main
 
@@ -42,7 +42,7 @@ def near_facts(tmp_path_factory):
 
 @pytest.mark.parametrize("design", ["grid", "bracket"])
 def test_all_facts_stored_is_said_and_is_not_a_fit(few_facts, design):
-    est = estimate_embedding_capacity(few_facts, trials=3, rounds=1, seed=3, design=design)
+    est = estimate_embedding_capacity(few_facts, seed=3, design=CapacityDesign(design, trials=3, rounds=1))
     ps = [c.p for c in est.curve]
     assert max(ps) == 12 and all(p <= 12 for p in ps), ps
     assert est.errors == 0 and all(c.stored == c.trials for c in est.curve)
@@ -57,7 +57,7 @@ def test_all_facts_stored_is_said_and_is_not_a_fit(few_facts, design):
 
 
 def test_a_transition_below_n_is_fitted_without_a_point_above_n(near_facts):
-    est = estimate_embedding_capacity(near_facts, trials=4, rounds=2, seed=0, design="grid")
+    est = estimate_embedding_capacity(near_facts, seed=0, design=CapacityDesign("grid", trials=4, rounds=2))
     ps = [c.p for c in est.curve]
     # the first grid around p_c ~ 18 spans 14..24: its points above 20 are measured at 20
     assert 20 in ps and max(ps) == 20, ps
@@ -68,7 +68,7 @@ def test_a_transition_below_n_is_fitted_without_a_point_above_n(near_facts):
 
 def test_center_must_lie_within_the_facts(few_facts):
     with pytest.raises(ValueError, match=re.escape("center must lie in [2, N] = [2, 12]") + ".*got 13"):
-        estimate_embedding_capacity(few_facts, trials=1, rounds=0, center=13)
+        estimate_embedding_capacity(few_facts, design=CapacityDesign(trials=1, rounds=0, center=13))
 
 
 def test_the_cli_says_p_c_above_n(few_facts, capsys):

@@ -27,7 +27,6 @@ model with its note and tolerance; the scoreboard page lists every measured poin
 from __future__ import annotations
 
 import inspect
-import warnings
 
 import numpy as np
 
@@ -37,7 +36,7 @@ from .common.deprecation import accepts_old_calls
 from .common.validity import choose_model, with_validity
 from .common.validity import validity as _validity
 from .optimal import finite_size  # noqa: F401 - registers the unit of the loads p / p_c
-from .optimal.capacity_equation import TOLERANCE_FIELDS, Tolerances, old_tolerance_keywords, settings_dict
+from .optimal.capacity_equation import TOLERANCE_FIELDS, old_tolerance_keywords, settings_dict
 
 __all__ = ["capacity", "hebbian_capacity", "max_margin", "accuracy", "spectrum", "validity"]
 
@@ -170,11 +169,12 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, d_out=None, outputs=None, pro
     chosen = _model("capacity", params, model)
     impl = chosen.implementation()
     if chosen.name == "hull_budget":
-        given = sorted(set(settings_dict(options, "capacity()")) - {"replicas"})
+        settings = settings_dict(options, "capacity()")
+        given = sorted(set(settings) - {"replicas"})
         if given:
             raise ValueError(f"{', '.join(given)}: not settings of model 'hull_budget' (it reads shipped Monte-Carlo "
                              f"tables; options={{'replicas': 2 or 3}}); pass model='budget' for the budget theory")
-        return impl(d, d_out, problem, **settings_dict(options, "capacity()"))
+        return impl(d, d_out, problem, **settings)
     if chosen.name == "finite_size":
         passed = ("outputs", "problem", "ensemble")
         settings = _options(options, "capacity", chosen, passed)

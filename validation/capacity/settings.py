@@ -1,9 +1,11 @@
-"""The keywords of :func:`~validation.capacity.estimate_capacity`: design, sweep and measurement settings.
+"""The settings of :func:`~validation.capacity.estimate_capacity`: where the trials go, what is counted, how they run.
 
-:class:`CapacityDesign` says where the trials go, :class:`SweepSettings` how they are run
-and kept; :func:`split_settings` sorts the keywords into the two and the measurement's
-own (``solver_options``, ``criterion``, ...), and :func:`measurement_template` checks the
-measurement and builds the task every trial is a copy of.
+:class:`CapacityDesign` says where the trials go (the keyword ``design``),
+:class:`CapacityOptions` what counts as stored and how the trials run (the keyword
+``options``); :class:`SweepSettings` is the running part of the options.
+:func:`capacity_settings` reads the two keywords, with the deprecated flat keywords folded
+in, and :func:`measurement_template` checks the measurement and builds the task every
+trial is a copy of.
 """
 
 from __future__ import annotations

@@ -340,9 +340,10 @@ def _page(record) -> str:
         "of the roots (`sphere_capacity_table.json`, `hebbian_capacity_table.json`) and equal the Monte-Carlo "
         "run to about 1e-11; `max_margin` solves the same sample equation by Newton's method (equal to about "
         "1e-9); `max_margin_image` stops within its `xtol = 1e-4` of the same root; `few_outputs_capacity` at a "
-        "shape outside its table samples the same clouds as before with a compiled NNLS and least-distance "
-        "vertex test (the same statistics; fewer targets per point biased the hull fit, 4.5 standard errors at "
-        "24 x 12, and were dropped); its tabulated shapes and `zipf_error` remember their intermediate results "
+        "shape outside its table reads the shipped grid of cloud statistics (`few_outputs_grid.npz`) and "
+        "interpolates, in ln p, the four points near each replica's root that the old code sampled, so it moves "
+        "within the Monte-Carlo standard error (the old code samples those points; fewer targets per point had "
+        "biased the hull fit, 4.5 standard errors at 24 x 12, and were dropped); its tabulated shapes and `zipf_error` remember their intermediate results "
         "per arguments, so their warm calls are repeated calls (a new `N` of `zipf_error` samples its cost law "
         "again, about the old time).",
         "",

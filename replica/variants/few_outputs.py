@@ -22,10 +22,29 @@ The model is
 The laws of the point clouds are estimated by Monte Carlo with fixed seeds: at each
 ``(d_out, p)``, ``max(60, round(24000 / p))`` clouds of ``p`` Gaussian points, every point used
 as a target; exact vertex tests (a direction certificate, else a positive projection
-residual, else a bounded LP).  The statistics of every ``(d_out, p)`` used so far ship with
-the package (``few_outputs_table.json``); other points are computed on first use (seconds to
-minutes each) and kept in memory.  ``p_c`` is the mean of ``replicas`` independent Monte-Carlo
-replicas and ``stderr`` their standard error.
+residual, else a bounded LP).  They depend on ``(d_out, p, replica)`` only, not on ``d_in``.
+``p_c`` is the mean of ``replicas`` independent Monte-Carlo replicas and ``stderr`` their
+standard error.
+
+Two files ship the statistics: ``few_outputs_table.json`` (every point the shapes computed
+so far used, read bit for bit) and ``few_outputs_grid.npz`` (:func:`grid_points`: for every
+``d_out`` from 1 to 32 and replicas 0-2, the walk ``p = d_out + 2``, x1.2, ... of
+:func:`_replica_root` and a geometric grid of ratio 1.1 below it).  A replica's root needs the
+walk and four points around a first root; a point that ships is read, one that does not is
+interpolated in ``ln p`` between the shipped points around it (:func:`interpolated_statistics`),
+and only a point outside both is sampled (seconds to minutes each, kept in memory).  So a new
+shape inside the grid costs the root search only (milliseconds); its ``p_c`` differs from that
+of sampling the four points (``_replica_root(..., interpolate=False)``) by the Monte-Carlo
+noise of those points, within its standard error (``tests/replica/test_few_outputs.py``).
+The shipped grid covers ``d_out <= 16`` (every ``d_in``: the walk ends at the hull limit,
+``p <= 569``): 1358 points, 69 kB, built in 16 min (one thread on a shared machine, load 5 to
+7 on 2 cores) by::
+
+    python -c "import replica.variants.few_outputs as f; f.write_grid(d_outs=range(1, 17))"
+
+``write_grid()`` (the default ``d_outs = range(1, 33)``) extends it to ``d_out <= 32``
+(the walk up to ``p = 420`` and the ratio-1.1 grid up to ``p = 200`` there); until then a
+shape with ``17 <= d_out <= 32`` reads what ships and samples the rest, as before.
 """
 
 from __future__ import annotations
@@ -44,9 +63,18 @@ from ..common.results import Result
 from ..common.validity import Validity, reports_validity
 
 __all__ = ["few_outputs_capacity", "FewOutputsCapacityResult", "cloud_statistics", "hull_factor_model",
-           "write_table"]
+           "interpolated_statistics", "grid_points", "write_grid", "write_table"]
 
 TABLE = Path(__file__).resolve().parent / "few_outputs_table.json"
+GRID = Path(__file__).resolve().parent / "few_outputs_grid.npz"
+GRID_RATIO = 1.1  # the grid's spacing in p (besides the points p = d_out + 2, x1.2, ... of the walk)
+# the walk of the grid stops below GRID_TOP_P[d_out <= 16] or where P(stored) < 0.05 at
+# d_in = GRID_TOP_D_IN (the hull limit at small d_out); the geometric grid of GRID_RATIO stops at
+# GRID_FINE_TOP_P[d_out <= 16] (above it: the walk's x1.2 only)
+GRID_TOP_P = {True: 640, False: 420}
+GRID_FINE_TOP_P = {True: 420, False: 200}
+GRID_TOP_D_IN = 256
+MAX_BRACKET = 1.25  # interpolate between shipped points at most this factor apart
 TARGETS_PER_POINT = 24000
 COMPUTED: dict = {}  # statistics computed in this process (not in the table)
 
@@ -55,6 +83,90 @@ COMPUTED: dict = {}  # statistics computed in this process (not in the table)
 def _table() -> dict:
     data = json.loads(TABLE.read_text())
     return {"seed": int(data["seed"]), "entries": dict(data["entries"])}
+
+
+GRID_FIELDS = ("d_out", "p", "rep", "n_clouds", "nonvert_mean", "nonvert_var", "all_vertex", "mean_dist2")
+
+
+@functools.lru_cache(maxsize=1)
+def _grid() -> dict:
+    """The shipped grid (``few_outputs_grid.npz``) as ``{(d_out, p, replica): row}``; empty if absent."""
+    if not GRID.exists():
+        return {}
+    with np.load(GRID) as data:
+        if int(data["seed"]) != _table()["seed"]:
+            raise RuntimeError(f"{GRID.name}: seed {int(data['seed'])} is not the table's {_table()['seed']}")
+        columns = {name: data[name] for name in GRID_FIELDS}
+        jcount = data["jcount"]
+    rows = {}
+    for i in range(len(columns["p"])):
+        d_out, p, replica = int(columns["d_out"][i]), int(columns["p"][i]), int(columns["rep"][i])
+        rows[(d_out, p, replica)] = i
+    return {"rows": rows, "columns": columns, "jcount": jcount}
+
+
+@functools.lru_cache(maxsize=None)
+def _grid_entry(d_out: int, p: int, replica: int) -> dict | None:
+    grid = _grid()
+    i = grid.get("rows", {}).get((d_out, p, replica)) if grid else None
+    if i is None:
+        return None
+    c = grid["columns"]
+    return {"p": p, "d_out": d_out, "n_clouds": int(c["n_clouds"][i]), "rep": replica,
+            "nonvert_mean": float(c["nonvert_mean"][i]), "nonvert_var": float(c["nonvert_var"][i]),
+            "all_vertex": float(c["all_vertex"][i]), "jcount": [int(x) for x in grid["jcount"][i, :d_out + 1]],
+            "mean_dist2": float(c["mean_dist2"][i])}
+
+
+def _shipped(p: int, d_out: int, replica: int) -> dict | None:
+    """The statistics of ``(d_out, p, replica)`` if they ship with the package (table, then grid), else None."""
+    clouds = max(60, int(round(TARGETS_PER_POINT / p)))
+    entry = _table()["entries"].get(f"{d_out},{p},{clouds},{replica}")
+    return entry if entry is not None else _grid_entry(d_out, p, replica)
+
+
+@functools.lru_cache(maxsize=None)
+def _shipped_ps(d_out: int, replica: int) -> np.ndarray:
+    """The sorted ``p`` of every shipped point of ``(d_out, replica)`` (table and grid)."""
+    ps = {int(v["p"]) for v in _table()["entries"].values() if v["d_out"] == d_out and v["rep"] == replica}
+    ps |= {p for (d, p, r) in _grid().get("rows", {}) if d == d_out and r == replica}
+    return np.array(sorted(ps), dtype=np.int64)
+
+
+def _between(a: float, b: float, t: float, geometric: bool) -> float:
+    if geometric and a > 0 and b > 0:
+        return math.exp((1 - t) * math.log(a) + t * math.log(b))
+    return (1 - t) * a + t * b
+
+
+def interpolated_statistics(p: int, d_out: int, replica: int = 0) -> dict | None:
+    """Statistics at ``p`` from the two nearest shipped points around it, in ``ln p``; None if none bracket it.
+
+    Used at a shape whose points near its root were never sampled: the bracketing shipped
+    points (at most a factor :data:`MAX_BRACKET` apart) give, linearly in ``ln p``, the law of
+    ``J``, the fraction of all-vertex clouds and ``E dist^2``, and, log-linearly (a power law
+    between the two points; linearly if either is 0), the mean and variance of the number of
+    non-vertices.  A shipped ``p`` is returned as is.
+    """
+    shipped = _shipped(p, d_out, replica)
+    if shipped is not None:
+        return shipped
+    ps = _shipped_ps(d_out, replica)
+    i = int(np.searchsorted(ps, p))
+    if i == 0 or i == len(ps) or ps[i] / ps[i - 1] > MAX_BRACKET:
+        return None
+    low, high = _shipped(int(ps[i - 1]), d_out, replica), _shipped(int(ps[i]), d_out, replica)
+    t = math.log(p / ps[i - 1]) / math.log(ps[i] / ps[i - 1])
+    counts = [np.asarray(s["jcount"], dtype=float) for s in (low, high)]
+    pmf = (1 - t) * counts[0] / counts[0].sum() + t * counts[1] / counts[1].sum()
+    targets = (1 - t) * counts[0].sum() + t * counts[1].sum()
+    return {"p": p, "d_out": d_out, "rep": replica, "interpolated": True,
+            "n_clouds": (1 - t) * low["n_clouds"] + t * high["n_clouds"],
+            "nonvert_mean": _between(low["nonvert_mean"], high["nonvert_mean"], t, True),
+            "nonvert_var": _between(low["nonvert_var"], high["nonvert_var"], t, True),
+            "all_vertex": _between(low["all_vertex"], high["all_vertex"], t, False),
+            "jcount": (pmf * targets).tolist(),
+            "mean_dist2": _between(low["mean_dist2"], high["mean_dist2"], t, False)}
 
 
 def _is_vertex(points, mu, differences, residual, certified) -> bool:
@@ -145,8 +257,9 @@ def cloud_statistics(p: int, d_out: int, replica: int = 0) -> dict:
     clouds = max(60, int(round(TARGETS_PER_POINT / p)))
     table = _table()
     key = f"{d_out},{p},{clouds},{replica}"
-    if key in table["entries"]:
-        return table["entries"][key]
+    shipped = _shipped(p, d_out, replica)
+    if shipped is not None:
+        return shipped
     if key in COMPUTED:
         return COMPUTED[key]
     rng = np.random.default_rng(np.random.SeedSequence([table["seed"], d_out, p, replica]))
@@ -166,6 +279,69 @@ def write_table(path: Path = TABLE) -> int:
     Path(path).write_text(json.dumps(data, separators=(",", ":"), sort_keys=True))
     _table.cache_clear()
     return len(added)
+
+
+def grid_points(d_out: int, replica: int, top_p: int | None = None, top_d_in: int = GRID_TOP_D_IN,
+                ratio: float = GRID_RATIO, fine_top_p: int | None = None) -> list:
+    """The ``p`` of the shipped grid at ``(d_out, replica)`` (sampling the walk to find its end).
+
+    The walk of :func:`_replica_root` (``p = d_out + 2``, x1.2, ...) up to where ``P(stored)``
+    at ``d_in = top_d_in`` is below 0.05 for both problems, or below ``top_p`` (default
+    :data:`GRID_TOP_P`: 640 for ``d_out <= 16``, else 420); and between ``d_out + 2`` and the
+    walk's end, up to ``fine_top_p`` (:data:`GRID_FINE_TOP_P`: 420 for ``d_out <= 16``, else
+    200), the integers nearest a geometric grid of ``ratio``.
+    """
+    top_p = GRID_TOP_P[d_out <= 16] if top_p is None else top_p
+    fine_top_p = GRID_FINE_TOP_P[d_out <= 16] if fine_top_p is None else fine_top_p
+    walk, p = [], d_out + 2
+    while p < top_p:
+        walk.append(p)
+        stats = cloud_statistics(p, d_out, replica)
+        if max(_raw_probability(stats, p, top_d_in, d_out, problem) for problem in ("dp", "op")) < 0.05:
+            break
+        p = max(p + 1, int(round(p * 1.2)))
+    steps = int(math.ceil(math.log(walk[-1] / walk[0]) / math.log(ratio)))
+    fine = {int(round(walk[0] * ratio ** k)) for k in range(steps + 1)}
+    return sorted(set(walk) | {q for q in fine if q <= min(walk[-1], fine_top_p)})
+
+
+def write_grid(path: Path = GRID, d_outs=range(1, 33), replicas: int = 3, log=None) -> int:
+    """Sample the grid of :func:`grid_points` for every ``d_out`` and replica and write it; return its size.
+
+    Written after every ``d_out`` (an interrupted run keeps what it finished; points already
+    in the file or the table are read, not sampled again).  Statistics are those of
+    :func:`cloud_statistics` (same seeds), so a grid point equals the point sampled on demand.
+    """
+    path = Path(path)
+    rows = {}
+    if path.exists():
+        with np.load(path) as data:
+            for i in range(len(data["p"])):
+                key = (int(data["d_out"][i]), int(data["p"][i]), int(data["rep"][i]))
+                rows[key] = {name: data[name][i].item() for name in GRID_FIELDS}
+                rows[key]["jcount"] = data["jcount"][i, :key[0] + 1].tolist()
+    for d_out in d_outs:
+        for replica in range(replicas):
+            for p in grid_points(d_out, replica):
+                if (d_out, p, replica) not in rows:
+                    rows[(d_out, p, replica)] = dict(cloud_statistics(p, d_out, replica))
+        keys = sorted(rows)
+        width = max(k[0] for k in keys) + 1
+        jcount = np.zeros((len(keys), width), dtype=np.int32)
+        for i, k in enumerate(keys):
+            jcount[i, :len(rows[k]["jcount"])] = rows[k]["jcount"]
+        columns = {name: np.array([rows[k][name] for k in keys],
+                                  dtype=np.int32 if name in ("d_out", "p", "rep", "n_clouds") else np.float64)
+                   for name in GRID_FIELDS}
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez_compressed(tmp, seed=np.int64(_table()["seed"]), jcount=jcount, **columns)
+        tmp.replace(path)
+        if log:
+            log(f"d_out = {d_out}: {len(keys)} points")
+    _grid.cache_clear()
+    _grid_entry.cache_clear()
+    _shipped_ps.cache_clear()
+    return len(rows)
 
 
 def kinematic_factor(pmf: np.ndarray, p: int, d_in: int, d_out: int) -> float:
@@ -259,9 +435,13 @@ def _raw_probability(stats: dict, p: int, d_in: int, d_out: int, problem: str) -
 
 
 @functools.lru_cache(maxsize=256)
-def _replica_root(d_in, d_out, problem, replica):
+def _replica_root(d_in, d_out, problem, replica, interpolate=True):
     """The root of one replica: a grid ``p = d_out + 2``, x1.2, ... then four points around the first root.
 
+    The four points are read from the shipped statistics when they are there; otherwise, with
+    ``interpolate`` (the default), interpolated between the shipped points around them
+    (:func:`interpolated_statistics`), else sampled (seconds to minutes; ``interpolate=False``
+    always samples them, the reference the interpolation is tested against).
     Remembered: a pure function of its arguments and of the (shipped or seeded) statistics.
     """
     stats, p = {}, d_out + 2
@@ -279,7 +459,8 @@ def _replica_root(d_in, d_out, problem, replica):
     first = _root(probability(model), d_out + 1, grid[-1])
     for q in sorted({int(round(first * c)) for c in (0.94, 0.98, 1.02, 1.06)} - set(grid)):
         if q > d_out + 1:
-            stats[q] = cloud_statistics(q, d_out, replica)
+            near = interpolated_statistics(q, d_out, replica) if interpolate else None
+            stats[q] = near if near is not None else cloud_statistics(q, d_out, replica)
     model = hull_factor_model(stats, d_out, problem, center=first)
     return _root(probability(model), d_out + 1, max(stats)), model
 

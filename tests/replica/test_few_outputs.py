@@ -73,3 +73,47 @@ def test_bad_arguments_are_refused_with_their_name():
         replica.variants.few_outputs_capacity(32, 8, problem="xp")
     with pytest.raises(ValueError, match="replicas"):
         replica.variants.few_outputs_capacity(32, 8, replicas=1)
+
+
+# The direct path at 24 x 10 (DP), which samples the four points near each replica's root
+# (none of them ships):
+#   from replica.variants.few_outputs import _replica_root
+#   [_replica_root(24, 10, "dp", r, interpolate=False)[0] for r in range(3)]
+DIRECT_24_10 = (57.968794570225725, 57.75166032802591, 57.935944297316865)
+
+
+def test_at_a_new_shape_the_interpolated_points_give_the_sampled_capacity_within_its_error():
+    from replica.variants import few_outputs
+
+    sampled = dict(few_outputs.COMPUTED)
+    result = replica.variants.few_outputs_capacity(24, 10)
+    assert few_outputs.COMPUTED == sampled  # every point read or interpolated, none sampled
+    interpolated = [q for r in range(3) for q in few_outputs._replica_root(24, 10, "dp", r)[1].ps
+                    if few_outputs._shipped(int(q), 10, r) is None]
+    assert interpolated  # the check below is about interpolated points
+    reference = float(np.mean(DIRECT_24_10))
+    reference_stderr = float(np.std(DIRECT_24_10, ddof=1) / math.sqrt(len(DIRECT_24_10)))
+    assert abs(result.p_c - reference) <= 2 * math.hypot(result.stderr, reference_stderr), (result.p_c, reference)
+
+
+def test_interpolated_statistics_lie_between_their_shipped_neighbours():
+    from replica.variants.few_outputs import _shipped, _shipped_ps, interpolated_statistics
+
+    ps = _shipped_ps(12, 0)
+    i = int(np.flatnonzero(np.diff(ps) > 2)[-1])  # two shipped points with a gap between them
+    low, high, mid = _shipped(int(ps[i]), 12, 0), _shipped(int(ps[i + 1]), 12, 0), int(ps[i]) + 1
+    between = interpolated_statistics(mid, 12, 0)
+    assert between["interpolated"] and between["p"] == mid
+    for name in ("nonvert_mean", "all_vertex", "mean_dist2"):
+        assert min(low[name], high[name]) <= between[name] <= max(low[name], high[name])
+    pmf = np.array(between["jcount"]) / sum(between["jcount"])
+    assert pmf.sum() == pytest.approx(1.0) and len(pmf) == 13
+    assert interpolated_statistics(int(ps[i]), 12, 0) is low  # a shipped point is returned as it ships
+    assert interpolated_statistics(10_000, 12, 0) is None  # beyond the shipped points: sampled instead
+
+
+# the values before the grid (commit 8cacdc5), whose points all ship in few_outputs_table.json
+@pytest.mark.parametrize("d_in, d_out, problem, p_c", [(64, 16, "dp", 181.8193912423329),
+                                                       (128, 16, "op", 314.67255815411335)])
+def test_the_tabulated_shapes_read_their_table_bit_for_bit(d_in, d_out, problem, p_c):
+    assert replica.variants.few_outputs_capacity(d_in, d_out, problem).p_c == p_c

@@ -237,7 +237,7 @@ def test_accuracy_threshold_outside_range(threshold):
     (lambda: accuracy_capacity(32, memory="hebbian", kappa=0.5), "kappa"),
     (lambda: accuracy_capacity(32, options={"samples": 10}), "options"),
     (lambda: accuracy_capacity(32, options={"size": 5}), "size"),
-    (lambda: accuracy_capacity(32, max_iter=0), "max_iter"),
+    (lambda: accuracy_capacity(32, options={"max_iter": 0}), "max_iter"),
 ])
 def test_bad_input_names_the_argument(call, name):
     with pytest.raises(ValueError, match=name):

@@ -249,6 +249,18 @@ def _zipf_memory(memory):
     return domain
 
 
+def _zipf_hull(params):
+    why = _zipf_memory("optimal")(params)
+    if why is not None:
+        return why
+    if params.get("samples") is not None:
+        return "samples=None (every fact seen)"
+    d, N = params.get("d"), params.get("N")
+    if d is None or N is None:
+        return None
+    return None if d <= 32 and d + 1 < N <= 256 else "d <= 32 and d + 1 < N <= 256 (the hull's cloud statistics)"
+
+
 def _zipf_weighted(params):
     if params.get("memory", "optimal") != "hebbian":
         return "memory='hebbian'"
@@ -274,6 +286,9 @@ _register(Quantity(
     defaults={"memory": "optimal", "kappa": 1.0, "ensemble": "gaussian", "weights": None, "samples": None},
     summary="the frequency mass of the facts not recalled, Zipf frequencies",
     models=(
+        Model("zipf_error", "hull_knapsack", "replica.variants.zipf:zipf_error",
+              "optimal memory: the knapsack over the facts whose target is a vertex of its candidates' hull",
+              "notes/zipf.md", 0.03, _zipf_hull),
         Model("zipf_error", "knapsack", "replica.variants.zipf:zipf_error",
               "optimal memory: replica-symmetric knapsack of the block costs", "notes/zipf.md", 0.03,
               _zipf_memory("optimal")),

@@ -45,14 +45,15 @@ from ..optimal.scores import sample_optimal_scores
 from .zipf_facts import FactBins, unseen_sums, zipf_fact_bins, zipf_frequencies
 from .zipf_memories import (
     CostLaw,
-    _CONDITIONAL_SAMPLES,
-    _HEAVY,
+    CONDITIONAL_SAMPLES,
+    HEAVY_FACTS,
     competitor_bins,
-    conditional_recall,
+    conditional_error,
     count_weighted_recall,
     gaussian_recall,
     knapsack_expectation,
     knapsack_kept,
+    weight_bins,
 )
 
 __all__ = ["zipf_error", "ZipfError", "ZipfFacts", "knapsack_kept", "zipf_frequencies"]
@@ -232,7 +233,12 @@ def zipf_error(d, facts, memory="optimal", kappa=1.0, *, ensemble="gaussian", se
       knapsack ``max sum_kept f_mu`` s.t. ``sum_kept C_mu <= F(kappa) d^2``, taken by its
       Lagrangian: keep ``mu`` iff ``C_mu <= f_mu / lambda``, with ``lambda`` set by the
       budget in expectation, ``sum_mu E[C 1{C <= f_mu / lambda}] = F d^2``.
-      Replica-symmetric; the message says so.
+      Replica-symmetric; the message says so.  Default model ``"hull_knapsack"`` where
+      ``d <= 32`` and ``d + 1 < N <= 256``: a fact whose target is not a vertex of the
+      convex hull of its ``N`` candidates can never be recalled (probability ``pi(d, N)``
+      from :func:`replica.variants.few_outputs.cloud_statistics`), and the knapsack runs over
+      the others, ``sum_mu (1 - pi) E[C 1{C <= f_mu / lambda}] = F d^2``; ``model="knapsack"``
+      leaves the hull out (``pi = 0``, the ``d -> infinity`` limit).
     * ``memory="hebbian"``: ``W = sum_mu w_mu u_mu e_mu^T``.  ``weights=None`` is the
       unweighted memory: every fact has the recall probability of the finite-size
       Hebbian model (:func:`replica.hebbian.hebbian_input_failure_probability` at
@@ -301,7 +307,7 @@ def zipf_error(d, facts, memory="optimal", kappa=1.0, *, ensemble="gaussian", se
         ``samples`` not a positive integer (or given with a weights array), a ``model``
         that does not apply.
     """
-    problem = _checked_arguments(d, facts, memory, kappa, ensemble, seed, size, tol, model)
+    problem = _checked_arguments(d, facts, memory, kappa, ensemble, dict(seed=seed, size=size, tol=tol, model=model))
     N, T = problem.N, problem.T
     common = dict(d=problem.d, N=float(N), a=problem.a, memory=memory, kappa=problem.kappa, weights=problem.kind,
                   ensemble=ensemble, seed=problem.seed, training_samples=T)
@@ -338,17 +344,24 @@ class _Checked:
     model: str
 
 
-def _applicable_models(memory, kind, equal, T):
+_HULL_MAX_D = 32  # the hull term where the cloud statistics are quick (d <= 32, N <= 256: about 2 s)
+_HULL_MAX_N = 256
+
+
+def _applicable_models(memory, kind, equal, T, d=None, N=None):
     """The models of :func:`zipf_error` for this memory and weights, the default first."""
     if memory == "optimal":
+        if T is None and d is not None and d <= _HULL_MAX_D and d + 1 < N <= _HULL_MAX_N:
+            return ("hull_knapsack", "knapsack")
         return ("knapsack",)
     if kind == "none" or equal:
         return ("hebbian-finite-size",)
     return ("hebbian-gaussian",) if T is not None else ("hebbian-conditional", "hebbian-gaussian")
 
 
-def _checked_arguments(d, facts, memory, kappa, ensemble, seed, size, tol, model=None):
-    """The arguments of :func:`zipf_error` checked (``ValueError`` naming the bad one)."""
+def _checked_arguments(d, facts, memory, kappa, ensemble, settings):
+    """The arguments of :func:`zipf_error` checked (a ValueError names the bad one); settings: seed, size, tol, model"""
+    seed, size, tol, model = settings["seed"], settings["size"], settings["tol"], settings["model"]
     if not isinstance(facts, ZipfFacts):
         raise TypeError(f"facts must be a ZipfFacts, got {type(facts).__name__}")
     d = check_int(d, "d", low=2)
@@ -372,7 +385,7 @@ def _checked_arguments(d, facts, memory, kappa, ensemble, seed, size, tol, model
         equal = bool(np.ptp(w_array) <= 1e-12 * w_array.max())
     else:
         equal = True
-    models = _applicable_models(memory, kind, equal, T)
+    models = _applicable_models(memory, kind, equal, T, d, N)
     if model is None:
         model = models[0]
     elif model not in models:
@@ -411,25 +424,36 @@ def _cost_law(N: float, size: int, seed: int) -> CostLaw:
     return CostLaw(sample_optimal_scores(p=N, size=size, seed=seed).cost)
 
 
+@functools.lru_cache(maxsize=64)
+def _nonvertex_probability(d: int, N: int) -> float:
+    """``pi(d, N)``: the probability that a target is not a vertex of the hull of its ``N`` candidates."""
+    from .few_outputs import cloud_statistics
+
+    return float(cloud_statistics(N, d)["nonvert_mean"]) / N
+
+
 def _optimal(facts, problem, common):
-    """The knapsack over every fact (infinitely many samples)."""
+    """The knapsack over every fact (infinitely many samples); ``hull_knapsack``: over the hull's vertices."""
     d, N, kappa, size, seed, tol = problem.d, problem.N, problem.kappa, problem.size, problem.seed, problem.tol
     budget = float(tail_second_moment(kappa)) * float(d) ** 2
     law = _cost_law(float(N), size, seed)
-    solved = knapsack_expectation(facts, law, budget, tol)
+    pi = _nonvertex_probability(d, int(N)) if problem.model == "hull_knapsack" else 0.0
+    solved = knapsack_expectation(facts, law, budget, tol, vertex=1.0 - pi)
     ratio = N * law.mean / budget
+    hull = (f"targets not a vertex of their candidates' hull lost (pi = {pi:.3g}); "
+            if problem.model == "hull_knapsack" else "")
     if solved["all_kept"]:
-        status, verdict = "all_kept", "every fact kept (below capacity)"
+        status, verdict = "all_kept", f"{hull}every {'vertex' if hull else 'fact'} kept (below capacity)"
     else:
         status = "ok" if solved["ok"] else "not_converged"
-        verdict = (f"{solved['kept']:.6g} of {N} facts kept in expectation, error {solved['error']:.4g} "
+        verdict = (f"{hull}{solved['kept']:.6g} of {N} facts kept in expectation, error {solved['error']:.4g} "
                    f"+- {solved['stderr']:.2g}; residual {solved['residual']:.2g} (tol {tol:.2g})"
                    f"{'' if solved['ok'] else ', root not accepted'}")
     message = f"{verdict}; load ratio {ratio:.4g}; {_RS_CAVEAT}"
     return ZipfError(error=solved["error"], recalled_mass=1.0 - solved["error"], kept=solved["kept"],
                      level=solved["level"], load_ratio=ratio, stderr=solved["stderr"], samples=law.n,
-                     unseen_mass=0.0, seen=float(N), residual=solved["residual"], model="knapsack", status=status,
-                     converged=status != "not_converged", message=message, **common)
+                     unseen_mass=0.0, seen=float(N), residual=solved["residual"], model=problem.model,
+                     status=status, converged=status != "not_converged", message=message, **common)
 
 
 def _optimal_sampled(facts, unseen_bins, problem, common):
@@ -478,8 +502,8 @@ def _hebbian(facts, problem, common):
             "unweighted W: the finite-size Hebbian model at p = N (the same for every fact)"
     elif model == "hebbian-conditional":
         error, stderr, kept = _conditional(facts, problem)
-        what = (f"weighted W ({kind}): the {_HEAVY} heaviest facts drawn exactly, the others a Gaussian field "
-                f"({_CONDITIONAL_SAMPLES} samples, s.e. {stderr:.2g})")
+        what = (f"weighted W ({kind}): the {HEAVY_FACTS} heaviest facts drawn exactly, the others a Gaussian field "
+                f"({CONDITIONAL_SAMPLES} samples, s.e. {stderr:.2g})")
     else:
         if kind == "frequency":
             count, w2, targets = facts.count, facts.freq2, facts.freq
@@ -501,44 +525,15 @@ def _hebbian(facts, problem, common):
     error = min(max(error, 0.0), 1.0)
     message = (f"{note}{what}; expected {kept:.6g} of {N} facts recalled, error {error:.4g}")
     return ZipfError(error=error, recalled_mass=1.0 - error, kept=kept, level=math.nan, load_ratio=math.nan,
-                     stderr=stderr, samples=_CONDITIONAL_SAMPLES if model == "hebbian-conditional" else 0,
+                     stderr=stderr, samples=CONDITIONAL_SAMPLES if model == "hebbian-conditional" else 0,
                      unseen_mass=0.0, seen=float(N), residual=0.0, model=model,
                      status="ok", converged=True, message=message, **common)
-
-
-def _weight_bins(weights, frequencies):
-    """Facts in bins of decreasing weight: the first ``_HEAVY`` one by one, then bins of 0.01 in ``ln w``.
-
-    Returns count, mean weight, mean squared weight and the frequency mass of each bin.
-    """
-    order = np.argsort(-weights, kind="stable")
-    w, f = weights[order], frequencies[order]
-    head = min(_HEAVY, w.size)
-    count, w1, w2, mass = [np.ones(head)], [w[:head]], [w[:head] ** 2], [f[:head]]
-    if w.size > head:
-        rest, f_rest = w[head:], f[head:]
-        keys = np.round(np.log(rest) / 0.01).astype(np.int64)
-        change = np.flatnonzero(np.diff(keys)) + 1  # rest is sorted, so bins are runs
-        starts = np.concatenate(([0], change))
-        n = np.diff(np.concatenate((starts, [rest.size]))).astype(np.float64)
-        count.append(n)
-        w1.append(np.add.reduceat(rest, starts) / n)
-        w2.append(np.add.reduceat(rest**2, starts) / n)
-        mass.append(np.add.reduceat(f_rest, starts))
-    return tuple(np.concatenate(x) for x in (count, w1, w2, mass))
 
 
 @functools.lru_cache(maxsize=32)
 def _conditional_frequency(d, N, a, ensemble, seed):
     bins = zipf_fact_bins(N, a)
-    return _conditional_bins(bins.count, bins.freq, bins.freq2, bins.mass, d, ensemble, seed)
-
-
-def _conditional_bins(count, w, w2, mass, d, ensemble, seed):
-    recall, per_sample = conditional_recall(count, w, w2, d, ensemble, rng=seed)
-    error = float(np.dot(mass, 1.0 - recall))
-    stderr = float(np.std((1.0 - per_sample) @ mass, ddof=1) / math.sqrt(per_sample.shape[0]))
-    return error, stderr, float(np.dot(count, recall))
+    return conditional_error(bins.count, bins.freq, bins.freq2, bins.mass, d, ensemble, seed)
 
 
 def _conditional(facts, problem):
@@ -546,8 +541,8 @@ def _conditional(facts, problem):
     if problem.kind == "frequency":
         return _conditional_frequency(problem.d, int(problem.N), problem.a, problem.ensemble, problem.seed)
     frequencies = facts.freq if facts.count.size == problem.N else zipf_frequencies(problem.N, problem.a)
-    count, w1, w2, mass = _weight_bins(problem.weights, frequencies)
-    return _conditional_bins(count, w1, w2, mass, problem.d, problem.ensemble, problem.seed)
+    count, w1, w2, mass = weight_bins(problem.weights, frequencies)
+    return conditional_error(count, w1, w2, mass, problem.d, problem.ensemble, problem.seed)
 
 
 def _hebbian_sampled(facts, unseen_bins, problem, common):

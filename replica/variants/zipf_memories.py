@@ -23,7 +23,7 @@ from ..common.checks import check_real
 from ..common.roots import brent
 
 __all__ = ["knapsack_kept", "CostLaw", "knapsack_expectation", "gaussian_recall", "conditional_recall",
-           "competitor_bins", "count_weighted_recall"]
+           "conditional_error", "weight_bins", "competitor_bins", "count_weighted_recall"]
 
 _HERMITE_NODES = 64
 _LOG_W_BIN = 0.01  # width in ln w of the competitor bins of a weights array
@@ -110,16 +110,23 @@ class CostLaw:
         return np.interp(u * self.n, np.arange(self.n + 1.0), self.partial)
 
 
-def knapsack_expectation(facts, law, budget, tol):
-    """Solve ``sum_k n_k H(f_k / lambda) = budget`` in ``log lambda``; returns the pieces of the result."""
-    total_cost = float(facts.count.sum()) * law.mean
+def knapsack_expectation(facts, law, budget, tol, vertex=1.0):
+    """Solve ``sum_k n_k q H(f_k / lambda) = budget`` in ``log lambda``; returns the pieces of the result.
+
+    ``vertex = q``: the probability that a fact can be recalled at all (its target a vertex
+    of its candidates' hull); the others have an infinite cost and are lost (``q = 1``: the
+    replica-symmetric knapsack).
+    """
+    q = float(vertex)
+    lost = float(np.dot(facts.mass, np.full(facts.count.size, 1.0 - q)))
+    total_cost = float(facts.count.sum()) * law.mean * q
     if total_cost <= budget:
-        return dict(error=0.0, kept=float(facts.count.sum()), level=0.0, stderr=0.0, residual=0.0, ok=True,
+        return dict(error=lost, kept=float(facts.count.sum()) * q, level=0.0, stderr=0.0, residual=0.0, ok=True,
                     all_kept=True)
 
     def excess(log_level):
         theta = facts.freq * math.exp(-log_level)
-        return float(np.dot(facts.count, law.partial_mean(law.cdf(theta)))) / budget - 1.0
+        return q * float(np.dot(facts.count, law.partial_mean(law.cdf(theta)))) / budget - 1.0
 
     c_max = float(law.costs[-1])
     c_min = float(law.x[1]) if law.x.size > 1 else c_max
@@ -129,7 +136,7 @@ def knapsack_expectation(facts, law, budget, tol):
     level = math.exp(log_level)
     theta = facts.freq / level
     g = law.cdf(theta)
-    error = float(np.dot(facts.mass, 1.0 - g))
+    error = float(np.dot(facts.mass, 1.0 - q * g))
     residual = abs(excess(log_level))
     # influence function of the error (delta method, no density needed; notes/zipf.md):
     # psi(c) = -lambda sum_k n_k (theta_k - c)_+
@@ -139,8 +146,8 @@ def knapsack_expectation(facts, law, budget, tol):
     above_nt = np.concatenate((np.cumsum((n_sorted * t_sorted)[::-1])[::-1], [0.0]))
     first = np.searchsorted(t_sorted, law.costs, side="left")
     psi = -level * (above_nt[first] - law.costs * above_n[first])
-    stderr = float(np.std(psi, ddof=1) / math.sqrt(law.n))
-    return dict(error=min(max(error, 0.0), 1.0), kept=float(np.dot(facts.count, g)), level=level, stderr=stderr,
+    stderr = float(q * np.std(psi, ddof=1) / math.sqrt(law.n))
+    return dict(error=min(max(error, 0.0), 1.0), kept=float(np.dot(facts.count, q * g)), level=level, stderr=stderr,
                 residual=residual, ok=residual <= tol, all_kept=False)
 
 
@@ -229,8 +236,8 @@ def count_weighted_recall(facts, T, d, ensemble):
 # --------------------------------------------------------------------------------------
 # Hebbian memory: the heavy facts exactly, the tail as a Gaussian field
 # --------------------------------------------------------------------------------------
-_HEAVY = 32  # facts of largest weight sampled exactly
-_CONDITIONAL_SAMPLES = 2000  # Monte-Carlo samples of the heavy block
+HEAVY_FACTS = 32  # facts of largest weight sampled exactly
+CONDITIONAL_SAMPLES = 2000  # Monte-Carlo samples of the heavy block
 _TAIL_GROUPS = 64  # groups of tail competitors (consecutive bins, equal counts)
 _TAIL_TARGETS = 24  # tail targets on a grid in ln w; the recall probability is interpolated
 _SAMPLE_CHUNK = 250
@@ -282,7 +289,7 @@ def _heavy_block_sample(d, columns, ensemble, samples, rng):
     return X, G, UZ, Z2
 
 
-def conditional_recall(count, w, w2, d, ensemble, *, heavy=_HEAVY, samples=_CONDITIONAL_SAMPLES, rng=None):
+def conditional_recall(count, w, w2, d, ensemble, *, heavy=HEAVY_FACTS, samples=CONDITIONAL_SAMPLES, rng=None):
     """Recall probabilities of the weighted Hebbian memory: the heaviest facts exactly, the tail Gaussian.
 
     The facts come in bins sorted by decreasing weight (``count`` facts of weight ``w`` and
@@ -368,3 +375,36 @@ def conditional_recall(count, w, w2, d, ensemble, *, heavy=_HEAVY, samples=_COND
             weights = np.stack([np.interp(lw, lg, np.eye(grid.size)[k]) for k in range(grid.size)], axis=1)
             per_sample[:, H:] = at_grid @ weights.T
     return per_sample.mean(axis=0), per_sample
+
+
+def weight_bins(weights, frequencies):
+    """Facts in bins of decreasing weight: the first ``HEAVY_FACTS`` one by one, then bins of 0.01 in ``ln w``.
+
+    Returns count, mean weight, mean squared weight and the frequency mass of each bin.
+    """
+    order = np.argsort(-weights, kind="stable")
+    w, f = weights[order], frequencies[order]
+    head = min(HEAVY_FACTS, w.size)
+    count, w1, w2, mass = [np.ones(head)], [w[:head]], [w[:head] ** 2], [f[:head]]
+    if w.size > head:
+        rest, f_rest = w[head:], f[head:]
+        keys = np.round(np.log(rest) / 0.01).astype(np.int64)
+        change = np.flatnonzero(np.diff(keys)) + 1  # rest is sorted, so bins are runs
+        starts = np.concatenate(([0], change))
+        n = np.diff(np.concatenate((starts, [rest.size]))).astype(np.float64)
+        count.append(n)
+        w1.append(np.add.reduceat(rest, starts) / n)
+        w2.append(np.add.reduceat(rest**2, starts) / n)
+        mass.append(np.add.reduceat(f_rest, starts))
+    return tuple(np.concatenate(x) for x in (count, w1, w2, mass))
+
+
+def conditional_error(count, w, w2, mass, d, ensemble, seed):
+    """Error ``sum mass (1 - recall)``, its Monte-Carlo standard error and the expected recalled count.
+
+    The recall probabilities of the bins from :func:`conditional_recall`, seeded by ``seed``.
+    """
+    recall, per_sample = conditional_recall(count, w, w2, d, ensemble, rng=seed)
+    error = float(np.dot(mass, 1.0 - recall))
+    stderr = float(np.std((1.0 - per_sample) @ mass, ddof=1) / math.sqrt(per_sample.shape[0]))
+    return error, stderr, float(np.dot(count, recall))

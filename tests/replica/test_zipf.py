@@ -71,7 +71,7 @@ def test_expected_knapsack_matches_sampled_instances():
     # equation in expectation); the mean of the greedy error over sampled instances
     # (each with its own N costs) agrees with it
     d, N, a, instances = 8, 40, 1.2, 4000
-    theory = zipf_error(d, ZipfFacts(N, a), size=100_000, seed=3)
+    theory = zipf_error(d, ZipfFacts(N, a), size=100_000, seed=3, model="knapsack")
     assert theory.status == "ok" and theory.load_ratio > 1.5
     costs = sample_optimal_scores(p=N, size=N * instances, seed=11).cost.reshape(instances, N)
     f = _zipf(N, a)
@@ -100,13 +100,35 @@ def test_large_a_error_is_the_tail_beyond_the_kept_first_facts():
     # the first facts that the budget pays for, K about F d^2 / E[C_N]; the error lies
     # between the tails beyond K (minus the facts kept at zero cost) and beyond K - 1
     d, N, a = 6, 1000, 20.0
-    r = zipf_error(d, ZipfFacts(N, a), size=50_000)
+    r = zipf_error(d, ZipfFacts(N, a), size=50_000, model="knapsack")
     mean_cost = float(sample_optimal_scores(p=N, size=50_000).cost.mean())
     K = math.floor(d * d / mean_cost) + 1  # the marginal fact
     f = _zipf(N, a)
     tail = lambda m: float(f[m:].sum())  # noqa: E731 - mass beyond the first m facts
     assert tail(K) * (1 - 2.0 / N) <= r.error <= tail(K - 1)
     assert K - 1 <= r.kept <= K + 1
+
+
+def test_hull_knapsack_matches_sampled_instances():
+    # hull_knapsack: each fact is lost with probability pi (its target not a vertex), the
+    # knapsack runs over the others; sampled instances (the lost facts drawn, the fractional
+    # knapsack over the rest) agree with the expectation as the plain knapsack does (0.006)
+    from replica.variants.zipf import _nonvertex_probability
+
+    d, N, a, instances = 8, 40, 1.2, 4000
+    theory = zipf_error(d, ZipfFacts(N, a), size=100_000, seed=3)
+    plain = zipf_error(d, ZipfFacts(N, a), size=100_000, seed=3, model="knapsack")
+    pi = _nonvertex_probability(d, N)
+    assert theory.model == "hull_knapsack" and 0.005 < pi < 0.1 and theory.error > plain.error + 0.5 * pi
+    rng = np.random.default_rng(12)
+    costs = sample_optimal_scores(p=N, size=N * instances, seed=11).cost.reshape(instances, N)
+    f = _zipf(N, a)
+    errors = np.empty(instances)
+    for i, c in enumerate(costs):
+        vertex = rng.random(N) >= pi
+        _, _, value = knapsack_kept(f[vertex], c[vertex], float(d * d))
+        errors[i] = 1.0 - value
+    assert abs(errors.mean() - theory.error) < 0.006, (errors.mean(), theory.error)
 
 
 def test_below_capacity_everything_is_kept():
@@ -193,8 +215,10 @@ def test_zipf_error_model_choice():
     assert a.error == b.error and a.seed == 5 and c.error != a.error  # the seed of the heavy block
     with pytest.raises(ValueError, match="applicable: hebbian-finite-size"):
         zipf_error(32, ZipfFacts(300, 1.2), memory="hebbian", model="hebbian-gaussian")
-    with pytest.raises(ValueError, match="applicable: knapsack"):
+    with pytest.raises(ValueError, match="applicable: knapsack$"):
         zipf_error(32, ZipfFacts(300, 1.2), model="hebbian-conditional")
+    with pytest.raises(ValueError, match="applicable: hull_knapsack, knapsack"):
+        zipf_error(8, ZipfFacts(40, 1.2), model="hebbian-conditional")
     # T samples (random weights): only the Gaussian model applies
     sampled = ZipfFacts(300, 1.2, weights="frequency", samples=1000)
     assert zipf_error(32, sampled, memory="hebbian").model == "hebbian-gaussian"

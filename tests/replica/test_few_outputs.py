@@ -117,3 +117,26 @@ def test_interpolated_statistics_lie_between_their_shipped_neighbours():
                                                        (128, 16, "op", 314.67255815411335)])
 def test_the_tabulated_shapes_read_their_table_bit_for_bit(d_in, d_out, problem, p_c):
     assert replica.variants.few_outputs_capacity(d_in, d_out, problem).p_c == p_c
+
+
+def test_a_grid_point_is_the_point_sampled_on_demand():
+    from replica.variants import few_outputs
+
+    d_out, p, replica_index = 3, 12, 1
+    assert few_outputs._table()["entries"].get(f"{d_out},{p},2000,{replica_index}") is None  # from the grid
+    shipped = few_outputs._grid_entry(d_out, p, replica_index)
+    rng = np.random.default_rng(np.random.SeedSequence([few_outputs._table()["seed"], d_out, p, replica_index]))
+    nonvertices, j_counts, distance2 = few_outputs._clouds_compiled(p, d_out, shipped["n_clouds"], rng)
+    assert shipped["jcount"] == j_counts.tolist()
+    assert shipped["nonvert_mean"] == float(nonvertices.mean())
+    assert shipped["mean_dist2"] == pytest.approx(distance2 / j_counts.sum(), rel=1e-12)
+
+
+@pytest.mark.parametrize("d_out", [4, 12, 16])
+def test_the_grid_holds_every_point_a_shape_with_this_many_outputs_walks_through(d_out):
+    from replica.variants import few_outputs
+
+    sampled = dict(few_outputs.COMPUTED)
+    for replica_index in range(3):
+        assert set(few_outputs.grid_points(d_out, replica_index)) <= set(few_outputs._shipped_ps(d_out, replica_index))
+    assert few_outputs.COMPUTED == sampled

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import ROOT, Experiment, read_topic
+from . import Experiment, read_topic
 from .provenance import read_record, write_record
 
 __all__ = ["Job", "run", "parser_for", "experiment_of", "record_path", "records_of", "is_record", "RUNS"]
@@ -102,6 +102,11 @@ def _files(folder: Path) -> dict[Path, bytes]:
         if path.is_file() and path.suffix != ".py" and not _SKIPPED_PARTS & set(path.parts):
             out[path] = path.read_bytes()
     return out
+
+
+def _stamps(paths) -> dict[Path, int]:
+    """The modification times (ns) of ``paths``: a file rewritten with the same bytes still counts as written."""
+    return {p: p.stat().st_mtime_ns for p in paths if p.exists()}
 
 
 @dataclass
@@ -229,30 +234,31 @@ def _record_changed_data(job: Job, before: dict[Path, bytes]) -> None:
         job.record(data)
 
 
-def _move_into(job: Job, before: dict[Path, bytes], outside: dict[Path, bytes | None]) -> list[Path]:
+def _move_into(job: Job, before: dict[Path, bytes], stamps: dict[Path, int],
+               outside: dict[Path, bytes | None]) -> list[Path]:
     """Move what the run wrote into ``job.out`` and put the folder (and the outside outputs) back."""
     moved = []
     now = _files(job.folder)
     for path, content in now.items():
-        if before.get(path) != content:
+        if before.get(path) != content or stamps.get(path) != path.stat().st_mtime_ns:
             target = job.out / path.relative_to(job.folder)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)
             moved.append(target)
-            if path in before:
-                path.write_bytes(before[path])
-            else:
+            if path not in before:
                 path.unlink()
+            elif before[path] != content:
+                path.write_bytes(before[path])
     for path, content in outside.items():
         current = path.read_bytes() if path.exists() else None
-        if current != content and current is not None:
-            target = job.out / "repository" / path.relative_to(ROOT)
+        if current is not None and (current != content or stamps.get(path) != path.stat().st_mtime_ns):
+            target = job.out / "repository" / path.relative_to(job.folder.parent.parent)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(current)
             moved.append(target)
             if content is None:
                 path.unlink()
-            else:
+            elif content != current:
                 path.write_bytes(content)
     return moved
 
@@ -322,6 +328,7 @@ def run(script: str | Path, doc: str | None = None, *, measure: Callable | None 
     relocate = out != folder
     before = _files(folder) if (relocate or measure is not None) else {}
     outside = {p: (p.read_bytes() if p.exists() else None) for p in _declared_outside(job)} if relocate else {}
+    stamps = _stamps([*before, *outside]) if relocate else {}
     status = 0
     try:
         if measure is not None and not job.render_only:
@@ -334,6 +341,6 @@ def run(script: str | Path, doc: str | None = None, *, measure: Callable | None 
         return int(status)
     finally:
         if relocate:
-            moved = _move_into(job, before, outside)
+            moved = _move_into(job, before, stamps, outside)
             print(f"{module}: {len(moved)} file(s) written into {os.path.relpath(out)}", file=sys.stderr)
 

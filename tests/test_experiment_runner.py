@@ -111,6 +111,24 @@ def test_out_writes_elsewhere_and_leaves_the_folder_as_it_was(tmp_path):
                                                                                       str(out)]
 
 
+def test_out_takes_a_declared_output_outside_the_folder_too(tmp_path):
+    new("toy_example", tmp_path)
+    folder = tmp_path / "experiments" / "toy_example"
+    note = tmp_path / "NOTE.md"
+    note.write_text("committed note\n")
+    toml = folder / "experiment.toml"
+    toml.write_text(toml.read_text() + 'outputs = ["README.md", "../../NOTE.md"]\n')
+    script = folder / "toy_example.py"
+    script.write_text(script.read_text().replace(
+        '    write_block(HERE / "README.md"',
+        '    job.output("../../NOTE.md").write_text("rendered note\\n")\n    write_block(HERE / "README.md"'))
+    out = tmp_path / "elsewhere"
+    assert _load(script).main(["--render", "--out", str(out)]) == 0
+    assert note.read_text() == "committed note\n"
+    assert (out / "repository" / "NOTE.md").read_text() == "rendered note\n"
+    assert not (out / "README.md").exists()  # the page did not change: write_block left it alone
+
+
 def test_the_runner_records_a_data_file_the_measurement_left_without_record(tmp_path):
     new("toy_example", tmp_path, measure=False)
     folder = tmp_path / "experiments" / "toy_example"

@@ -396,9 +396,9 @@ def _measure(job) -> int:
         old = read_csv() if cases is not None else None
         if cases is not None:
             append_rows(old, [dict(problem=c[0], d=c[1], k=c[2]) for c in cases])  # refuse before measuring
-    except ValueError as exc:
+    except ValueError as exc:  # refused before anything is measured
         print(f"top_k_exact.py: error: {exc}", file=sys.stderr)
-        return 2
+        raise SystemExit(2) from None
     set_threads(1)
     if args.searches:
         write_csv(refresh_searches(read_csv()))

@@ -483,9 +483,6 @@ SIZE_EXEMPT = {
     # coordinates of its measured regimes), plus model=; the models' settings go through **settings
     "replica.quantities.capacity": "parameters",
     "replica.quantities.accuracy": "parameters",
-    # zipf_error(d, facts, memory, kappa, *, ensemble, seed, size, tol, model): the front end of the
-    # Zipf error; size and tol are the sample size and root tolerance of the knapsack
-    "replica.variants.zipf.zipf_error": "parameters",
 }
 _JIT = {"njit", "jit", "vectorize", "guvectorize", "generated_jit", "cfunc", "stencil"}
 

@@ -108,7 +108,7 @@ def measure():
                 theory = {
                     "hebbian": zipf_error(d, ZipfFacts(N, a, samples=T), memory="hebbian"),
                     "hebbian-counts": zipf_error(d, ZipfFacts(N, a, weights="frequency", samples=T), memory="hebbian"),
-                    "optimal": zipf_error(d, ZipfFacts(N, a, samples=T), memory="optimal", size=THEORY_SIZE),
+                    "optimal": zipf_error(d, ZipfFacts(N, a, samples=T), memory="optimal", options={"size": THEORY_SIZE}),
                 }
                 below = theory["optimal"].load_ratio < OPTIMAL_LOAD
                 run_optimal = d in OPTIMAL_DIMENSIONS and theory["optimal"].seen <= OPTIMAL_MAX_SEEN
@@ -171,7 +171,7 @@ a greedy search, so its E is an **upper bound** on the optimal memory's.  Solve 
 undecided.  E is the measured $\\sum_\\mu f_\\mu \\mathbf{{1}}\\lbrace \\mu$ unseen or
 not recalled$\\rbrace$: mean $\\pm$ standard error over the instances; "unseen" the measured unseen
 mass (mean), "recalled | seen" the mean fraction of the seen facts recalled.  Theory:
-`replica.zipf_error(d, ZipfFacts(N, a, weights, samples=T), memory)` (optimal: `size={size}`), its `error`,
+`replica.zipf_error(d, ZipfFacts(N, a, weights, samples=T), memory)` (optimal: `options={{"size": {size}}}`), its `error`,
 `unseen_mass` and `seen`.  Data: `experiments/zipf/zipf_samples.csv`.  See `notes/zipf.md`, section 6.
 
 | d | a | T | memory | instances | E measured | E theory | unseen measured | unseen theory | \

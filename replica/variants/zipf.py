@@ -42,7 +42,7 @@ from ..common.seeds import resolve_seed
 from ..hebbian.finite_size import hebbian_input_failure_probability
 from ..hebbian.model import failure_probability
 from ..optimal.scores import sample_optimal_scores
-from .zipf_facts import FactBins, unseen_sums, zipf_fact_bins, zipf_frequencies
+from .zipf_facts import FactBins, ZipfFacts, unseen_sums, zipf_fact_bins, zipf_frequencies
 from .zipf_memories import (
     CostLaw,
     CONDITIONAL_SAMPLES,
@@ -65,34 +65,6 @@ _SEEN_NODES = 5  # Gauss-Hermite nodes over the number of stored facts (unweight
 _RS_CAVEAT = ("replica-symmetric q -> 1 prediction with the costs at p = N drawn independently per fact "
               "and the budget taken in expectation; counting errors is not convex, so replica symmetry "
               "may not be exact")
-
-
-@dataclass(frozen=True)
-class ZipfFacts:
-    """The facts of :func:`zipf_error`: ``N`` facts asked with frequencies ``f_mu ∝ mu^-a``.
-
-    The values are checked by :func:`zipf_error` (a ``ValueError`` names the bad one).
-
-    Attributes
-    ----------
-    N : int or None
-        Number of facts, ``>= 2``; ``None`` or ``inf`` for infinitely many (``a > 1``
-        needed; the result is then ``"degenerate"``: infinitely many outputs compete).
-    a : float
-        Zipf exponent, ``>= 0`` (``a > 1`` when ``N`` is infinite).
-    weights : None, "frequency" or array_like
-        Weights of the Hebbian memory (positive; normalised to sum 1, the message says
-        so when they did not).  Must be None for the optimal memory.
-    samples : int or None
-        Number ``T >= 1`` of training samples; None (default): infinitely many, every
-        fact seen (the result is then the same as without the argument, bit for bit).
-        With ``T``, ``weights`` must be None or ``"frequency"`` (empirical frequencies).
-    """
-
-    N: int | float | None
-    a: float
-    weights: object = None
-    samples: int | None = None
 
 
 # --------------------------------------------------------------------------------------
@@ -212,15 +184,49 @@ def _old_call(args, kwargs):
     bound.apply_defaults()
     old = bound.arguments
     facts = ZipfFacts(N=old["N"], a=old["a"], weights=old["weights"], samples=old["samples"])
-    new = {name: old[name] for name in ("memory", "kappa", "ensemble", "seed", "size", "tol")}
+    new = {name: old[name] for name in ("memory", "kappa", "ensemble")}
+    new["options"] = {name: old[name] for name in ("seed", "size", "tol") if old[name] is not None}
     return (old["d"], facts), new, ("zipf_error(d, N, a, ..., weights=, samples=) is deprecated and will be removed "
                                     "in the next release; pass zipf_error(d, ZipfFacts(N, a, weights=, samples=), ...)")
 
 
+_SETTINGS = ("seed", "size", "tol")  # the settings of zipf_error (options=)
+
+
+def _flat_settings(args, kwargs):
+    """The call ``zipf_error(..., seed=, size=, tol=)`` of earlier versions: the settings go into ``options``."""
+    flat = [name for name in _SETTINGS if name in kwargs]
+    if not flat:
+        return None
+    kwargs = dict(kwargs)
+    given = _settings(kwargs.get("options"))
+    old = {name: kwargs.pop(name) for name in flat}
+    twice = sorted(set(old) & set(given))
+    if twice:
+        raise TypeError(f"zipf_error() got {', '.join(twice)} twice: as a keyword and in options")
+    kwargs["options"] = {**given, **{k: v for k, v in old.items() if v is not None}}
+    keywords = ", ".join(f"{name}=" for name in flat)
+    return args, kwargs, (f"zipf_error({keywords}) is deprecated and will be removed in the next release; pass "
+                          f"options={{{', '.join(repr(n) + ': ...' for n in flat)}}} (or replica.Tolerances(seed=, "
+                          f"tol=))")
+
+
+def _settings(options) -> dict:
+    """``options`` of :func:`zipf_error` as a dict of ``seed``, ``size``, ``tol`` (a ValueError for any other)."""
+    from ..optimal.capacity_equation import settings_dict
+
+    given = settings_dict(options, "zipf_error()")
+    unknown = sorted(set(given) - set(_SETTINGS))
+    if unknown:
+        raise ValueError(f"zipf_error(): options {', '.join(unknown)} are not settings of zipf_error; its settings "
+                         f"are {', '.join(_SETTINGS)}")
+    return given
+
+
 @reports_validity("zipf_error")
 @accepts_old_calls(_old_call)
-def zipf_error(d, facts, memory="optimal", kappa=1.0, *, ensemble="gaussian", seed=None, size=_DEFAULT_SIZE,
-               tol=1e-9, model=None):
+@accepts_old_calls(_flat_settings)
+def zipf_error(d, facts, memory="optimal", kappa=1.0, *, ensemble="gaussian", model=None, options=None):
     """Expected frequency mass of the facts not recalled, for Zipf frequencies ``f_mu ∝ mu^-a``.
 
     ``N`` facts with ``N`` distinct outputs (``p = N`` competitors per input, the OP/DP
@@ -275,17 +281,17 @@ def zipf_error(d, facts, memory="optimal", kappa=1.0, *, ensemble="gaussian", se
     ensemble : {"gaussian", "sphere"}
         Embedding ensemble of the Hebbian memory (the optimal-memory theory has Gaussian
         competitor fields and does not depend on it).
-    seed : None, int, SeedSequence or Generator
-        Seed of the sample of ``C_N`` (optimal memory) or of the heavy block
-        (``"hebbian-conditional"``); ``None``: ``DEFAULT_SEED``.
-    size : int
-        Monte-Carlo samples of ``C_N``, ``>= 100``.
-    tol : float
-        Accepted relative residual of the budget equation, in ``(0, 1e-2]``.
     model : None or str
         ``None``: the model of the memory and weights above; otherwise one of the models
-        that apply there (``"hebbian-gaussian"`` for the weighted Hebbian memory);
-        ``replica models`` lists them.
+        that apply there (``"knapsack"`` without the hull, ``"hebbian-gaussian"`` for the
+        weighted Hebbian memory); ``replica models`` lists them.
+    options : None, replica.Tolerances or dict
+        The settings: ``seed`` (None, int, SeedSequence or Generator) of the sample of
+        ``C_N`` (optimal memory) or of the heavy block (``"hebbian-conditional"``; ``None``:
+        ``DEFAULT_SEED``), ``size``, the Monte-Carlo samples of ``C_N`` (``>= 100``, default
+        100000), and ``tol``, the accepted relative residual of the budget equation (in
+        ``(0, 1e-2]``, default 1e-9).  ``zipf_error(..., seed=, size=, tol=)`` still works,
+        with a ``DeprecationWarning``, for one release.
 
     The call ``zipf_error(d, N, a, memory, kappa, weights, seed, samples=, ensemble=,
     size=, tol=)`` of earlier versions is still accepted, with a ``DeprecationWarning``,
@@ -307,7 +313,8 @@ def zipf_error(d, facts, memory="optimal", kappa=1.0, *, ensemble="gaussian", se
         ``samples`` not a positive integer (or given with a weights array), a ``model``
         that does not apply.
     """
-    problem = _checked_arguments(d, facts, memory, kappa, ensemble, dict(seed=seed, size=size, tol=tol, model=model))
+    settings = {"seed": None, "size": _DEFAULT_SIZE, "tol": 1e-9, **_settings(options), "model": model}
+    problem = _checked_arguments(d, facts, memory, kappa, ensemble, settings)
     N, T = problem.N, problem.T
     common = dict(d=problem.d, N=float(N), a=problem.a, memory=memory, kappa=problem.kappa, weights=problem.kind,
                   ensemble=ensemble, seed=problem.seed, training_samples=T)

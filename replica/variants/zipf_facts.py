@@ -16,7 +16,7 @@ import numpy as np
 
 from ..common.checks import check_int, check_real
 
-__all__ = ["zipf_frequencies", "FactBins", "zipf_fact_bins", "unseen_sums"]
+__all__ = ["zipf_frequencies", "FactBins", "zipf_fact_bins", "unseen_sums", "ZipfFacts"]
 
 _EXACT_FACTS = 256  # facts mu <= this are treated one by one; beyond, in geometric bins
 _BIN_RATIO = 1.02  # ratio of the edges of consecutive bins of facts
@@ -140,3 +140,31 @@ def unseen_sums(facts, a, T):
         count[wide] = half * (h @ wx) - (dh_r - dh_l) / 24.0
         mass[wide] = half * (fh @ wx) - (dfh_r - dfh_l) / 24.0
     return np.clip(count, 0.0, facts.count), np.clip(mass, 0.0, facts.mass)
+
+
+@dataclass(frozen=True)
+class ZipfFacts:
+    """The facts of :func:`zipf_error`: ``N`` facts asked with frequencies ``f_mu ∝ mu^-a``.
+
+    The values are checked by :func:`zipf_error` (a ``ValueError`` names the bad one).
+
+    Attributes
+    ----------
+    N : int or None
+        Number of facts, ``>= 2``; ``None`` or ``inf`` for infinitely many (``a > 1``
+        needed; the result is then ``"degenerate"``: infinitely many outputs compete).
+    a : float
+        Zipf exponent, ``>= 0`` (``a > 1`` when ``N`` is infinite).
+    weights : None, "frequency" or array_like
+        Weights of the Hebbian memory (positive; normalised to sum 1, the message says
+        so when they did not).  Must be None for the optimal memory.
+    samples : int or None
+        Number ``T >= 1`` of training samples; None (default): infinitely many, every
+        fact seen (the result is then the same as without the argument, bit for bit).
+        With ``T``, ``weights`` must be None or ``"frequency"`` (empirical frequencies).
+    """
+
+    N: int | float | None
+    a: float
+    weights: object = None
+    samples: int | None = None

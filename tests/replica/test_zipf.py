@@ -59,7 +59,7 @@ def test_greedy_knapsack_within_one_fact_of_enumeration(seed):
 def test_uniform_frequencies_reduce_to_optimal_accuracy(d, N):
     # a = 0: every fact has frequency 1/N, the knapsack is the give-up theory of
     # optimal_accuracy (same sample: same seed and size), its standard error included
-    z = zipf_error(d, ZipfFacts(N, 0.0), size=20_000, seed=5)
+    z = zipf_error(d, ZipfFacts(N, 0.0), options={"size": 20_000, "seed": 5})
     o = replica.variants.optimal_accuracy(d, N, size=20_000, seed=5)
     assert z.recalled_mass == pytest.approx(o.accuracy, abs=1e-12)
     assert z.kept == pytest.approx(N * o.accuracy, rel=1e-12)
@@ -71,7 +71,7 @@ def test_expected_knapsack_matches_sampled_instances():
     # equation in expectation); the mean of the greedy error over sampled instances
     # (each with its own N costs) agrees with it
     d, N, a, instances = 8, 40, 1.2, 4000
-    theory = zipf_error(d, ZipfFacts(N, a), size=100_000, seed=3, model="knapsack")
+    theory = zipf_error(d, ZipfFacts(N, a), model="knapsack", options={"size": 100_000, "seed": 3})
     assert theory.status == "ok" and theory.load_ratio > 1.5
     costs = sample_optimal_scores(p=N, size=N * instances, seed=11).cost.reshape(instances, N)
     f = _zipf(N, a)
@@ -89,7 +89,7 @@ def test_expected_knapsack_matches_sampled_instances():
 
 
 def test_error_decreases_in_d():
-    opt = [zipf_error(d, ZipfFacts(10_000, 1.5), size=20_000).error for d in (16, 32, 64, 128)]
+    opt = [zipf_error(d, ZipfFacts(10_000, 1.5), options={"size": 20_000}).error for d in (16, 32, 64, 128)]
     assert all(x > y > 0 for x, y in zip(opt, opt[1:]))
     heb = [zipf_error(d, ZipfFacts(10_000, 1.5, weights="frequency"), memory="hebbian").error for d in (32, 64, 128)]
     assert all(x > y > 0 for x, y in zip(heb, heb[1:]))
@@ -100,7 +100,7 @@ def test_large_a_error_is_the_tail_beyond_the_kept_first_facts():
     # the first facts that the budget pays for, K about F d^2 / E[C_N]; the error lies
     # between the tails beyond K (minus the facts kept at zero cost) and beyond K - 1
     d, N, a = 6, 1000, 20.0
-    r = zipf_error(d, ZipfFacts(N, a), size=50_000, model="knapsack")
+    r = zipf_error(d, ZipfFacts(N, a), model="knapsack", options={"size": 50_000})
     mean_cost = float(sample_optimal_scores(p=N, size=50_000).cost.mean())
     K = math.floor(d * d / mean_cost) + 1  # the marginal fact
     f = _zipf(N, a)
@@ -116,8 +116,8 @@ def test_hull_knapsack_matches_sampled_instances():
     from replica.variants.zipf import _nonvertex_probability
 
     d, N, a, instances = 8, 40, 1.2, 4000
-    theory = zipf_error(d, ZipfFacts(N, a), size=100_000, seed=3)
-    plain = zipf_error(d, ZipfFacts(N, a), size=100_000, seed=3, model="knapsack")
+    theory = zipf_error(d, ZipfFacts(N, a), options={"size": 100_000, "seed": 3})
+    plain = zipf_error(d, ZipfFacts(N, a), model="knapsack", options={"size": 100_000, "seed": 3})
     pi = _nonvertex_probability(d, N)
     assert theory.model == "hull_knapsack" and 0.005 < pi < 0.1 and theory.error > plain.error + 0.5 * pi
     rng = np.random.default_rng(12)
@@ -209,9 +209,9 @@ def test_conditional_model_is_exact_when_every_fact_is_heavy(ensemble):
 
 def test_zipf_error_model_choice():
     facts = ZipfFacts(300, 1.2, weights="frequency")
-    a = zipf_error(32, facts, memory="hebbian", seed=5)
-    b = zipf_error(32, facts, memory="hebbian", seed=5)
-    c = zipf_error(32, facts, memory="hebbian", seed=6)
+    a = zipf_error(32, facts, memory="hebbian", options={"seed": 5})
+    b = zipf_error(32, facts, memory="hebbian", options={"seed": 5})
+    c = zipf_error(32, facts, memory="hebbian", options={"seed": 6})
     assert a.error == b.error and a.seed == 5 and c.error != a.error  # the seed of the heavy block
     with pytest.raises(ValueError, match="applicable: hebbian-finite-size"):
         zipf_error(32, ZipfFacts(300, 1.2), memory="hebbian", model="hebbian-gaussian")
@@ -308,7 +308,7 @@ def test_infinite_N_is_degenerate(memory, weights):
 
 
 def test_to_dict_is_strict_json():
-    results = [zipf_error(32, ZipfFacts(2000, 1.5), size=5000), zipf_error(64, ZipfFacts(100, 1.5)),
+    results = [zipf_error(32, ZipfFacts(2000, 1.5), options={"size": 5000}), zipf_error(64, ZipfFacts(100, 1.5)),
                zipf_error(32, ZipfFacts(None, 2.0)),
                zipf_error(32, ZipfFacts(500, 1.5), memory="hebbian"),
                zipf_error(32, ZipfFacts(500, 1.5, weights="frequency"), memory="hebbian")]
@@ -316,3 +316,19 @@ def test_to_dict_is_strict_json():
     for r in results:
         data = json.loads(json.dumps(r.to_dict(), allow_nan=False))
         assert set(data) >= {"error", "recalled_mass", "kept", "level", "stderr", "status", "converged", "message"}
+
+
+def test_zipf_error_settings_go_through_options():
+    # seed, size and tol in options= (a dict or replica.Tolerances); the flat keywords of
+    # earlier versions warn and give the same result; other settings are a ValueError
+    facts = ZipfFacts(300, 1.2)
+    new = zipf_error(32, facts, options={"seed": 5, "size": 5000, "tol": 1e-8})
+    with pytest.warns(DeprecationWarning, match=r"zipf_error\(seed=, size=, tol=\) is deprecated"):
+        old = zipf_error(32, facts, seed=5, size=5000, tol=1e-8)
+    assert old.error == new.error and old.samples == new.samples == 5000 and new.seed == 5
+    assert zipf_error(32, facts, options=replica.Tolerances(seed=5)).error == \
+        zipf_error(32, facts, options={"seed": 5}).error
+    with pytest.raises(ValueError, match="rel_tol are not settings of zipf_error"):
+        zipf_error(32, facts, options={"rel_tol": 1e-3})
+    with pytest.raises(TypeError, match="seed twice"):
+        zipf_error(32, facts, seed=5, options={"seed": 6})

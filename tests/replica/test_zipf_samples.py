@@ -25,7 +25,7 @@ def _zipf(N, a):
 # values printed at commit 1ad337a (zipf_error without the samples argument)
 _BEFORE = [
     ((32, 2000, 1.5), {}, 0.05131066512771507, 160.56540499036862),
-    ((64, 10**6, 2.0), {"size": 20000}, 0.0027715582413664814, 231.80284242401575),
+    ((64, 10**6, 2.0), {"options": {"size": 20000}}, 0.0027715582413664814, 231.80284242401575),
     ((64, 300, 1.2), {"memory": "hebbian"}, 0.41939536124675914, 174.18139162597225),
     ((64, 300, 1.2), {"memory": "hebbian", "weights": "frequency", "model": "hebbian-gaussian"}, 0.42914435438589643,
      9.81043418559459),
@@ -53,7 +53,7 @@ def test_samples_none_is_the_result_before_the_argument(args, kwargs, error, kep
 def test_unseen_mass_and_seen_count_against_direct_sums(N, a, T):
     f = _zipf(N, a)
     hold = np.exp(T * np.log1p(-f))
-    r = zipf_error(16, ZipfFacts(N, a, samples=T), memory="optimal", size=1000)
+    r = zipf_error(16, ZipfFacts(N, a, samples=T), memory="optimal", options={"size": 1000})
     assert r.unseen_mass == pytest.approx(float(np.dot(f, hold)), rel=1e-8, abs=1e-15)
     assert r.seen == pytest.approx(float(np.sum(1.0 - hold)), rel=1e-8)
     assert r.error >= r.unseen_mass - 1e-15
@@ -63,7 +63,7 @@ def test_one_sample_stores_one_fact():
     # T = 1: exactly one fact seen, and the optimal memory stores it: E = sum f (1 - f) = 1 - sum f^2
     N, a = 500, 1.3
     f = _zipf(N, a)
-    r = zipf_error(32, ZipfFacts(N, a, samples=1), size=1000)
+    r = zipf_error(32, ZipfFacts(N, a, samples=1), options={"size": 1000})
     assert r.status == "all_kept"
     assert r.error == pytest.approx(1.0 - float(np.dot(f, f)), rel=1e-12)
     assert r.seen == pytest.approx(1.0, rel=1e-12)
@@ -74,7 +74,7 @@ def test_one_sample_stores_one_fact():
 def test_many_samples_converge_to_the_infinite_sample_error(memory, weights, tol):
     # T = 1e10 samples: the rarest of 2000 facts (f ~ 4e-6 at a = 1.5) is unseen with probability e^-40000
     d, N, a = 32, 2000, 1.5
-    kw = dict(memory=memory, size=20000)
+    kw = dict(memory=memory, options={"size": 20000})
     # T samples: the knapsack and (random weights) the independent-Gaussian model
     same = {"model": "hebbian-gaussian"} if weights else {}
     inf = zipf_error(d, ZipfFacts(N, a, weights=weights), **kw, **same)
@@ -89,7 +89,7 @@ def test_many_samples_converge_to_the_infinite_sample_error(memory, weights, tol
 def test_optimal_error_decreases_with_samples():
     d, N, a = 32, 2000, 1.5
     Ts = [1, 3, 10, 30, 100, 300, 1000, 3000, 10**4, 10**5, 10**6]
-    res = [zipf_error(d, ZipfFacts(N, a, samples=T), size=20000) for T in Ts]
+    res = [zipf_error(d, ZipfFacts(N, a, samples=T), options={"size": 20000}) for T in Ts]
     errors = np.array([r.error for r in res])
     unseen = np.array([r.unseen_mass for r in res])
     assert np.all(np.diff(errors) < 0.0)

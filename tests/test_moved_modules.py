@@ -180,11 +180,7 @@ def _package_files(subpackage: str) -> list[tuple[Path, str]]:
 _SUBPACKAGES = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
 
 
-@pytest.mark.parametrize("subpackage", [""] + [
-    pytest.param(name, marks=pytest.mark.xfail(
-        strict=True, reason="validation.capacity still imports validation.sweep and validation.ensembles "
-                            "by their old paths")) if name == "capacity" else name
-    for name in _SUBPACKAGES])
+@pytest.mark.parametrize("subpackage", [""] + _SUBPACKAGES)
 def test_the_package_imports_no_old_path(subpackage):
     bad = [hit for path, module in _package_files(subpackage) for hit in _old_paths_imported(path, module)]
     assert not bad, "imports of old module paths (use the new ones):\n" + "\n".join(bad)

@@ -2,7 +2,7 @@
 
 For given (d, problem, solver, kappa, ensemble) every point of a grid of p gets
 ``trials`` independent instances (seeds from ``SeedSequence(seed, spawn_key=(p, trial))``,
-see :func:`validation.sweep.task_seed`).  The first points are placed by a *design*
+see :func:`validation.runtime.sweep.task_seed`).  The first points are placed by a *design*
 (:class:`CapacityDesign`: a log-spaced grid around the theory's finite-size p_c, or a
 bracketing walk from it), and refined where the transition is: a logistic model in ln p,
 
@@ -41,7 +41,7 @@ from given embeddings, ``validation capacity --embeddings``).
 
 from __future__ import annotations
 
-from ..ensembles import ENSEMBLES, PROBLEMS
+from ..instances.ensembles import ENSEMBLES, PROBLEMS
 from ..solvers import SOLVERS
 from .compare import TABLE_ROWS, comparison_markdown, comparison_row
 from .driver import estimate_capacity

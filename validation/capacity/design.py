@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..sweep import Task, run_tasks
+from ..runtime.sweep import Task, run_tasks
 from .settings import CapacityDesign, SweepSettings
 from .trials import TrialCounts, check_trials
 
@@ -21,7 +21,7 @@ __all__ = ["PointRunner", "STARTS", "expand", "refine"]
 
 
 class PointRunner:
-    """Runs ``trials`` more trials at grid points through :func:`validation.sweep.run_tasks`."""
+    """Runs ``trials`` more trials at grid points through :func:`validation.runtime.sweep.run_tasks`."""
 
     def __init__(self, template: Task, trials: int, sweep: SweepSettings, counts: TrialCounts):
         self.template, self.trials, self.sweep, self.counts = template, trials, sweep, counts

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from replica.common.checks import check_real
 
-from ..sweep import Task
+from ..runtime.sweep import Task
 from .design import STARTS, PointRunner, expand, refine
 from .fit import LogisticFit
 from .loads import load, p_from_load

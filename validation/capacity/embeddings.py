@@ -28,10 +28,10 @@ import numpy as np
 
 from replica.common.loads import bits_per_parameter
 
-from ..ensembles import Instance
+from ..instances.ensembles import Instance
 from ..solvers import solve, solve_arguments
 from ..solvers.engine.registry import solver_spec
-from ..sweep import Task, task_seed
+from ..runtime.sweep import Task, task_seed
 from .design import STARTS, PointRunner, expand, refine
 from .results import FACTS_STORED, CapacityEstimate
 from .settings import capacity_settings, measurement_template, parse_criterion

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from replica.common.checks import check_choice, check_int, check_kappa, check_real
 from replica.common.seeds import resolve_seed
 
-from ..ensembles import ENSEMBLES, PROBLEMS
+from ..instances.ensembles import ENSEMBLES, PROBLEMS
 from ..solvers.engine.registry import solver_names, solver_spec
-from ..sweep import Task
+from ..runtime.sweep import Task
 from .trials import STORAGE_TRIAL, instance_options
 
 __all__ = ["DESIGNS", "BRACKET_FROM_D", "CapacityDesign", "CapacityOptions", "SweepSettings", "parse_criterion",
@@ -119,7 +119,7 @@ class SweepSettings:
     Attributes
     ----------
     executor : optional
-        From :func:`validation.sweep.make_executor`; ``None`` runs serially.
+        From :func:`validation.runtime.sweep.make_executor`; ``None`` runs serially.
     store : ResultStore, optional
         Persist and reuse trials (resumable).
     progress : bool, optional
@@ -176,7 +176,7 @@ class CapacityOptions:
         key, so trials of another generator are never reused.
     task_function : str, optional
         ``"module:function"`` replacing :func:`storage_trial` (tests use
-        :func:`validation.sweep.synthetic_trial`).
+        :func:`validation.runtime.sweep.synthetic_trial`).
     executor, store, progress : optional
         How the trials run and are kept (:class:`SweepSettings`).
     experiment : str, optional

@@ -7,10 +7,10 @@ criterion (``"all"`` or ``"accuracy:A"``) and fits them.
 
 from __future__ import annotations
 
-from ..ensembles import EmbeddingModel, FactSettings, check_generator, make_instance
+from ..instances.ensembles import EmbeddingModel, FactSettings, check_generator, make_instance
 from ..solvers import check_problem, solve, solve_arguments
 from ..solvers.engine.registry import solver_spec
-from ..sweep import Task, task_seed
+from ..runtime.sweep import Task, task_seed
 from .fit import LogisticFit, fit_logistic
 from .results import CurvePoint
 
@@ -30,7 +30,7 @@ def split_instance_options(task: Task):
 
 def instance_options(problem: str, generator=None) -> dict:
     """Task options of the instance family: ``{"generator": g}`` for the DP (``g`` checked by
-    :func:`validation.ensembles.check_generator`, default the current generator), none for the OP."""
+    :func:`validation.instances.ensembles.check_generator`, default the current generator), none for the OP."""
     return {"generator": check_generator(generator)} if problem == "dp" else {}
 
 

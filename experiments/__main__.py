@@ -3,7 +3,8 @@
 * ``list``: every experiment with its topic, expected wall time on 2 cores and whether
   its page can be rendered from the committed data;
 * ``check``: render every page from its committed data (in place, then put back) and
-  fail with a diff where the committed page differs; fail too where a file of an
+  fail with a diff where the committed page differs or the render wrote a file its
+  ``experiment.toml`` does not declare as an output or figure; fail too where a file of an
   experiment folder is not declared in its ``experiment.toml``, where a declared data file
   has no provenance record beside it (``<name>.provenance.json``), where a declared path
   or a ``run``/``render`` argument points outside the repository, and where an experiment
@@ -79,28 +80,61 @@ def same_table(old: str, new: str, rel_tol: float = CSV_REL_TOL) -> bool:
     return True
 
 
+_NOT_WATCHED = {"__pycache__", ".ipynb_checkpoints"}
+_CACHE_SUFFIXES = (".nbi", ".nbc", ".pyc")
+
+
+def _stamps(root: Path) -> dict[Path, int]:
+    """Modification time (ns) of the files a render could write by mistake.
+
+    Every file of ``experiments/`` but the code and caches, and every file an experiment
+    declares as an output or figure outside it (the project ``README.md``, notes, the
+    validity table).
+    """
+    root = Path(root)
+    watched = []
+    for folder, dirs, files in os.walk(root / "experiments"):
+        dirs[:] = [d for d in dirs if d not in _NOT_WATCHED]
+        watched += [Path(folder) / name for name in files if not name.endswith((".py", *_CACHE_SUFFIXES))]
+    for e in experiments(root):
+        watched += [(e.folder(root) / rel).resolve() for rel in (*e.outputs, *e.figures)]
+    out = {}
+    for path in watched:
+        try:
+            out[path.resolve()] = path.stat().st_mtime_ns
+        except OSError:
+            continue
+    return out
+
+
 def check(experiment: Experiment, root: Path = ROOT) -> tuple[bool, str]:
     """Render ``experiment`` from its committed data and compare the text it writes with the committed files.
 
-    The files it writes are put back as they were whatever happens, so a check never
-    changes the tree.
+    The files it declares (outputs and figures) are put back as they were whatever happens,
+    so a check never changes them; a file it writes that its ``experiment.toml`` does not
+    declare fails the check (a render writes only its declared outputs and figures).
 
     Returns
     -------
     (bool, str)
-        Whether every output equals the committed one, and a unified diff (or the
-        script's error output) where not.
+        Whether every output equals the committed one and nothing else was written, and a
+        unified diff (or the script's error output, or the undeclared files) where not.
     """
     if experiment.render is None:
         raise ValueError(f"experiment {experiment.name!r} has no render mode")
     folder = experiment.folder(root)
     touched = [folder / p for p in (*experiment.outputs, *experiment.figures)]
     saved = {p: (p.read_bytes() if p.exists() else None) for p in touched}
+    before = _stamps(root)
     try:
         done = _script(experiment, experiment.render, root)
         if done.returncode != 0:
             return False, f"{experiment.module} {' '.join(experiment.render)} failed:\n{done.stderr[-4000:]}"
-        diffs = []
+        declared = {p.resolve() for p in touched}
+        stray = sorted(os.path.relpath(p, Path(root).resolve()) for p, stamp in _stamps(root).items()
+                       if before.get(p) != stamp and p not in declared)
+        diffs = [f"{experiment.module} {' '.join(experiment.render)} wrote files its experiment.toml does not "
+                 f"declare as outputs or figures: {', '.join(stray)}"] if stray else []
         for rel in experiment.outputs:
             path = folder / rel
             old = (saved[path] or b"").decode()

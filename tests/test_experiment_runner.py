@@ -161,6 +161,28 @@ def test_a_script_writes_outside_its_folder_only_where_its_toml_says(tmp_path):
     assert job.output("../../replica/common/validity_table.json") == ROOT / "replica" / "common" / "validity_table.json"
 
 
+def _package_copy(tmp_path) -> Path:
+    """A tree with the experiments package alone (no topic), to add one and run it as a subprocess."""
+    (tmp_path / "experiments").mkdir()
+    for name in ("__init__.py", "__main__.py", "pages.py", "provenance.py", "runner.py"):
+        shutil.copy(ROOT / "experiments" / name, tmp_path / "experiments" / name)
+    return tmp_path
+
+
+def test_the_check_passes_on_a_new_skeleton_and_fails_on_a_render_that_writes_undeclared_files(tmp_path):
+    root = _package_copy(tmp_path)
+    new("toy_example", root)
+    experiment = experiments.find("toy_example", root)
+    ok, diff = cli.check(experiment, root)
+    assert ok, diff
+    script = root / "experiments" / "toy_example" / "toy_example.py"
+    stray = '    (HERE / "stray.txt").write_text("not declared")\n'
+    script.write_text(script.read_text().replace('    write_block(HERE / "README.md"',
+                                                 stray + '    write_block(HERE / "README.md"'))
+    ok, diff = cli.check(experiment, root)
+    assert not ok and "does not declare as outputs or figures: experiments/toy_example/stray.txt" in diff
+
+
 def _tree_copy(tmp_path) -> Path:
     """The experiments (with the sweep records they read) copied, to break on purpose."""
     shutil.copytree(ROOT / "experiments", tmp_path / "experiments",

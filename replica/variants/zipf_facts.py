@@ -9,6 +9,7 @@ sections 2 and 6).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -92,8 +93,12 @@ class FactBins:
     hi: np.ndarray | None = None  # one past the last rank of each bin
 
 
+@functools.lru_cache(maxsize=64)
 def zipf_fact_bins(N, a):
-    """The ``N`` facts with ``f_mu = mu^-a / H_{N,a}``: one by one up to 256, then bins of ratio 1.02."""
+    """The ``N`` facts with ``f_mu = mu^-a / H_{N,a}``: one by one up to 256, then bins of ratio 1.02.
+
+    Remembered for the last 64 ``(N, a)``; the arrays are read-only.
+    """
     edges = list(range(1, min(N, _EXACT_FACTS) + 2))
     while edges[-1] <= N:
         edges.append(min(max(edges[-1] + 1, math.ceil(edges[-1] * _BIN_RATIO)), N + 1))
@@ -102,8 +107,11 @@ def zipf_fact_bins(N, a):
     sums2 = np.array([_power_sum(2.0 * a, int(x), int(y)) for x, y in zip(lo, hi)])
     count = (hi - lo).astype(np.float64)
     total = float(sums.sum())
-    return FactBins(count=count, freq=sums / (count * total), freq2=sums2 / (count * total**2),
-                  mass=sums / total, normaliser=total, lo=lo, hi=hi)
+    arrays = dict(count=count, freq=sums / (count * total), freq2=sums2 / (count * total**2), mass=sums / total,
+                  lo=lo, hi=hi)
+    for x in arrays.values():
+        x.flags.writeable = False
+    return FactBins(normaliser=total, **arrays)
 
 
 def unseen_sums(facts, a, T):

@@ -204,7 +204,7 @@ def test_large_d_estimates_go_alongside_with_a_pool_only():
     runs = capacity_runs(FULL)
     main, alongside = split_alongside(FULL, Pool())
     assert [(r[0], r[2]) for r in alongside] == [("dp", 256), ("op", 256), ("dp", 128), ("op", 128)]
-    assert all(r[4]["design"] == "bracket" for r in alongside)
+    assert all(r[4].kind == "bracket" for r in alongside)
     assert len(main) + len(alongside) == len(runs) and not any(r in main for r in alongside)
     assert split_alongside(FULL, None) == (runs, [])
     # the estimates come back in the order of the runs, whichever thread made them

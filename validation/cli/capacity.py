@@ -9,7 +9,7 @@ import sys
 
 from replica.common.cliutil import add_command, check_output_folder, render
 
-from ..capacity.settings import BRACKET_FROM_D, CapacityDesign
+from ..capacity.settings import BRACKET_FROM_D, CapacityDesign, CapacityOptions
 from ..solvers.engine.registry import solver_spec
 from .common import add_restarts_option, add_top_k_restarts_option, executor_from_args, mode_options, restarts_setting
 
@@ -159,12 +159,10 @@ def run(args) -> int:
         if args.embeddings is not None:
             est = _embedding_estimate(args, executor, store, options)
         else:
-            est = estimate_capacity(args.d, args.problem, args.solver, args.kappa, args.ensemble,
-                                    trials=args.trials, seed=args.seed, rounds=args.rounds,
-                                    design=args.design, executor=executor, store=store, progress=True,
-                                    criterion=args.criterion, outputs=args.outputs, generator=args.generator,
-                                    solver_options=options,
-                                    **({} if args.bracket_step is None else {"bracket_step": args.bracket_step}))
+            settings = _capacity_options(args, executor, store, options, outputs=args.outputs,
+                                         generator=args.generator)
+            est = estimate_capacity(args.d, args.problem, args.solver, args.kappa, args.ensemble, seed=args.seed,
+                                    design=_capacity_design(args), options=settings)
     finally:
         executor.shutdown()
         if store is not None:
@@ -202,10 +200,22 @@ def _embedding_estimate(args, executor, store, options):
     """:func:`validation.capacity.estimate_embedding_capacity` of ``--embeddings`` with the sweep's arguments."""
     from ..capacity import estimate_embedding_capacity
 
-    return estimate_embedding_capacity(
-        args.embeddings, args.solver, args.kappa, trials=args.trials, seed=args.seed, rounds=args.rounds,
-        design=args.design, executor=executor, store=store, progress=True, criterion=args.criterion,
-        solver_options=options, **({} if args.bracket_step is None else {"bracket_step": args.bracket_step}))
+    return estimate_embedding_capacity(args.embeddings, args.solver, args.kappa, seed=args.seed,
+                                       design=_capacity_design(args),
+                                       options=_capacity_options(args, executor, store, options))
+
+
+def _capacity_design(args):
+    """The :class:`~validation.capacity.CapacityDesign` of ``--design``, ``--trials``, ``--rounds`` and
+    ``--bracket-step`` (its default when not given)."""
+    step = {} if args.bracket_step is None else {"bracket_step": args.bracket_step}
+    return CapacityDesign(kind=args.design, trials=args.trials, rounds=args.rounds, **step)
+
+
+def _capacity_options(args, executor, store, solver_options, **measurement):
+    """The :class:`~validation.capacity.CapacityOptions` of ``--criterion`` and the sweep's executor and store."""
+    return CapacityOptions(solver_options=solver_options, criterion=args.criterion, executor=executor, store=store,
+                           progress=True, **measurement)
 
 
 def _exit_status(est) -> int:

@@ -44,19 +44,20 @@ def register(subparsers) -> None:
 
 def _measure_rows(args, rows_spec) -> list:
     """One comparison row per table row (capacity estimates through one store and executor)."""
-    from ..capacity import comparison_row, estimate_capacity
+    from ..capacity import CapacityDesign, CapacityOptions, comparison_row, estimate_capacity
     from ..runtime.store import ResultStore
 
     store = ResultStore(args.out)
     executor = executor_from_args(args)
+    design = CapacityDesign(trials=args.trials, rounds=args.rounds)
     rows = []
     try:
         for problem, solver, d, kappa, ensemble in rows_spec:
             sys.stderr.write(f"compare: {problem} {solver} d={d} kappa={kappa:g}\n")
-            opts = solver_spec(solver).time_limited_options(args.time_limit)
-            est = estimate_capacity(d, problem, solver, kappa, ensemble, trials=args.trials, seed=args.seed,
-                                    rounds=args.rounds, executor=executor, store=store, experiment="compare",
-                                    progress=True, solver_options=opts)
+            options = CapacityOptions(solver_options=solver_spec(solver).time_limited_options(args.time_limit),
+                                      executor=executor, store=store, progress=True, experiment="compare")
+            est = estimate_capacity(d, problem, solver, kappa, ensemble, seed=args.seed, design=design,
+                                    options=options)
             rows.append(comparison_row(est))
     finally:
         executor.shutdown()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from ..capacity import theory_capacity
+from ..capacity import CapacityDesign, CapacityOptions, theory_capacity
 from ..capacity.trials import instance_options
 from ..measurements.ce_protocol import CEProtocol
 from ..solvers.engine.registry import rank_solver, solver_spec
@@ -40,15 +40,17 @@ def scale_runs(config: ReproduceConfig) -> tuple:
 
 
 def capacity_runs(config: ReproduceConfig) -> list:
-    """(problem, solver, d, kappa, settings) of every capacity estimate of ``config``.
+    """(problem, solver, d, kappa, design, options) of every capacity estimate of ``config``.
 
-    ``settings`` are the keywords of :func:`~validation.capacity.estimate_capacity`
-    besides the instance family (design, trials, solver options).
+    ``design`` is the :class:`~validation.capacity.CapacityDesign` and ``options`` the
+    :class:`~validation.capacity.CapacityOptions` (the solver options) of
+    :func:`~validation.capacity.estimate_capacity`; the caller adds how the trials run
+    (executor, store, progress) with ``dataclasses.replace``.
     """
-    grid = {"trials": config.trials, "rounds": config.rounds, "initial_points": config.initial_points}
+    grid = CapacityDesign(trials=config.trials, rounds=config.rounds, initial_points=config.initial_points)
 
     def run(problem, solver, d, kappa):
-        return problem, solver, d, kappa, {**grid, "solver_options": solve_options(config, solver, kappa)}
+        return problem, solver, d, kappa, grid, CapacityOptions(solver_options=solve_options(config, solver, kappa))
 
     runs = [run(prob, config.optimal_solver, d, 1.0) for d in config.optimal_dims for prob in ("op", "dp")]
     runs += [run("op", "hebbian", d, 1.0) for d in config.hebbian_dims]
@@ -57,9 +59,10 @@ def capacity_runs(config: ReproduceConfig) -> list:
     if config.kappa_dim not in config.optimal_dims or config.optimal_solver != rank_solver():
         runs.append(run("op", rank_solver(), config.kappa_dim, 1.0))
     for prob, d, trials, rounds in scale_runs(config):
-        scale = {"trials": trials, "rounds": rounds, "design": "bracket", "bracket_step": config.scale_step,
-                 "solver_options": solve_options(config, config.optimal_solver, 1.0, config.scale_time_limit)}
-        runs.append((prob, config.optimal_solver, d, 1.0, scale))
+        scale = CapacityDesign(kind="bracket", trials=trials, rounds=rounds, bracket_step=config.scale_step)
+        options = CapacityOptions(solver_options=solve_options(config, config.optimal_solver, 1.0,
+                                                                config.scale_time_limit))
+        runs.append((prob, config.optimal_solver, d, 1.0, scale, options))
     return runs
 
 
@@ -77,7 +80,7 @@ def split_alongside(config: ReproduceConfig, executor) -> tuple:
     if (getattr(executor, "workers", None) or 0) < 2:
         return runs, []
     large = {(prob, d) for prob, d, _, _ in scale_runs(config) if d != config.spectra_dim}
-    alongside = [r for r in runs if r[4].get("design") == "bracket" and (r[0], r[2]) in large]
+    alongside = [r for r in runs if r[4].kind == "bracket" and (r[0], r[2]) in large]
     # the longest chain first: the short trials of the other stages fill its idle workers
     alongside.sort(key=lambda r: (r[2], r[0] == "dp"), reverse=True)
     return [r for r in runs if r not in alongside], alongside

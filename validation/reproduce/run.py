@@ -23,7 +23,7 @@ from replica import alpha_c
 from replica.common.results import Result
 
 from ..measurements.accuracy import loads_from_alpha, measure_accuracy
-from ..capacity import estimate_capacity, theory_capacity
+from ..capacity import CapacityDesign, CapacityOptions, estimate_capacity, theory_capacity
 from ..runtime.executors import terminate_executor
 from ..solvers import check_problem
 from ..solvers.engine.registry import solver_spec
@@ -112,12 +112,13 @@ def _estimate_all(ctx: RunContext, runs, lane="") -> list:
     ``CapacityEstimate.to_dict()`` dicts."""
     config = ctx.config
     estimates = []
-    for problem, solver, d, kappa, settings in runs:
+    for problem, solver, d, kappa, design, options in runs:
         ensemble = solver_spec(solver).capacity_ensemble(config.hebbian_ensemble)
         ctx.say(f"capacity{lane}: {problem} {solver} d={d} kappa={kappa:g}")
         t0 = time.perf_counter()
-        est = estimate_capacity(d, problem, solver, kappa, ensemble, seed=config.seed, executor=ctx.executor,
-                                store=ctx.store, progress=ctx.progress, **settings)
+        est = estimate_capacity(d, problem, solver, kappa, ensemble, seed=config.seed, design=design,
+                                options=dataclasses.replace(options, executor=ctx.executor, store=ctx.store,
+                                                            progress=ctx.progress))
         estimates.append({**_estimate_record(est), "wall_s": time.perf_counter() - t0})
         if lane:
             ctx.say(f"capacity{lane}: {problem} {solver} d={d} done in {estimates[-1]['wall_s']:.0f} s "
@@ -222,15 +223,16 @@ def _estimate_outputs(ctx: RunContext) -> list:
     config = ctx.config
     d = config.outputs_dim
     opts = solve_options(config, config.optimal_solver, 1.0)
+    design = CapacityDesign(trials=config.trials, rounds=config.rounds, initial_points=config.initial_points)
     records = []
     for problem in ("op", "dp"):
         for k in config.outputs_grid:
             ctx.say(f"capacity: {problem} {config.optimal_solver} d={d} outputs={k}")
             # K is an instance option, not part of the store key: one experiment name per K
-            est = estimate_capacity(d, problem, config.optimal_solver, 1.0, "gaussian", trials=config.trials,
-                                    seed=config.seed, rounds=config.rounds, initial_points=config.initial_points,
-                                    executor=ctx.executor, store=ctx.store, progress=ctx.progress,
-                                    solver_options=opts, outputs=k, experiment=f"outputs{k}")
+            options = CapacityOptions(solver_options=opts, outputs=k, executor=ctx.executor, store=ctx.store,
+                                      progress=ctx.progress, experiment=f"outputs{k}")
+            est = estimate_capacity(d, problem, config.optimal_solver, 1.0, "gaussian", seed=config.seed,
+                                    design=design, options=options)
             records.append(_estimate_record(est))
     return records
 
@@ -326,8 +328,9 @@ def reproduce(out, config: ReproduceConfig = QUICK, executor=None, progress=None
     ctx.say("theory curves")
     theory = timed("theory curves", _theory_curves, config)
     ctx.say("figures and report")
+    # the estimates that ran alongside, by (problem, solver, d, kappa): the report names them
     run = {"stages": stages, "start": start, "workers": _workers(executor),
-           "alongside": None if lane is None else (lane.seconds, alongside)}
+           "alongside": None if lane is None else (lane.seconds, [r[:4] for r in alongside])}
     data = ReproduceData(estimates, specs, measurements, theory, accuracy, outputs, zipf)
     written = write_outputs(out, config, data, run)
     save_run(out, config, data, written["run"])

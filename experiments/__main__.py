@@ -3,8 +3,8 @@
 * ``list``: every experiment with its topic, expected wall time on 2 cores and whether
   its page can be rendered from the committed data;
 * ``check``: render every page from its committed data (in place, then put back) and
-  fail with a diff where the committed page differs or the render wrote a file its
-  ``experiment.toml`` does not declare as an output or figure; fail too where a file of an
+  fail with a diff where the committed page differs or the render wrote a file of
+  ``experiments/`` its ``experiment.toml`` does not declare as an output or figure; fail too where a file of an
   experiment folder is not declared in its ``experiment.toml``, where a declared data file
   has no provenance record beside it (``<name>.provenance.json``), where a declared path
   or a ``run``/``render`` argument points outside the repository, and where an experiment
@@ -85,19 +85,17 @@ _CACHE_SUFFIXES = (".nbi", ".nbc", ".pyc")
 
 
 def _stamps(root: Path) -> dict[Path, int]:
-    """Modification time (ns) of the files a render could write by mistake.
+    """Modification time (ns) of every file of ``experiments/`` but the code and caches.
 
-    Every file of ``experiments/`` but the code and caches, and every file an experiment
-    declares as an output or figure outside it (the project ``README.md``, notes, the
-    validity table).
+    Files outside ``experiments/`` (the project ``README.md``, notes, the validity table) are
+    written through ``Job.output``, which refuses an undeclared one; they are not watched
+    here, since they are edited by hand too.
     """
     root = Path(root)
     watched = []
     for folder, dirs, files in os.walk(root / "experiments"):
         dirs[:] = [d for d in dirs if d not in _NOT_WATCHED]
         watched += [Path(folder) / name for name in files if not name.endswith((".py", *_CACHE_SUFFIXES))]
-    for e in experiments(root):
-        watched += [(e.folder(root) / rel).resolve() for rel in (*e.outputs, *e.figures)]
     out = {}
     for path in watched:
         try:
@@ -111,8 +109,9 @@ def check(experiment: Experiment, root: Path = ROOT) -> tuple[bool, str]:
     """Render ``experiment`` from its committed data and compare the text it writes with the committed files.
 
     The files it declares (outputs and figures) are put back as they were whatever happens,
-    so a check never changes them; a file it writes that its ``experiment.toml`` does not
-    declare fails the check (a render writes only its declared outputs and figures).
+    so a check never changes them; a file of ``experiments/`` it writes that its
+    ``experiment.toml`` does not declare fails the check (a render writes only its declared
+    outputs and figures).
 
     Returns
     -------

@@ -1,7 +1,7 @@
 """``estimate_capacity(..., design=CapacityDesign(...), options=CapacityOptions(...))``: the settings objects.
 
 The flat keywords of before warn (``DeprecationWarning``, naming what to pass) and give
-the same estimate.  The trials are the synthetic trial of ``validation.sweep`` (no solver).
+the same estimate.  The trials are the synthetic trial of ``validation.runtime.sweep`` (no solver).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 from validation.capacity import CapacityDesign, CapacityOptions, SweepSettings, estimate_capacity
 
-SYNTH = "validation.sweep:synthetic_trial"
+SYNTH = "validation.runtime.sweep:synthetic_trial"
 DESIGN = CapacityDesign(kind="grid", trials=5, rounds=1, center=90.0, initial_points=3)
 OPTIONS = CapacityOptions(task_function=SYNTH, solver_options={"p_c": 100.0, "slope": 8.0})
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from validation.capacity import CurvePoint, estimate_capacity
+from validation.capacity import CapacityDesign, CurvePoint, estimate_capacity
 
 
 def _bits(p, params):
@@ -15,7 +15,7 @@ def _bits(p, params):
 
 @pytest.fixture(scope="module")
 def estimate():
-    return estimate_capacity(8, "op", "optimal", trials=4, rounds=0)
+    return estimate_capacity(8, "op", "optimal", design=CapacityDesign(trials=4, rounds=0))
 
 
 def test_measured_estimate(estimate):

@@ -1,5 +1,6 @@
 """Capacity estimation on a known-answer task, the logistic fit, and the CLI's bad input."""
 
+import dataclasses
 import json
 import math
 
@@ -9,6 +10,7 @@ import pytest
 from replica.common.cliutil import dispatch
 from validation.capacity import (
     CapacityDesign,
+    CapacityOptions,
     CurvePoint,
     LogisticFit,
     SweepSettings,
@@ -21,6 +23,11 @@ from validation.runtime.store import ResultStore
 SYNTH = "validation.runtime.sweep:synthetic_trial"
 MODULES = ["validation.cli.capacity", "validation.cli.compare", "validation.cli.export",
            "validation.cli.reproduce"]
+
+
+def _synthetic(**solver_options) -> CapacityOptions:
+    """Options of an estimate on the known-answer task: ``solver_options`` of ``synthetic_trial``."""
+    return CapacityOptions(task_function=SYNTH, solver_options=solver_options)
 
 
 def test_fit_recovers_exact_logistic_counts():
@@ -55,8 +62,8 @@ def test_estimate_recovers_known_p_c_with_nominal_coverage():
     """
     misses, estimates = 0, []
     for seed in range(20):
-        est = estimate_capacity(16, trials=15, seed=seed, task_function=SYNTH, center=70.0,
-                                solver_options={"p_c": 100.0, "slope": 8.0}, rounds=2)
+        est = estimate_capacity(16, seed=seed, design=CapacityDesign(trials=15, rounds=2, center=70.0),
+                                options=_synthetic(p_c=100.0, slope=8.0))
         assert est.status in ("ok", "separated")
         misses += not (est.p_c_low <= 100.0 <= est.p_c_high)
         estimates.append(est.p_c)
@@ -66,9 +73,10 @@ def test_estimate_recovers_known_p_c_with_nominal_coverage():
 
 def test_estimate_counts_undecided_separately(tmp_path):
     undecided = tuple((p, t) for p in range(2, 400) for t in (0, 1))
-    est = estimate_capacity(16, trials=6, seed=3, task_function=SYNTH, center=100.0,
-                            solver_options={"p_c": 100.0, "slope": 8.0, "undecided_on": undecided}, rounds=1,
-                            store=ResultStore(tmp_path))
+    design = CapacityDesign(trials=6, rounds=1, center=100.0)
+    options = _synthetic(p_c=100.0, slope=8.0, undecided_on=undecided)
+    est = estimate_capacity(16, seed=3, design=design,
+                            options=dataclasses.replace(options, store=ResultStore(tmp_path)))
     total = sum(c.trials for c in est.curve)
     assert est.undecided == sum(c.undecided for c in est.curve) > 0
     for c in est.curve:
@@ -81,9 +89,8 @@ def test_estimate_counts_undecided_separately(tmp_path):
     assert d["alpha"] == pytest.approx(load(16, est.p_c))
     assert sum(c["trials"] for c in d["curve"]) == total
     # rerun from the store: nothing recomputed, identical answer
-    again = estimate_capacity(16, trials=6, seed=3, task_function=SYNTH, center=100.0,
-                              solver_options={"p_c": 100.0, "slope": 8.0, "undecided_on": undecided},
-                              rounds=1, store=ResultStore(tmp_path))
+    again = estimate_capacity(16, seed=3, design=design,
+                              options=dataclasses.replace(options, store=ResultStore(tmp_path)))
     assert again.p_c == est.p_c and again.curve == est.curve
 
 
@@ -107,8 +114,8 @@ def _assert_near_known_p_c(est, p_c=100.0, slope=8.0):
 
 
 def test_grid_expands_to_bracket():
-    est = estimate_capacity(16, trials=10, seed=0, task_function=SYNTH, center=20.0,
-                            solver_options={"p_c": 100.0, "slope": 8.0}, rounds=1)
+    est = estimate_capacity(16, seed=0, design=CapacityDesign(trials=10, rounds=1, center=20.0),
+                            options=_synthetic(p_c=100.0, slope=8.0))
     assert max(c.p for c in est.curve[:5]) < 30  # the initial grid around 20 is all stored ...
     _assert_near_known_p_c(est)  # ... and the expansion reached the threshold
 
@@ -117,9 +124,8 @@ def test_bracket_design_recovers_known_p_c_with_nominal_coverage():
     """Same known-answer check as above for design="bracket" (centre 8 % off, steep curve)."""
     misses, estimates = 0, []
     for seed in range(20):
-        est = estimate_capacity(16, trials=8, seed=seed, task_function=SYNTH, center=92.0,
-                                solver_options={"p_c": 100.0, "slope": 40.0}, rounds=2,
-                                design="bracket")
+        est = estimate_capacity(16, seed=seed, design=CapacityDesign(kind="bracket", trials=8, rounds=2, center=92.0),
+                                options=_synthetic(p_c=100.0, slope=40.0))
         assert est.design == "bracket" and est.status in ("ok", "separated")
         misses += not (est.p_c_low <= 100.0 <= est.p_c_high)
         estimates.append(est.p_c)
@@ -131,19 +137,19 @@ def test_bracket_design_recovers_known_p_c_with_nominal_coverage():
 
 @pytest.mark.parametrize("center", [20.0, 400.0])
 def test_bracket_design_walks_to_a_far_threshold(center):
-    est = estimate_capacity(16, trials=8, seed=1, task_function=SYNTH, center=center,
-                            solver_options={"p_c": 100.0, "slope": 8.0}, rounds=1, design="bracket")
+    est = estimate_capacity(16, seed=1, design=CapacityDesign(kind="bracket", trials=8, rounds=1, center=center),
+                            options=_synthetic(p_c=100.0, slope=8.0))
     assert est.design == "bracket"
     _assert_near_known_p_c(est)
 
 
 def test_design_auto_chooses_by_dimension():
-    kw = dict(trials=2, task_function=SYNTH, center=100.0, rounds=0,
-              solver_options={"p_c": 100.0, "slope": 8.0})
-    assert estimate_capacity(64, **kw).design == "grid"
-    assert estimate_capacity(128, **kw).design == "bracket"
+    design = CapacityDesign(trials=2, rounds=0, center=100.0)
+    options = _synthetic(p_c=100.0, slope=8.0)
+    assert estimate_capacity(64, design=design, options=options).design == "grid"
+    assert estimate_capacity(128, design=design, options=options).design == "bracket"
     with pytest.raises(ValueError, match="design"):
-        estimate_capacity(64, design="wide", **kw)
+        estimate_capacity(64, design=dataclasses.replace(design, kind="wide"), options=options)
 
 
 @pytest.mark.parametrize("argv, word", [
@@ -179,8 +185,8 @@ def test_cli_capacity_json_hebbian(capsys):
 
 
 def test_export_round_trip(tmp_path, capsys):
-    estimate_capacity(16, trials=3, seed=1, task_function=SYNTH, center=100.0, rounds=0,
-                      store=ResultStore(tmp_path))
+    estimate_capacity(16, seed=1, design=CapacityDesign(trials=3, rounds=0, center=100.0),
+                      options=CapacityOptions(task_function=SYNTH, store=ResultStore(tmp_path)))
     assert dispatch("validation", "test", MODULES, ["export", "--out", str(tmp_path)]) == 0
     lines = (tmp_path / "results.csv").read_text().splitlines()
     assert lines[0].startswith("experiment,") and len(lines) - 1 == ResultStore(tmp_path).summary().rows
@@ -192,27 +198,35 @@ def test_undecided_counted_as_not_stored_recovers_threshold():
     # the same seeds; excluding them leaves nothing on the failing side of the transition.
     from validation.capacity import estimate_capacity
 
-    common = dict(trials=12, seed=3, rounds=1, center=90.0, task_function=SYNTH)
-    plain = estimate_capacity(16, solver_options={"p_c": 100.0}, **common)
-    counted = estimate_capacity(16, solver_options={"p_c": 100.0, "undecided_when_not_stored": True},
-                                undecided_as_not_stored=True, **common)
-    excluded = estimate_capacity(16, solver_options={"p_c": 100.0, "undecided_when_not_stored": True},
-                                 undecided_as_not_stored=False, **common)
+    design = CapacityDesign(trials=12, rounds=1, center=90.0)
+    plain = estimate_capacity(16, seed=3, design=design, options=_synthetic(p_c=100.0))
+    undecided = _synthetic(p_c=100.0, undecided_when_not_stored=True)
+    counted = estimate_capacity(16, seed=3, design=design,
+                                options=dataclasses.replace(undecided, undecided_as_not_stored=True))
+    excluded = estimate_capacity(16, seed=3, design=design,
+                                 options=dataclasses.replace(undecided, undecided_as_not_stored=False))
     assert counted.p_c == pytest.approx(plain.p_c, rel=1e-12)
     assert counted.undecided > 0 and "lower bound" in counted.message
     assert excluded.status == "unbracketed" and not excluded.converged
 
 
 def test_settings_objects_and_keywords_agree():
+    # the deprecated flat keywords (tests/test_capacity_options.py: their warnings)
     common = dict(seed=4, task_function=SYNTH, solver_options={"p_c": 100.0, "slope": 8.0})
-    by_keywords = estimate_capacity(16, trials=5, rounds=1, center=90.0, initial_points=3, **common)
     design = CapacityDesign(kind="grid", trials=5, rounds=1, center=90.0, initial_points=3)
-    by_object = estimate_capacity(16, design=design, sweep=SweepSettings(experiment="capacity"), **common)
-    assert by_object.curve == by_keywords.curve and by_object.p_c == by_keywords.p_c
+    by_objects = estimate_capacity(16, seed=4, design=design, options=_synthetic(p_c=100.0, slope=8.0))
+    with pytest.warns(DeprecationWarning, match="is deprecated"):
+        by_keywords = estimate_capacity(16, trials=5, rounds=1, center=90.0, initial_points=3, **common)
+    with pytest.warns(DeprecationWarning, match="is deprecated"):
+        by_sweep = estimate_capacity(16, design=design, sweep=SweepSettings(experiment="capacity"), **common)
+    assert by_objects.curve == by_keywords.curve == by_sweep.curve
+    assert by_objects.p_c == by_keywords.p_c == by_sweep.p_c
     with pytest.raises(TypeError, match="trails"):
         estimate_capacity(16, trails=5, **common)
-    with pytest.raises(ValueError, match="max_expansions"):
+    with pytest.raises(ValueError, match="max_expansions"), pytest.warns(DeprecationWarning):
         estimate_capacity(16, max_expansions=-1, **common)
+    with pytest.raises(ValueError, match="max_expansions"):
+        estimate_capacity(16, design=CapacityDesign(max_expansions=-1), options=_synthetic(p_c=100.0))
 
 
 # ---------------------------------------------------------------------------------
@@ -246,14 +260,14 @@ def test_curve_point_contract():
 def test_failed_capacity_estimate_is_json_safe():
     # every trial undecided: nothing to fit, p_c is NaN and to_dict must still be valid JSON
     undecided = tuple((p, t) for p in range(2, 2000) for t in range(3))
-    est = estimate_capacity(16, trials=3, seed=0, task_function=SYNTH, center=100.0, rounds=1,
-                            solver_options={"p_c": 100.0, "undecided_on": undecided})
+    est = estimate_capacity(16, seed=0, design=CapacityDesign(trials=3, rounds=1, center=100.0),
+                            options=_synthetic(p_c=100.0, undecided_on=undecided))
     assert est.status == "failed" and not est.converged and math.isnan(est.p_c)
     assert "nothing to fit" in est.message
     data = _check_contract(est)
     assert data["p_c"] is None and data["alpha"] is None and data["theory"]["p_c"] is None
-    ok = estimate_capacity(16, trials=3, seed=0, task_function=SYNTH, center=100.0, rounds=0,
-                           solver_options={"p_c": 100.0})
+    ok = estimate_capacity(16, seed=0, design=CapacityDesign(trials=3, rounds=0, center=100.0),
+                           options=_synthetic(p_c=100.0))
     _check_contract(ok)
 
 
@@ -267,9 +281,10 @@ def test_accuracy_criterion_counts_trials_by_recall_fraction(tmp_path):
     every p equals the number of store records with recall_fraction >= 0.9.
     """
     store = ResultStore(tmp_path / "s")
-    common = dict(solver="hebbian", trials=6, rounds=0, seed=3, design="grid", store=store)
-    est_all = estimate_capacity(32, **common)
-    est_acc = estimate_capacity(32, criterion="accuracy:0.9", **common)
+    design = CapacityDesign(kind="grid", trials=6, rounds=0)
+    est_all = estimate_capacity(32, solver="hebbian", seed=3, design=design, options=CapacityOptions(store=store))
+    est_acc = estimate_capacity(32, solver="hebbian", seed=3, design=design,
+                                options=CapacityOptions(criterion="accuracy:0.9", store=store))
     rows = store.rows()
     for point in est_acc.curve:
         fractions = [r["result"]["recall_fraction"] for r in rows if r["p"] == point.p]
@@ -285,14 +300,15 @@ def test_accuracy_criterion_counts_trials_by_recall_fraction(tmp_path):
 
 
 def test_accuracy_criterion_is_a_lower_bound_for_the_optimal_solver():
-    est = estimate_capacity(8, solver="optimal", criterion="accuracy:0.9", trials=3, rounds=0, seed=0)
+    est = estimate_capacity(8, solver="optimal", seed=0, design=CapacityDesign(trials=3, rounds=0),
+                            options=CapacityOptions(criterion="accuracy:0.9"))
     assert "LOWER BOUND" in est.message
     json.dumps(est.to_dict(), allow_nan=False)
 
 
 def test_bad_criterion_is_a_value_error():
     with pytest.raises(ValueError, match="accuracy:A"):
-        estimate_capacity(16, solver="hebbian", criterion="accuracy:2")
+        estimate_capacity(16, solver="hebbian", options=CapacityOptions(criterion="accuracy:2"))
 
 
 @pytest.mark.parametrize("criterion", ["accuracy:0", "accuracy:1.01", "most", "accuracy:"])

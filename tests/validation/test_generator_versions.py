@@ -10,7 +10,7 @@ import json
 import pytest
 
 from validation import make_instance
-from validation.capacity import STORAGE_TRIAL, estimate_capacity
+from validation.capacity import STORAGE_TRIAL, CapacityDesign, CapacityOptions, estimate_capacity
 from validation.runtime.store import ResultStore, package_version
 from validation.runtime.sweep import Task, keyed_version, run_tasks
 
@@ -71,23 +71,28 @@ def test_the_trial_builds_the_instance_of_its_generator():
 
 
 def test_estimates_record_their_generator_and_do_not_share_trials(tmp_path):
-    settings = dict(trials=2, rounds=0, initial_points=2, progress=False, seed=3)
+    design = CapacityDesign(trials=2, rounds=0, initial_points=2)
+
     def versions(store):
         rows = [r["version"] for r in store.rows()]
         return rows.count(package_version()), rows.count(f"{package_version()}+dp-generator2")
 
+    def estimate(problem, **options):
+        return estimate_capacity(6, problem, "optimal", seed=3, design=design,
+                                 options=CapacityOptions(progress=False, **options))
+
     with ResultStore(tmp_path / "store") as store:
-        one = estimate_capacity(6, "dp", "optimal", generator=1, store=store, **settings)
+        one = estimate("dp", generator=1, store=store)
         n_one = versions(store)[0]
         assert n_one == sum(c.trials for c in one.curve) and versions(store)[1] == 0
-        two = estimate_capacity(6, "dp", "optimal", store=store, **settings)
+        two = estimate("dp", store=store)
         # nothing reused across generators: every trial of the second estimate is a new row
         assert versions(store) == (n_one, sum(c.trials for c in two.curve))
-        again = estimate_capacity(6, "dp", "optimal", generator=1, store=store, **settings)
+        again = estimate("dp", generator=1, store=store)
         assert versions(store) == (n_one, sum(c.trials for c in two.curve))  # generator 1 reused
     assert (one.generator, two.generator, again.generator) == (1, 2, 1)
     assert again.p_c == one.p_c and json.loads(json.dumps(two.to_dict()))["generator"] == 2
-    op = estimate_capacity(6, "op", "optimal", **settings)
+    op = estimate("op")
     assert op.generator is None and "generator" not in op.to_dict()
 
 
@@ -96,7 +101,8 @@ def test_bad_generators_are_refused(bad):
     with pytest.raises(ValueError, match="generator"):
         make_instance(4, 6, "dp", generator=bad)
     with pytest.raises(ValueError, match="generator"):
-        estimate_capacity(4, "dp", "optimal", generator=bad, trials=2, rounds=0, progress=False)
+        estimate_capacity(4, "dp", "optimal", design=CapacityDesign(trials=2, rounds=0),
+                          options=CapacityOptions(generator=bad, progress=False))
 
 
 def test_the_environment_sets_the_default_generator(monkeypatch):

@@ -19,7 +19,7 @@ import pytest
 from scipy.stats import binom
 
 from validation import EmbeddingModel, FactSettings, make_instance, solve
-from validation.capacity import estimate_capacity, theory_capacity
+from validation.capacity import CapacityDesign, CapacityOptions, estimate_capacity, theory_capacity
 from validation.measurements.recall import recall_check, top_competitors
 
 
@@ -159,7 +159,8 @@ def test_capacity_carries_outputs():
     th = theory_capacity(8, "optimal", outputs=2, problem="op")
     assert th["p_c"] == pytest.approx(16.0, rel=1e-9)  # Cover: P = 1/2 at p = 2d
     assert math.isnan(theory_capacity(8, "hebbian", outputs=2)["p_c"])
-    est = estimate_capacity(8, "op", "lp", outputs=2, trials=6, rounds=0, seed=1, progress=False)
+    est = estimate_capacity(8, "op", "lp", seed=1, design=CapacityDesign(trials=6, rounds=0),
+                            options=CapacityOptions(outputs=2, progress=False))
     assert est.outputs == 2 and "outputs" not in est.solver_options
     assert est.theory["source"].startswith("replica.capacity(outputs=2")
     data = json.loads(json.dumps(est.to_dict(), allow_nan=False))

@@ -162,11 +162,11 @@ def test_toy_solver_runs_through_a_capacity_sweep(tmp_path):
     # is twice the Hebbian W, so each trial is stored exactly when the Hebbian W of the same
     # instance (seed task_seed(seed, p, t)) recalls every input.
     from replica import capacity
-    from validation.capacity import estimate_capacity
+    from validation.capacity import CapacityDesign, estimate_capacity
     from validation.runtime.sweep import task_seed
 
     with toy_solver(tmp_path) as name:
-        est = estimate_capacity(8, "op", name, trials=4, rounds=0, design="grid", seed=1)
+        est = estimate_capacity(8, "op", name, seed=1, design=CapacityDesign(kind="grid", trials=4, rounds=0))
     assert est.solver == name and len(est.curve) >= 3
     assert est.theory["p_c"] == pytest.approx(capacity(8).p_c)
     for point in est.curve:

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from validation import estimate_capacity, make_instance, solve
+from validation.capacity import CapacityDesign, CapacityOptions
 from validation.solvers import check_problem, solver_bytes
 
 _LIMIT = "LINEAR_MEMORY_LIMIT_BYTES"
@@ -82,14 +83,15 @@ def test_capacity_refuses_impossible_runs_before_any_trial(kwargs, message):
     args = {"d": 16, **kwargs}
     start = time.perf_counter()
     with pytest.raises(ValueError, match=message):
-        estimate_capacity(args.pop("d"), trials=2, rounds=0, **args)
+        estimate_capacity(args.pop("d"), design=CapacityDesign(trials=2, rounds=0), **args)
     assert time.perf_counter() - start < 20
 
 
 def test_capacity_raises_when_every_trial_fails():
     # a task function that fails on every task (math.sqrt of a Task): the first error is quoted
     with pytest.raises(ValueError, match=r"every trial .* failed .* first: p=\d+ trial=0: TypeError"):
-        estimate_capacity(16, trials=2, rounds=0, design="grid", center=100, task_function="math:sqrt")
+        estimate_capacity(16, design=CapacityDesign(kind="grid", trials=2, rounds=0, center=100),
+                          options=CapacityOptions(task_function="math:sqrt"))
 
 
 def test_capacity_cli_exit_2_with_the_reason():

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from validation import FactSettings, make_instance, solve
-from validation.capacity import CapacityEstimate, CurvePoint, TrialCounts, estimate_capacity
+from validation.capacity import (CapacityDesign, CapacityEstimate, CapacityOptions, CurvePoint, TrialCounts,
+                                 estimate_capacity)
 from validation.measurements.recall import recall_check, top_k_recalled
 from validation.solvers import Solution
 from validation.solvers.searches import top_k_check
@@ -95,8 +96,9 @@ def test_not_found_is_counted_as_not_stored_and_apart():
 
 
 def test_top_k_capacity_estimate_says_lower_bound():
-    est = estimate_capacity(8, "dp", "optimal", solver_options={"top_k": 2}, trials=4, rounds=0, progress=False,
-                            generator=1)  # the DP instances of candidate generator 1 (measured: not_found > 0)
+    # the DP instances of candidate generator 1 (measured: not_found > 0)
+    est = estimate_capacity(8, "dp", "optimal", design=CapacityDesign(trials=4, rounds=0),
+                            options=CapacityOptions(solver_options={"top_k": 2}, progress=False, generator=1))
     assert isinstance(est, CapacityEstimate)
     assert est.theory["source"] == "replica.capacity(top_k=2)"
     assert est.not_found > 0 and est.lower_bound and "LOWER BOUND" in est.message

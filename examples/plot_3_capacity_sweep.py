@@ -20,6 +20,7 @@ from scipy.stats import norm
 
 import replica
 import validation
+from validation.capacity import CapacityDesign
 from validation.solvers import set_threads
 
 set_threads(1)
@@ -28,7 +29,8 @@ d = 16
 theory = replica.capacity(d)
 print(f"theory:   p_c = {theory.p_c:.2f}, load alpha = {theory.alpha:.3f}")
 
-estimate = validation.estimate_capacity(d=d, problem="dp", solver="optimal", seed=0, trials=12, rounds=1)
+estimate = validation.estimate_capacity(d=d, problem="dp", solver="optimal", seed=0,
+                                        design=CapacityDesign(trials=12, rounds=1))
 print(f"measured: p_c = {estimate.p_c:.2f} [{estimate.p_c_low:.2f}, {estimate.p_c_high:.2f}] "
       f"(fit {estimate.status}, {sum(point.trials for point in estimate.curve)} instances)")
 

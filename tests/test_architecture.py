@@ -479,8 +479,11 @@ SIZE_EXEMPT = {
     # front end of the most used prediction names every keyword in its signature (no **accuracy);
     # capacity(d, rel_tol=...) and capacity(d, seed=...) are used by every sweep and command line
     "replica.optimal.finite_size.capacity": "parameters",
+    # capacity(d, kappa, margin, top_k, *, d_out, outputs, problem, ensemble, model, options) and
+    # accuracy(d, p, kappa, *, memory, problem, ensemble, input_spectrum, output_spectrum, model, options):
     # the front ends of the capacity and the accuracy name every parameter of their quantity (the
-    # coordinates of its measured regimes), plus model=; the models' settings go through **settings
+    # coordinates of its measured regimes), plus model= and options= (the model's settings, a
+    # replica.Tolerances or a dict)
     "replica.quantities.capacity": "parameters",
     "replica.quantities.accuracy": "parameters",
 }

@@ -29,22 +29,25 @@ standard error.
 Two files ship the statistics: ``few_outputs_table.json`` (every point the shapes computed
 so far used, read bit for bit) and ``few_outputs_grid.npz`` (:func:`grid_points`: for every
 ``d_out`` from 1 to 32 and replicas 0-2, the walk ``p = d_out + 2``, x1.2, ... of
-:func:`_replica_root` and a geometric grid of ratio 1.1 below it).  A replica's root needs the
-walk and four points around a first root; a point that ships is read, one that does not is
-interpolated in ``ln p`` between the shipped points around it (:func:`interpolated_statistics`),
-and only a point outside both is sampled (seconds to minutes each, kept in memory).  So a new
-shape inside the grid costs the root search only (milliseconds); its ``p_c`` differs from that
-of sampling the four points (``_replica_root(..., interpolate=False)``) by the Monte-Carlo
-noise of those points, within its standard error (``tests/replica/test_few_outputs.py``).
-The shipped grid covers ``d_out <= 16`` (every ``d_in``: the walk ends at the hull limit,
-``p <= 569``): 1358 points, 69 kB, built in 16 min (one thread on a shared machine, load 5 to
-7 on 2 cores) by::
+:func:`_replica_root` up to ``p = 640`` or the hull limit, and for ``d_out <= 16`` a geometric
+grid of ratio 1.1 below it).  A replica's root needs the walk and four points around a first
+root; a point that ships is read, one that does not is interpolated in ``ln p`` between the
+shipped points around it (:func:`interpolated_statistics`), and only a point outside both is
+sampled (seconds to minutes each, kept in memory).  So a new shape inside the grid costs the
+root search only (milliseconds); its ``p_c`` differs from that of sampling the four points
+(``_replica_root(..., interpolate=False)``) by the Monte-Carlo noise of those points: at 17
+shapes, ``d_out`` 5 to 32, by at most 1.95 of the sampled value's standard errors (root mean
+square 1.0), 1.42 of the two combined (``notes/rectangular_few_outputs.md``; tested at
+24 x 10 in ``tests/replica/test_few_outputs.py``).
 
-    python -c "import replica.variants.few_outputs as f; f.write_grid(d_outs=range(1, 17))"
+The grid covers every ``d_in`` for ``d_out <= 16`` (the walk ends at the hull limit,
+``p <= 569``) and, for ``17 <= d_out <= 32``, the shapes whose walk ends below ``p = 640``
+(``p_c`` up to about 500: ``d_in`` up to about 128 at ``d_out = 32``); beyond, the missing
+points are sampled as before.  2222 points, 112 kB, built in 37.5 min (one thread on a
+shared machine: 16 min for ``d_out <= 16``, 21 min for the rest) by::
 
-``write_grid()`` (the default ``d_outs = range(1, 33)``) extends it to ``d_out <= 32``
-(the walk up to ``p = 420`` and the ratio-1.1 grid up to ``p = 200`` there); until then a
-shape with ``17 <= d_out <= 32`` reads what ships and samples the rest, as before.
+    python -c "import replica.variants.few_outputs as f; f.write_grid()"
+
 """
 
 from __future__ import annotations
@@ -68,11 +71,11 @@ __all__ = ["few_outputs_capacity", "FewOutputsCapacityResult", "cloud_statistics
 TABLE = Path(__file__).resolve().parent / "few_outputs_table.json"
 GRID = Path(__file__).resolve().parent / "few_outputs_grid.npz"
 GRID_RATIO = 1.1  # the grid's spacing in p (besides the points p = d_out + 2, x1.2, ... of the walk)
-# the walk of the grid stops below GRID_TOP_P[d_out <= 16] or where P(stored) < 0.05 at
-# d_in = GRID_TOP_D_IN (the hull limit at small d_out); the geometric grid of GRID_RATIO stops at
-# GRID_FINE_TOP_P[d_out <= 16] (above it: the walk's x1.2 only)
-GRID_TOP_P = {True: 640, False: 420}
-GRID_FINE_TOP_P = {True: 420, False: 200}
+# the walk of the grid stops below GRID_TOP_P or where P(stored) < 0.05 at d_in = GRID_TOP_D_IN
+# (the hull limit at small d_out); the geometric grid of GRID_RATIO stops at
+# GRID_FINE_TOP_P[d_out <= 16] (above it, and for d_out > 16: the walk's x1.2 only)
+GRID_TOP_P = 640
+GRID_FINE_TOP_P = {True: 420, False: 0}
 GRID_TOP_D_IN = 256
 MAX_BRACKET = 1.25  # interpolate between shipped points at most this factor apart
 TARGETS_PER_POINT = 24000
@@ -287,11 +290,11 @@ def grid_points(d_out: int, replica: int, top_p: int | None = None, top_d_in: in
 
     The walk of :func:`_replica_root` (``p = d_out + 2``, x1.2, ...) up to where ``P(stored)``
     at ``d_in = top_d_in`` is below 0.05 for both problems, or below ``top_p`` (default
-    :data:`GRID_TOP_P`: 640 for ``d_out <= 16``, else 420); and between ``d_out + 2`` and the
-    walk's end, up to ``fine_top_p`` (:data:`GRID_FINE_TOP_P`: 420 for ``d_out <= 16``, else
-    200), the integers nearest a geometric grid of ``ratio``.
+    :data:`GRID_TOP_P`, 640); and between ``d_out + 2`` and the walk's end, up to
+    ``fine_top_p`` (:data:`GRID_FINE_TOP_P`: 420 for ``d_out <= 16``, else none), the integers
+    nearest a geometric grid of ``ratio``.
     """
-    top_p = GRID_TOP_P[d_out <= 16] if top_p is None else top_p
+    top_p = GRID_TOP_P if top_p is None else top_p
     fine_top_p = GRID_FINE_TOP_P[d_out <= 16] if fine_top_p is None else fine_top_p
     walk, p = [], d_out + 2
     while p < top_p:

@@ -132,7 +132,7 @@ def test_a_grid_point_is_the_point_sampled_on_demand():
     assert shipped["mean_dist2"] == pytest.approx(distance2 / j_counts.sum(), rel=1e-12)
 
 
-@pytest.mark.parametrize("d_out", [4, 12, 16])
+@pytest.mark.parametrize("d_out", [4, 12, 16, 24, 32])
 def test_the_grid_holds_every_point_a_shape_with_this_many_outputs_walks_through(d_out):
     from replica.variants import few_outputs
 

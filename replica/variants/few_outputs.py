@@ -244,10 +244,11 @@ def _clouds_compiled(p, d_out, clouds, rng):
 
 @functools.lru_cache(maxsize=None)
 def cloud_statistics(p: int, d_out: int, replica: int = 0) -> dict:
-    """Monte-Carlo statistics of ``p`` Gaussian points in ``R^{d_out}`` (from the shipped table if there).
+    """Monte-Carlo statistics of ``p`` Gaussian points in ``R^{d_out}`` (shipped, if they are).
 
     ``max(60, round(24000 / p))`` clouds, every point a target.  A point of the shipped table
-    is read from it, bit for bit; another is computed by the compiled kernel
+    or grid is read from it, bit for bit (the grid holds what this function samples, with
+    the same seeds); another is computed by the compiled kernel
     (:func:`_clouds_compiled`: the statistics of :func:`_clouds` on the same clouds, 10 to 40
     times faster).
 

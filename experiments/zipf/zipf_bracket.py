@@ -15,6 +15,9 @@ frequencies ``f_mu = mu^-a / H_{N,a}`` (``replica.zipf_frequencies``):
 The error bracket of one instance is ``[1 - upper, 1 - lower]``; its mean over the instances
 is a bracket on the mean best error of these instances (the sampling error of that mean over
 instances is given beside it: the instance-to-instance spread, not a certified quantity).
+Each instance also records ``nonvertex_mass``, the frequency of its facts whose target is not
+a vertex of its candidates' hull (never recalled; one LP per fact), for the hull control
+variate of :func:`case_summaries`.
 Per-instance rows go to ``experiments/zipf/zipf_bracket.csv``; the block ``zipf_bracket``
 of ``experiments/zipf/README.md`` is rendered from them.  See ``notes/zipf.md`` (section 7)
 and ``notes/accuracy_bound.md`` (section 7).
@@ -45,8 +48,8 @@ from experiments.pages import write_block
 from experiments.provenance import read_record
 from experiments.runner import run
 
-CASES = ((6, 30, 1.5, 18), (6, 30, 2.0, 18), (8, 44, 2.0, 22))  # (d, N, a, top)
-INSTANCES = 12
+CASES = ((6, 30, 1.5, 18), (6, 30, 2.0, 18), (8, 44, 2.0, 22), (10, 60, 2.0, 22))  # (d, N, a, top)
+INSTANCES = 24
 SEARCH = {"give_up": True, "give_up_readd": 30, "give_up_swaps": 30, "give_up_restarts": 2}
 TIME_LIMIT = 8.0
 BOX = 1e4
@@ -55,7 +58,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 DATA, PROVENANCE = HERE / "zipf_bracket.csv", HERE / "zipf_bracket.provenance.json"
 PAGE = HERE / "README.md"
 FIELDS = ("d", "N", "a", "top", "instance", "search_mass", "lower_mass", "upper_mass", "any_mass", "status",
-          "search_seconds", "bound_seconds", "theory_error")
+          "search_seconds", "bound_seconds", "nonvertex_count", "nonvertex_mass", "theory_error", "knapsack_error")
 
 
 def measure(cases=CASES, instances=INSTANCES):
@@ -65,6 +68,7 @@ def measure(cases=CASES, instances=INSTANCES):
     for d, N, a, top in cases:
         f = zipf_frequencies(N, a)
         theory = zipf_error(d, ZipfFacts(N, a)).error
+        knapsack = zipf_error(d, ZipfFacts(N, a), model="knapsack").error
         for i in range(instances):
             inst = make_instance(d, N, "dp", seed=np.random.SeedSequence([SEED, d, N, i]),
                                  facts=FactSettings(weights=f))
@@ -75,11 +79,32 @@ def measure(cases=CASES, instances=INSTANCES):
                                top=top)
             row = dict(d=d, N=N, a=a, top=top, instance=i, search_mass=r.search_mass, lower_mass=r.mass_lower,
                        upper_mass=r.mass_upper, any_mass=r.mass_any, status=r.status, search_seconds=t1 - t0,
-                       bound_seconds=r.seconds, theory_error=theory)
+                       bound_seconds=r.seconds, **nonvertices(inst, f), theory_error=theory, knapsack_error=knapsack)
             rows.append(row)
             print(f"d={d} N={N} a={a:g} top={top} #{i}: E in [{1 - r.mass_upper:.4f}, {1 - r.mass_lower:.4f}] "
                   f"({r.status}); search E {1 - r.search_mass:.4f}; theory {theory:.4f}", flush=True)
     return rows
+
+
+def _is_vertex(candidates, target) -> bool:
+    """Whether ``candidates[target]`` is a vertex of their convex hull (an LP: some direction ranks it strictly first)."""
+    from scipy.optimize import linprog
+
+    differences = candidates[target] - np.delete(candidates, target, axis=0)
+    d = candidates.shape[1]
+    cost = np.zeros(d + 1)
+    cost[-1] = -1.0  # max t subject to (u_target - u_rho) . y >= t, |y_i| <= 1, t <= 1
+    res = linprog(cost, A_ub=np.hstack([-differences, np.ones((len(differences), 1))]),
+                  b_ub=np.zeros(len(differences)), bounds=[(-1, 1)] * d + [(None, 1)], method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"vertex test: the LP ended with status {res.status} ({res.message})")
+    return -res.fun > 1e-9
+
+
+def nonvertices(inst, f) -> dict:
+    """The number and the frequency of the facts whose target is not a vertex of its candidates' hull (never recalled)."""
+    lost = [mu for mu in range(inst.p) if not _is_vertex(inst.candidates(mu), int(inst.target_index[mu]))]
+    return {"nonvertex_count": len(lost), "nonvertex_mass": float(sum(f[mu] for mu in lost))}
 
 
 def write_data(rows):
@@ -92,7 +117,7 @@ def write_data(rows):
 
 def read_rows(path=DATA) -> list[dict]:
     """The committed rows, with their types."""
-    ints = ("d", "N", "top", "instance")
+    ints = ("d", "N", "top", "instance", "nonvertex_count")
     with open(path, newline="") as fh:
         return [{k: (int(v) if k in ints else v if k == "status" else float(v)) for k, v in r.items()}
                 for r in csv.DictReader(fh)]
@@ -105,7 +130,16 @@ def case_summaries(rows) -> list[dict]:
     ``1 - lower``: a certified bracket on the mean best error of the instances, for W in
     the box), ``low_se, high_se`` (standard errors of those means over the instances),
     ``search`` (mean error of the search alone), ``closed`` (instances with
-    ``upper - lower <= 1e-5``), ``statuses`` and ``theory`` (``replica.zipf_error``, as recorded).
+    ``upper - lower <= 1e-5``), ``statuses``, ``theory`` and ``knapsack`` (``replica.zipf_error``
+    with its default model and with ``model="knapsack"``, as recorded), ``lost`` (the mean
+    non-vertex mass), ``counted`` and ``counted_se`` (the fraction of non-vertex targets over
+    the instances' facts and its standard error over the instances: an independent measure
+    of ``pi``), ``pi`` (``pi(d, N)`` of the cloud statistics, for the page) and ``cv_low,
+    cv_high, cv_low_se, cv_high_se``: the bracket with the hull control variate, each
+    instance's non-vertex mass ``L_i`` (exact, by LP) replaced by its expectation
+    (``E[L_i] = pi`` since the frequencies sum to 1), estimated by the counted fraction:
+    ``mean(low_i - L_i) + counted``, ``mean(high_i - L_i) + counted`` (measured only: no
+    theory enters it).
     """
     cases = {}
     for r in rows:
@@ -116,7 +150,16 @@ def case_summaries(rows) -> list[dict]:
         high = np.array([1.0 - r["lower_mass"] for r in at])
         n = len(at)
         statuses = {s: sum(r["status"] == s for r in at) for s in sorted({r["status"] for r in at})}
+        lost = np.array([r["nonvertex_mass"] for r in at])
+        counted = np.array([r["nonvertex_count"] / N for r in at])
+        pi = _nonvertex(d, N)
         out.append(dict(d=d, N=N, a=a, top=top, instances=n, low=float(low.mean()), high=float(high.mean()),
+                        lost=float(lost.mean()), pi=pi, cv_low=float((low - lost).mean() + counted.mean()),
+                        counted=float(counted.mean()), counted_se=float(counted.std(ddof=1) / math.sqrt(n)),
+                        cv_high=float((high - lost).mean() + counted.mean()),
+                        cv_low_se=float((low - lost + counted).std(ddof=1) / math.sqrt(n)),
+                        cv_high_se=float((high - lost + counted).std(ddof=1) / math.sqrt(n)),
+                        knapsack=at[0]["knapsack_error"],
                         low_se=float(low.std(ddof=1) / math.sqrt(n)), high_se=float(high.std(ddof=1) / math.sqrt(n)),
                         search=float(np.mean([1.0 - r["search_mass"] for r in at])),
                         closed=sum(r["upper_mass"] - r["lower_mass"] <= 1e-5 for r in at),
@@ -144,27 +187,37 @@ def page_block(rows, seconds) -> list[str]:
         "recalls.  Error E = 1 - recalled mass.  The bracket is the mean over the instances of the "
         "per-instance brackets [1 - upper, 1 - lower]: a certified bracket on the mean best E of these "
         "instances; ± is the standard error of each mean over the instances (their spread, which the "
-        "theory's expectation also has to meet).  Theory: `replica.zipf_error(d, ZipfFacts(N, a)).error` "
-        "(replica-symmetric, expected E).  π(d, N): the probability that a target is not a vertex of the "
-        "hull of its N candidates (`replica.variants.few_outputs.cloud_statistics(N, d)`, `nonvert_mean / N`); "
-        "such a fact is never recalled, so the best E of an instance is at least the frequency of its "
-        "non-vertex facts, π in expectation, a loss the replica-symmetric theory does not have.", "",
-        "| d | N | a | top | weight left out | instances | E bracket (mean) | ± s.e. (low, high) | width | "
-        "search alone | closed | MILP statuses | π(d, N) | theory | theory - bracket |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        "theory's expectation also has to meet).  **Hull**: a fact whose target is not a vertex of the convex "
+        "hull of its N candidates is never recalled; L = the frequency of such facts in an instance (exact, "
+        "one LP per fact), π(d, N) = P(a target is not a vertex) "
+        "(`replica.variants.few_outputs.cloud_statistics(N, d)`, `nonvert_mean / N`), and E[L] = π; the "
+        "fraction of non-vertex targets among the instances' facts (counted by LP) measures π independently.  "
+        "**Control variate**: the bracket with each instance's L replaced by its expectation, estimated by the "
+        "counted non-vertex fraction π̂: [mean(1 - upper - L) + π̂, mean(1 - lower - L) + π̂], the same "
+        "expectation without the spread of which heavy facts happen to be non-vertices (most of the spread at "
+        "a = 2), and measured only (no theory enters it; ± adds the s.e. of π̂ to that of the mean).  Theory: "
+        "`replica.zipf_error(d, ZipfFacts(N, a))` with its default model `hull_knapsack` (facts lost with "
+        "probability π, the knapsack over the rest) and with `model=\"knapsack\"` (no hull), as recorded.", "",
+        "| d | N | a | top | weight left out | instances | E bracket (mean) | ± s.e. (low, high) | "
+        "search alone | closed | MILP statuses | mean L | non-vertex fraction ± s.e. | π(d, N) | "
+        "bracket, control variate | ± s.e. | hull_knapsack | knapsack | hull_knapsack - bracket |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in case_summaries(rows):
-        nearest = min(max(c["theory"], c["low"]), c["high"])
+        nearest = min(max(c["theory"], c["cv_low"]), c["cv_high"])
         statuses = ", ".join(f"{n} {s}" for s, n in c["statuses"].items())
         out.append(f"| {c['d']} | {c['N']} | {c['a']:g} | {c['top']} | {tail[(c['d'], c['N'], c['a'], c['top'])]:.4f} "
                    f"| {c['instances']} | [{c['low']:.4f}, {c['high']:.4f}] | {c['low_se']:.4f}, {c['high_se']:.4f} "
-                   f"| {c['high'] - c['low']:.4f} | {c['search']:.4f} | {c['closed']}/{c['instances']} | {statuses} "
-                   f"| {_nonvertex(c['d'], c['N']):.3f} | {c['theory']:.4f} | {c['theory'] - nearest:+.4f} |")
-    out += ["", "Per instance (E bracket [1 - upper, 1 - lower]):", "",
-            "| d | N | a | instance | E bracket | search E | MILP status | search s | bound s |",
-            "|---|---|---|---|---|---|---|---|---|"]
+                   f"| {c['search']:.4f} | {c['closed']}/{c['instances']} | {statuses} "
+                   f"| {c['lost']:.4f} | {c['counted']:.4f} ± {c['counted_se']:.4f} | {c['pi']:.4f} "
+                   f"| [{c['cv_low']:.4f}, {c['cv_high']:.4f}] "
+                   f"| {c['cv_low_se']:.4f}, {c['cv_high_se']:.4f} | {c['theory']:.4f} | {c['knapsack']:.4f} "
+                   f"| {c['theory'] - nearest:+.4f} |")
+    out += ["", "Per instance (E bracket [1 - upper, 1 - lower]; L the non-vertex mass):", "",
+            "| d | N | a | instance | E bracket | L | search E | MILP status | search s | bound s |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append(f"| {r['d']} | {r['N']} | {r['a']:g} | {r['instance']} | [{1 - r['upper_mass']:.4f}, "
-                   f"{1 - r['lower_mass']:.4f}] | {1 - r['search_mass']:.4f} | {r['status']} | "
+                   f"{1 - r['lower_mass']:.4f}] | {r['nonvertex_mass']:.4f} | {1 - r['search_mass']:.4f} | {r['status']} | "
                    f"{r['search_seconds']:.1f} | {r['bound_seconds']:.1f} |")
     return out
 

@@ -29,8 +29,8 @@ standard error.
 Two files ship the statistics: ``few_outputs_table.json`` (every point the shapes computed
 so far used, read bit for bit) and ``few_outputs_grid.npz`` (:func:`grid_points`: for every
 ``d_out`` from 1 to 32 and replicas 0-2, the walk ``p = d_out + 2``, x1.2, ... of
-:func:`_replica_root` up to ``p = 640`` or the hull limit, and for ``d_out <= 16`` a geometric
-grid of ratio 1.1 below it).  A replica's root needs the walk and four points around a first
+:func:`_replica_root` up to the hull limit (``d_out <= 16``) or ``p = 640``, and for
+``d_out <= 16`` a geometric grid of ratio 1.1 below it).  A replica's root needs the walk and four points around a first
 root; a point that ships is read, one that does not is interpolated in ``ln p`` between the
 shipped points around it (:func:`interpolated_statistics`), and only a point outside both is
 sampled (seconds to minutes each, kept in memory).  So a new shape inside the grid costs the
@@ -41,10 +41,11 @@ square 1.0), 1.42 of the two combined (``notes/rectangular_few_outputs.md``; tes
 24 x 10 in ``tests/replica/test_few_outputs.py``).
 
 The grid covers every ``d_in`` for ``d_out <= 16`` (the walk ends at the hull limit,
-``p <= 569``) and, for ``17 <= d_out <= 32``, the shapes whose walk ends below ``p = 640``
-(``p_c`` up to about 500: ``d_in`` up to about 128 at ``d_out = 32``); beyond, the missing
-points are sampled as before.  2222 points, 112 kB, built in 37.5 min (one thread on a
-shared machine: 16 min for ``d_out <= 16``, 21 min for the rest) by::
+``p <= 683``) and, for ``17 <= d_out <= 32``, the shapes whose walk ends below ``p = 640``
+(``p_c`` up to about 500; checked: ``d_in`` up to 217 at ``d_out = 17``, 173 at 18-21, 139 at
+22-26, 111 at 27-32); beyond, the missing points are sampled as before.  2224 points,
+112 kB, built in 38 min (one thread on a shared machine: 16 min for ``d_out <= 16``, 21 min
+for the rest) by::
 
     python -c "import replica.variants.few_outputs as f; f.write_grid()"
 
@@ -71,12 +72,12 @@ __all__ = ["few_outputs_capacity", "FewOutputsCapacityResult", "cloud_statistics
 TABLE = Path(__file__).resolve().parent / "few_outputs_table.json"
 GRID = Path(__file__).resolve().parent / "few_outputs_grid.npz"
 GRID_RATIO = 1.1  # the grid's spacing in p (besides the points p = d_out + 2, x1.2, ... of the walk)
-# the walk of the grid stops below GRID_TOP_P or where P(stored) < 0.05 at d_in = GRID_TOP_D_IN
-# (the hull limit at small d_out); the geometric grid of GRID_RATIO stops at
+# the walk of the grid stops below GRID_TOP_P[d_out <= 16] or where P(stored) < 0.05 at every
+# d_in (the hull limit, which ends it for d_out <= 16); the geometric grid of GRID_RATIO stops at
 # GRID_FINE_TOP_P[d_out <= 16] (above it, and for d_out > 16: the walk's x1.2 only)
-GRID_TOP_P = 640
+GRID_TOP_P = {True: 1000, False: 640}
 GRID_FINE_TOP_P = {True: 420, False: 0}
-GRID_TOP_D_IN = 256
+GRID_TOP_D_IN = 10**9
 MAX_BRACKET = 1.25  # interpolate between shipped points at most this factor apart
 TARGETS_PER_POINT = 24000
 COMPUTED: dict = {}  # statistics computed in this process (not in the table)
@@ -290,12 +291,13 @@ def grid_points(d_out: int, replica: int, top_p: int | None = None, top_d_in: in
     """The ``p`` of the shipped grid at ``(d_out, replica)`` (sampling the walk to find its end).
 
     The walk of :func:`_replica_root` (``p = d_out + 2``, x1.2, ...) up to where ``P(stored)``
-    at ``d_in = top_d_in`` is below 0.05 for both problems, or below ``top_p`` (default
-    :data:`GRID_TOP_P`, 640); and between ``d_out + 2`` and the walk's end, up to
-    ``fine_top_p`` (:data:`GRID_FINE_TOP_P`: 420 for ``d_out <= 16``, else none), the integers
-    nearest a geometric grid of ``ratio``.
+    at ``d_in = top_d_in`` (default: any ``d_in``, the hull factor alone) is below 0.05 for both
+    problems, or below ``top_p`` (default :data:`GRID_TOP_P`: 1000 for ``d_out <= 16``, where the
+    hull limit ends the walk first, else 640); and between ``d_out + 2`` and the walk's end, up
+    to ``fine_top_p`` (:data:`GRID_FINE_TOP_P`: 420 for ``d_out <= 16``, else none), the
+    integers nearest a geometric grid of ``ratio``.
     """
-    top_p = GRID_TOP_P if top_p is None else top_p
+    top_p = GRID_TOP_P[d_out <= 16] if top_p is None else top_p
     fine_top_p = GRID_FINE_TOP_P[d_out <= 16] if fine_top_p is None else fine_top_p
     walk, p = [], d_out + 2
     while p < top_p:
@@ -400,7 +402,9 @@ class hull_factor_model:  # noqa: N801 - used like a function of p, as in the no
         if p <= self.d_out + 1 or self.coef is None:
             return 1.0
         m = math.exp(np.polyval(self.coef, math.log(p)))
-        return (1.0 - m / p) ** p if self.problem == "dp" else math.exp(-m)
+        if self.problem == "dp":  # far beyond the grid the fit can give m >= p: no vertex left
+            return (1.0 - m / p) ** p if m < p else 0.0
+        return math.exp(-m)
 
     def pmf(self, p) -> np.ndarray:
         lp = np.log(self.ps)

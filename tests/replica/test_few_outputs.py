@@ -140,3 +140,10 @@ def test_the_grid_holds_every_point_a_shape_with_this_many_outputs_walks_through
     for replica_index in range(3):
         assert set(few_outputs.grid_points(d_out, replica_index)) <= set(few_outputs._shipped_ps(d_out, replica_index))
     assert few_outputs.COMPUTED == sampled
+
+
+def test_the_hull_extrapolated_far_beyond_the_grid_is_zero_not_an_overflow():
+    # at 12 x 11 the quadratic fit of ln m reaches m >= p at 4 max(p), where the hull-only root
+    # is searched: (1 - m / p) ** p overflowed
+    result = replica.variants.few_outputs_capacity(12, 11)
+    assert result.status == "converged" and 11 < result.hull_only_p_c < 4 * 569

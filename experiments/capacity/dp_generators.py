@@ -21,6 +21,7 @@ Usage::
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
 import time
@@ -39,10 +40,10 @@ GENERATORS = (1, 2)
 
 
 def dp_runs(dims) -> list:
-    """``(d, settings)`` of the full reproduction's DP estimates of the optimal memory at ``dims``."""
-    runs = [(d, settings) for problem, solver, d, kappa, settings in capacity_runs(FULL)
+    """``(d, design, options)`` of the full reproduction's DP estimates of the optimal memory at ``dims``."""
+    runs = [(d, design, options) for problem, solver, d, kappa, design, options in capacity_runs(FULL)
             if problem == "dp" and solver == FULL.optimal_solver and kappa == 1.0 and d in dims]
-    missing = sorted(set(dims) - {d for d, _ in runs})
+    missing = sorted(set(dims) - {d for d, _, _ in runs})
     if missing:
         raise SystemExit(f"experiments/capacity/dp_generators.py: the full reproduction has no DP estimate at d = {missing}")
     return runs
@@ -63,12 +64,13 @@ def _measure(job) -> int:
     with tempfile.TemporaryDirectory(prefix="dp_generators_") as scratch:
         try:
             with ResultStore(args.store or scratch) as store:
-                for d, settings in runs:
+                for d, design, options in runs:
                     for generator in GENERATORS:
                         t0 = time.perf_counter()
+                        run_options = dataclasses.replace(options, executor=executor, store=store, progress=True,
+                                                          generator=generator)
                         est = estimate_capacity(d, "dp", FULL.optimal_solver, 1.0, "gaussian", seed=FULL.seed,
-                                                executor=executor, store=store, progress=True, generator=generator,
-                                                **settings)
+                                                design=design, options=run_options)
                         estimates.append({**est.to_dict(), "wall_s": time.perf_counter() - t0})
                         print(f"d = {d}, generator {generator}: p_c = {est.p_c:.1f} [{est.p_c_low:.1f}, "
                               f"{est.p_c_high:.1f}] ({est.status}), {estimates[-1]['wall_s']:.0f} s", flush=True)

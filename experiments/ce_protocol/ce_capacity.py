@@ -11,7 +11,7 @@ Writes ``experiments/ce_protocol/README.md`` (tables, run time, seeds) and ``exp
   at the first d) and brackets by ``BRACKET`` before bisecting to 1 %.  At d = 8, 16, 32
   the paper's own bisection from the middle of ``[d, d^2/2]`` runs too, as a check.
 * optimal: ``validation.capacity.estimate_capacity(d, "op", "optimal", "sphere",
-  criterion="accuracy:0.99")`` -- P(the returned W recalls >= 99 %) = 1/2, a lower bound
+  options=CapacityOptions(criterion="accuracy:0.99"))`` -- P(the returned W recalls >= 99 %) = 1/2, a lower bound
   on the best memory's 99 %-accuracy capacity (the solver maximises the margin of the
   all-stored problem, not the accuracy), above its all-stored capacity.
 * theory: ``replica.accuracy_capacity(d, accuracy=0.99)``: Gaussian competitor fields
@@ -40,7 +40,7 @@ import numpy as np
 
 import replica
 from replica.common.seeds import DEFAULT_SEED
-from validation.capacity import estimate_capacity
+from validation.capacity import CapacityDesign, CapacityOptions, estimate_capacity
 from validation.measurements.ce_protocol import CEProtocol, ce_capacity
 from validation.solvers import set_threads
 from experiments.pages import demote_headings, write_block
@@ -78,9 +78,9 @@ def measure():
         print(f"d={d}: Adam-CE {adam[d].capacities} ({time.perf_counter() - t:.0f} s)", flush=True)
         if d in PAPER_CHECK:
             paper[d] = ce_capacity(d, accuracy=ACCURACY, seeds=SEEDS[d], seed=SEED, progress=True)
-        optimal[d] = estimate_capacity(d, problem="op", solver="optimal", ensemble="sphere",
-                                       criterion=f"accuracy:{ACCURACY}", trials=OPTIMAL_TRIALS,
-                                       rounds=OPTIMAL_ROUNDS, seed=SEED)
+        optimal[d] = estimate_capacity(d, problem="op", solver="optimal", ensemble="sphere", seed=SEED,
+                                       design=CapacityDesign(trials=OPTIMAL_TRIALS, rounds=OPTIMAL_ROUNDS),
+                                       options=CapacityOptions(criterion=f"accuracy:{ACCURACY}"))
         print(f"d={d}: optimal p_c {optimal[d].p_c:.1f}", flush=True)
     for d in sorted(set(THEORY_DIMENSIONS) | set(DIMENSIONS)):
         theory[d] = replica.accuracy_capacity(d, accuracy=ACCURACY)
@@ -137,7 +137,8 @@ def markdown(adam, paper, optimal, theory, seconds):
         "capacity would take about half an hour).",
         "",
         "optimal: `estimate_capacity(..., solver='optimal', ensemble='sphere', "
-        f"criterion='accuracy:0.99', trials={OPTIMAL_TRIALS}, rounds={OPTIMAL_ROUNDS})`, where "
+        f"design=CapacityDesign(trials={OPTIMAL_TRIALS}, rounds={OPTIMAL_ROUNDS}), "
+        "options=CapacityOptions(criterion='accuracy:0.99'))`, where "
         "half the instances reach 99 % recall with the returned W: a **lower bound** on the "
         "best memory's 99 %-accuracy capacity (and above its all-stored capacity). theory: "
         "`replica.accuracy_capacity(d, accuracy=0.99)`, **Gaussian** theory (no sphere theory "

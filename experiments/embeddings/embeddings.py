@@ -203,10 +203,10 @@ def write_npz(folder, d, kind, inputs, outputs) -> pathlib.Path:
 
 def capacity_row(path, d, kind, solver, trials, rounds) -> dict:
     """One estimate of :func:`validation.capacity.estimate_embedding_capacity`, as a row of the data file."""
-    from validation.capacity import estimate_embedding_capacity
+    from validation.capacity import CapacityDesign, estimate_embedding_capacity
 
     start = time.perf_counter()
-    est = estimate_embedding_capacity(path, solver, seed=SEED, trials=trials, rounds=rounds)
+    est = estimate_embedding_capacity(path, solver, seed=SEED, design=CapacityDesign(trials=trials, rounds=rounds))
     out = est.to_dict()
     curve = [{k: c[k] for k in ("p", "trials", "stored", "not_stored", "undecided", "errors")} for c in out["curve"]]
     return {"d": d, "kind": kind, "solver": solver, "npz": path.name, "npz_sha256": sha256(path),

@@ -25,7 +25,7 @@ import sys
 import time
 
 import replica
-from validation.capacity import estimate_capacity
+from validation.capacity import CapacityDesign, CapacityOptions, estimate_capacity
 from validation.solvers import set_threads
 from validation.runtime.store import ResultStore
 from validation.runtime.sweep import make_executor
@@ -50,10 +50,10 @@ def measure(d, problem, trials, rounds, width, time_limit, ensemble, store=None)
     ``store``: a :class:`validation.store.ResultStore` keeping the trials (reused on a rerun).
     """
     options = {} if time_limit is None else {"time_limit": time_limit}
-    return estimate_capacity(d, problem, "optimal", ensemble=ensemble, seed=SEED, design="grid",
-                             trials=trials, rounds=rounds, initial_width=width,
-                             executor=make_executor("serial"), progress=False,
-                             solver_options=options, store=store)
+    return estimate_capacity(d, problem, "optimal", ensemble=ensemble, seed=SEED,
+                             design=CapacityDesign("grid", trials=trials, rounds=rounds, initial_width=width),
+                             options=CapacityOptions(executor=make_executor("serial"), progress=False,
+                                                     solver_options=options, store=store))
 
 
 def summary(est) -> dict:

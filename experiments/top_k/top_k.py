@@ -2,7 +2,7 @@
 
 Writes ``experiments/top_k/README.md``: for k in ``TOP_K`` and d in ``DIMENSIONS`` (problem ``dp``,
 and ``op`` at the dimensions in ``OP_DIMENSIONS``) the measured p_c
-(``validation.capacity.estimate_capacity`` with ``solver_options={"top_k": k}``,
+(``validation.capacity.estimate_capacity`` with ``options=CapacityOptions(solver_options={"top_k": k})``,
 ``TRIALS`` instances per grid point, ``ROUNDS`` refinement rounds, seed ``SEED``, run
 serially in this process) with its 95 % profile-likelihood interval, the theory and the
 relative difference, and how many verdicts were certified.  For k = 1 both verdicts
@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import pathlib
 
-from validation.capacity import estimate_capacity
+from validation.capacity import CapacityDesign, CapacityOptions, estimate_capacity
 from validation.solvers import set_threads
 from experiments.pages import demote_headings, write_block
 from experiments.provenance import read_record
@@ -47,8 +47,8 @@ def measure():
     for problem, d in cases:
         for k in TOP_K:
             options = {"top_k": k} if k > 1 else None
-            est = estimate_capacity(d, problem, "optimal", seed=SEED, trials=TRIALS, rounds=ROUNDS,
-                                    solver_options=options, progress=False)
+            est = estimate_capacity(d, problem, "optimal", seed=SEED, design=CapacityDesign(trials=TRIALS, rounds=ROUNDS),
+                                    options=CapacityOptions(solver_options=options, progress=False))
             rows.append(summary(problem, k, est))
             print(f"{problem} d={d} k={k}: p_c {est.p_c:.1f} [{est.p_c_low:.1f}, {est.p_c_high:.1f}] theory "
                   f"{est.theory['p_c']:.1f} ({est.seconds:.0f} s)", flush=True)
@@ -71,7 +71,7 @@ _INTRO = """# Top-k capacity: simulation beside `replica.capacity(d, top_k=k)`
 
 Produced by `python -m experiments.top_k.top_k` in {seconds:.0f} s (one process, one thread), seed {seed}, {trials}
 instances per grid point, {rounds} refinement rounds (`validation.capacity.estimate_capacity(d, problem,
-'optimal', solver_options={{'top_k': k}})`).  p_c is where half the instances are stored (every target in
+'optimal', options=CapacityOptions(solver_options={{'top_k': k}}))`).  p_c is where half the instances are stored (every target in
 the top k, verified in float64); 95 % profile-likelihood interval.  Verdicts: stored (certified) / not
 stored (certified, k = 1 only) / not found (the top-k search found no W: a lower-bound verdict, counted as
 not stored) / undecided.  With not-found verdicts the measured p_c is a **lower bound** on the top-k

@@ -516,7 +516,7 @@ register_memory(MemorySpec(
     "error of the frequency-weighted Hebbian memory W = sum_mu f_mu u_mu e_mu^T",
     theory={"memory": "hebbian", "weights": "frequency"},
     theory_source="replica.zipf_error(memory='hebbian', weights='frequency')", theory_ensemble=True,
-    exponent=lambda a: -(a - 1.0) / (2.0 * a)))
+    theory_stderr=True, exponent=lambda a: -(a - 1.0) / (2.0 * a)))
 register_memory(MemorySpec(
     "adam", "Adam-CE", EntryPoint(_RUNS, "adam_cross_entropy"), "upper_bound",
     "error of the W trained by Adam on the unweighted cross-entropy for the step "

@@ -3,7 +3,8 @@
 Reference: the committed per-instance data ``experiments/zipf/zipf_bracket.csv``; the
 negative controls move the brackets in a copy of it and the verdict must follow the rule
 of ``replica.common.validity.point_verdict`` (a bracket within 0.03 of the theory: checked;
-more than 0.03 outside: off; a wider bracket that holds the theory within 0.03: unchecked).
+more than 0.03 outside: off; a wider bracket that holds the theory within 0.03: unchecked),
+for the default model of these points, ``hull_knapsack``.
 """
 
 import csv
@@ -25,8 +26,8 @@ def _verdicts(measurements):
     scoreboard = importlib.import_module("experiments.scoreboard.scoreboard")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", replica.TheoryOffWarning)
-        table = scoreboard.build(measurements.zipf_bracket(), only={"knapsack"})
-    (regime,) = table["quantities"]["zipf_error"]["models"]["knapsack"]["regimes"]
+        table = scoreboard.build(measurements.zipf_bracket(), only={"hull_knapsack"})
+    (regime,) = table["quantities"]["zipf_error"]["models"]["hull_knapsack"]["regimes"]
     return {(p["d"], p["N"], p["a"]): (p["verdict"], p["error"], p["low"], p["high"], p["theory"])
             for p in regime["points"]}
 
@@ -52,7 +53,17 @@ def test_the_bracket_is_the_mean_of_the_instances():
         assert c["low"] == pytest.approx(sum(1 - r["upper_mass"] for r in at) / len(at), abs=1e-12)
         assert c["high"] == pytest.approx(sum(1 - r["lower_mass"] for r in at) / len(at), abs=1e-12)
         assert all(r["lower_mass"] <= r["upper_mass"] for r in at)  # certified: never crossed
-        assert all(r["lower_mass"] >= r["search_mass"] - 1e-12 for r in at)  # the search is the cut
+        # the best W of any box recalls at least the search's W and the best W of the box
+        assert all(r["any_mass"] >= max(r["search_mass"], r["lower_mass"]) - 1e-12 for r in at)
+        # the hull control variate: each instance's non-vertex mass at the counted mean fraction
+        counted = sum(r["nonvertex_count"] for r in at) / (len(at) * c["N"])
+        assert c["counted"] == pytest.approx(counted, abs=1e-12)
+        lost = sum(r["nonvertex_mass"] for r in at) / len(at)
+        floor = sum(max(1 - r["upper_mass"], r["nonvertex_mass"]) for r in at) / len(at)
+        assert c["cv_low"] == pytest.approx(floor - lost + counted, abs=1e-12)
+        assert c["cv_high"] == pytest.approx(c["high"] - lost + counted, abs=1e-12)
+        # a non-vertex fact is never recalled: every found memory leaves it out
+        assert all(r["lower_mass"] <= 1 - r["nonvertex_mass"] + 1e-9 for r in at)
 
 
 def test_a_moved_bracket_changes_the_verdict(tmp_path, monkeypatch):
@@ -69,9 +80,10 @@ def test_a_moved_bracket_changes_the_verdict(tmp_path, monkeypatch):
         (tmp_path / "zipf").mkdir(exist_ok=True)
         with DATA.open(newline="") as fh:
             rows = list(csv.DictReader(fh))
-        for r in rows:  # every instance's bracket 0.01 wide around theory + shift
+        for r in rows:  # every instance's bracket 0.01 wide around theory + shift, no non-vertex fact
             e = float(r["theory_error"]) + shift
             r["lower_mass"], r["upper_mass"] = repr(1 - e - 0.005), repr(1 - e + 0.005)
+            r["nonvertex_mass"], r["nonvertex_count"] = "0", "0"
         with (tmp_path / "zipf" / "zipf_bracket.csv").open("w", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
             writer.writeheader()

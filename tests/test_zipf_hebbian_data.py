@@ -57,7 +57,7 @@ def test_every_record_is_a_point_of_the_contract(script):
 def test_the_committed_page_is_what_the_data_give(script):
     from experiments.provenance import read_record
 
-    data, record = script.read_data(), read_record(script.PROVENANCE)
+    data, record = script.with_current_theory(script.read_data()), read_record(script.PROVENANCE)
     committed = pages.read_block((ROOT / "experiments" / "zipf" / "README.md").read_text(), "zipf_hebbian")
     assert committed == "\n".join(script.page_block(data, record)).strip("\n")
     data["records"][0]["mean"] += 0.1  # negative control: a changed mean changes the page

@@ -584,7 +584,9 @@ def zipf_bracket() -> list[dict]:
     for (d, N, a, top), at in cases.items():
         n = len(at)
         counted = sum(int(r["nonvertex_count"]) for r in at) / (n * N)
-        lows = [1.0 - float(r["upper_mass"]) - float(r["nonvertex_mass"]) + counted for r in at]
+        # the best error is at least the non-vertex mass (the MILP counts the facts beyond top as recalled)
+        lows = [max(1.0 - float(r["upper_mass"]), float(r["nonvertex_mass"])) - float(r["nonvertex_mass"]) + counted
+                for r in at]
         highs = [1.0 - float(r["lower_mass"]) - float(r["nonvertex_mass"]) + counted for r in at]
         low, high = sum(lows) / n, sum(highs) / n
         closed = sum(float(r["upper_mass"]) - float(r["lower_mass"]) <= 1e-5 for r in at)

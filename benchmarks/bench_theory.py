@@ -343,8 +343,9 @@ def _page(record) -> str:
         "shape outside its table reads the shipped grid of cloud statistics (`few_outputs_grid.npz`) and "
         "interpolates, in ln p, the four points near each replica's root that the old code sampled, so it moves "
         "within the Monte-Carlo standard error (the old code samples those points; fewer targets per point had "
-        "biased the hull fit, 4.5 standard errors at 24 x 12, and were dropped); its tabulated shapes and `zipf_error` remember their intermediate results "
-        "per arguments, so their warm calls are repeated calls (a new `N` of `zipf_error` samples its cost law "
+        "biased the hull fit, 4.5 standard errors at 24 x 12, and were dropped); its tabulated shapes and "
+        "`zipf_error` remember their intermediate results per arguments, so their warm calls are repeated calls "
+        "(a new `N` of `zipf_error` samples its cost law "
         "again, about the old time).",
         "",
     ]

@@ -70,3 +70,26 @@ def test_competitor_scale_of_a_rectangular_memory():
     # ||W||_F / sqrt(d_in d_out): a 2 x 8 all-ones W has ||W||_F = 4 and sqrt(16) = 4 (closed form)
     assert competitor_scale(np.ones((2, 8))) == pytest.approx(1.0)
     assert competitor_scale(np.ones((8, 2))) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_row_order_kernel_equals_the_column_kernel(dtype):
+    # recall_check reads a C-ordered score matrix row by row (contiguous); the column kernel
+    # (used for other layouts) is the reference: the same recalled flags and margins, bit for
+    # bit, with ties (strict: a tie fails), NaN competitors and NaN targets
+    from validation.measurements.recall import _recall_kernel
+
+    rng = np.random.default_rng(7)
+    for n, p in ((2, 5), (7, 3), (50, 30), (300, 100)):
+        S = rng.standard_normal((n, p)).astype(dtype)
+        t = rng.integers(0, n, p)
+        S[t[0], 0] = S[:, 0].max()  # a tie with the best competitor (when there is one)
+        if n > 2 and p > 2:
+            S[(t[1] + 1) % n, 1] = np.nan
+            S[t[2], 2] = np.nan
+        fast = recall_check(S, t)
+        r, m = np.empty(p, dtype=bool), np.empty(p)
+        _recall_kernel(S, t.astype(np.int64), r, m)
+        assert np.array_equal(fast[0], r) and np.array_equal(fast[1], m, equal_nan=True)
+        slow = recall_check(np.asfortranarray(S), t)  # another layout: the column kernel
+        assert np.array_equal(slow[0], r) and np.array_equal(slow[1], m, equal_nan=True)

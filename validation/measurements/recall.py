@@ -51,6 +51,28 @@ def _recall_kernel(scores, targets, recalled, margins):
 
 
 @numba.njit(cache=True)
+def _recall_rows_kernel(scores, targets, recalled, margins):
+    """:func:`_recall_kernel` for a C-ordered ``scores``, row by row: contiguous reads, the same results."""
+    n, p = scores.shape
+    best = np.full(p, -math.inf)
+    nan = np.zeros(p, dtype=np.bool_)
+    for rho in range(n):
+        row = scores[rho]
+        for mu in range(p):
+            v = -math.inf if rho == targets[mu] else row[mu]
+            nan[mu] |= v != v
+            best[mu] = v if v > best[mu] else best[mu]
+    for mu in range(p):
+        target = scores[targets[mu], mu]
+        if nan[mu] or target != target:
+            recalled[mu] = False
+            margins[mu] = math.nan
+        else:
+            margins[mu] = target - best[mu]
+            recalled[mu] = target > best[mu]
+
+
+@numba.njit(cache=True)
 def _top_kernel(scores, targets, index, value):
     p = scores.shape[1]
     for mu in range(p):
@@ -147,7 +169,11 @@ def recall_check(scores, targets=None):
     -----
     See ``notes/simulation.md`` (recall and ties).
     """
-    return _per_input(_recall_kernel, scores, targets, (np.bool_, np.float64))
+    arr, index = _as_score_matrix(scores, targets)
+    kernel = _recall_rows_kernel if arr.flags.c_contiguous else _recall_kernel
+    outputs = (np.empty(arr.shape[1], dtype=np.bool_), np.empty(arr.shape[1], dtype=np.float64))
+    kernel(arr, index, *outputs)
+    return outputs
 
 
 def top_k_recalled(scores, top_k, targets=None):

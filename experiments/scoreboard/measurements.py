@@ -572,24 +572,23 @@ def accuracy_optimal() -> list[dict]:
 def zipf_bracket() -> list[dict]:
     """The best recalled Zipf mass at d = 6 to 10: mean MILP bound to mean search, per case (``zipf_bracket.csv``).
 
-    With the hull control variate of ``experiments.zipf.zipf_bracket.case_summaries``: each
-    instance's non-vertex mass ``L_i`` (facts never recalled, found by LP) is replaced by the
-    counted non-vertex fraction of the instances, an estimate of its expectation; the bracket
-    is on the same expected best error, without the spread of which heavy facts are lost.
+    With the hull control variate of ``experiments.zipf.zipf_bracket.hull_control_variate``:
+    each instance's non-vertex mass (facts never recalled, found by LP) is replaced by the
+    counted non-vertex fraction, an estimate of its expectation; the bracket is on the same
+    expected best error, without the spread of which heavy facts are lost.
     """
+    from experiments.zipf.zipf_bracket import hull_control_variate, read_rows
+
     cases = {}
-    for r in _read_csv(EXPERIMENTS / "zipf" / "zipf_bracket.csv"):
-        cases.setdefault((int(r["d"]), int(r["N"]), float(r["a"]), int(r["top"])), []).append(r)
+    for r in read_rows(EXPERIMENTS / "zipf" / "zipf_bracket.csv"):
+        cases.setdefault((r["d"], r["N"], r["a"], r["top"]), []).append(r)
     out = []
     for (d, N, a, top), at in cases.items():
         n = len(at)
-        counted = sum(int(r["nonvertex_count"]) for r in at) / (n * N)
-        # the best error is at least the non-vertex mass (the MILP counts the facts beyond top as recalled)
-        lows = [max(1.0 - float(r["upper_mass"]), float(r["nonvertex_mass"])) - float(r["nonvertex_mass"]) + counted
-                for r in at]
-        highs = [1.0 - float(r["lower_mass"]) - float(r["nonvertex_mass"]) + counted for r in at]
+        lows, highs = (x.tolist() for x in hull_control_variate(at))
         low, high = sum(lows) / n, sum(highs) / n
-        closed = sum(float(r["upper_mass"]) - float(r["lower_mass"]) <= 1e-5 for r in at)
+        counted = sum(r["nonvertex_count"] for r in at) / (n * N)
+        closed = sum(r["upper_mass"] - r["lower_mass"] <= 1e-5 for r in at)
         out.append(_point("zipf_error", "zipf", f"optimal memory, DP, full rank, gaussian, Zipf facts, N = 2 p_c "
                           f"(MILP over the top {top} facts; hull control variate)", {"d": d, "N": N, "a": a},
                           "bracket", None, low, high, n,

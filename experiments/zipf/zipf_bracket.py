@@ -40,7 +40,7 @@ import numpy as np
 
 import replica
 from replica import ZipfFacts, zipf_error, zipf_frequencies
-from replica.variants.few_outputs import cloud_statistics
+from replica.variants.few_outputs import is_vertex, nonvertex_probability
 from validation import FactSettings, make_instance, solve
 from validation.bounds.accuracy import accuracy_bound
 from validation.solvers import set_threads
@@ -86,24 +86,9 @@ def measure(cases=CASES, instances=INSTANCES):
     return rows
 
 
-def _is_vertex(candidates, target) -> bool:
-    """Whether ``candidates[target]`` is a vertex of their convex hull (an LP: some direction ranks it strictly first)."""
-    from scipy.optimize import linprog
-
-    differences = candidates[target] - np.delete(candidates, target, axis=0)
-    d = candidates.shape[1]
-    cost = np.zeros(d + 1)
-    cost[-1] = -1.0  # max t subject to (u_target - u_rho) . y >= t, |y_i| <= 1, t <= 1
-    res = linprog(cost, A_ub=np.hstack([-differences, np.ones((len(differences), 1))]),
-                  b_ub=np.zeros(len(differences)), bounds=[(-1, 1)] * d + [(None, 1)], method="highs")
-    if res.status != 0:
-        raise RuntimeError(f"vertex test: the LP ended with status {res.status} ({res.message})")
-    return -res.fun > 1e-9
-
-
 def nonvertices(inst, f) -> dict:
     """The number and the frequency of the facts whose target is not a vertex of its candidates' hull (never recalled)."""
-    lost = [mu for mu in range(inst.p) if not _is_vertex(inst.candidates(mu), int(inst.target_index[mu]))]
+    lost = [mu for mu in range(inst.p) if not is_vertex(inst.candidates(mu), int(inst.target_index[mu]))]
     return {"nonvertex_count": len(lost), "nonvertex_mass": float(sum(f[mu] for mu in lost))}
 
 
@@ -121,6 +106,20 @@ def read_rows(path=DATA) -> list[dict]:
     with open(path, newline="") as fh:
         return [{k: (int(v) if k in ints else v if k == "status" else float(v)) for k, v in r.items()}
                 for r in csv.DictReader(fh)]
+
+
+def hull_control_variate(at) -> tuple[np.ndarray, np.ndarray]:
+    """Per instance of one case, the error bracket with its non-vertex mass at the counted mean fraction.
+
+    ``max(1 - upper_i, L_i) - L_i + c_i`` and ``1 - lower_i - L_i + c_i``, with ``L_i`` the
+    instance's non-vertex mass and ``c_i`` its non-vertex fraction: their means over the
+    instances bracket the mean best error with ``L`` replaced by the counted mean fraction
+    (see :func:`case_summaries`).  ``at``: the typed rows of one case (:func:`read_rows`).
+    """
+    lost = np.array([r["nonvertex_mass"] for r in at])
+    counted = np.array([r["nonvertex_count"] / r["N"] for r in at])
+    low = np.maximum(np.array([1.0 - r["upper_mass"] for r in at]), lost) - lost + counted
+    return low, np.array([1.0 - r["lower_mass"] for r in at]) - lost + counted
 
 
 def case_summaries(rows) -> list[dict]:
@@ -153,24 +152,19 @@ def case_summaries(rows) -> list[dict]:
         statuses = {s: sum(r["status"] == s for r in at) for s in sorted({r["status"] for r in at})}
         lost = np.array([r["nonvertex_mass"] for r in at])
         counted = np.array([r["nonvertex_count"] / N for r in at])
-        pi = _nonvertex(d, N)
+        cv_low, cv_high = hull_control_variate(at)
         out.append(dict(d=d, N=N, a=a, top=top, instances=n, low=float(low.mean()), high=float(high.mean()),
-                        lost=float(lost.mean()), pi=pi, cv_low=float((np.maximum(low, lost) - lost).mean() + counted.mean()),
+                        lost=float(lost.mean()), pi=nonvertex_probability(d, N), cv_low=float(cv_low.mean()),
                         counted=float(counted.mean()), counted_se=float(counted.std(ddof=1) / math.sqrt(n)),
-                        cv_high=float((high - lost).mean() + counted.mean()),
-                        cv_low_se=float((np.maximum(low, lost) - lost + counted).std(ddof=1) / math.sqrt(n)),
-                        cv_high_se=float((high - lost + counted).std(ddof=1) / math.sqrt(n)),
+                        cv_high=float(cv_high.mean()),
+                        cv_low_se=float(cv_low.std(ddof=1) / math.sqrt(n)),
+                        cv_high_se=float(cv_high.std(ddof=1) / math.sqrt(n)),
                         knapsack=at[0]["knapsack_error"],
                         low_se=float(low.std(ddof=1) / math.sqrt(n)), high_se=float(high.std(ddof=1) / math.sqrt(n)),
                         search=float(np.mean([1.0 - r["search_mass"] for r in at])),
                         closed=sum(r["upper_mass"] - r["lower_mass"] <= 1e-5 for r in at),
                         statuses=statuses, theory=at[0]["theory_error"]))
     return out
-
-
-def _nonvertex(d, N) -> float:
-    """``pi(d, N)``: the probability that a target is not a vertex of the hull of its ``N`` candidates."""
-    return float(cloud_statistics(N, d)["nonvert_mean"]) / N
 
 
 def page_block(rows, seconds) -> list[str]:
@@ -191,7 +185,7 @@ def page_block(rows, seconds) -> list[str]:
         "theory's expectation also has to meet).  **Hull**: a fact whose target is not a vertex of the convex "
         "hull of its N candidates is never recalled; L = the frequency of such facts in an instance (exact, "
         "one LP per fact), π(d, N) = P(a target is not a vertex) "
-        "(`replica.variants.few_outputs.cloud_statistics(N, d)`, `nonvert_mean / N`), and E[L] = π; the "
+        "(`replica.variants.few_outputs.nonvertex_probability(d, N)`), and E[L] = π; the "
         "fraction of non-vertex targets among the instances' facts (counted by LP) measures π independently.  "
         "**Control variate**: the bracket with each instance's L replaced by its expectation, estimated by the "
         "counted non-vertex fraction π̂: [mean(max(1 - upper, L) - L) + π̂, mean(1 - lower - L) + π̂] (the best E "

@@ -12,7 +12,7 @@ fluctuation of the kept sum.  A second finite-``d`` effect: a fact whose target 
 vertex of the convex hull of its ``p`` candidates can never be recalled
 (``notes/rectangular_few_outputs.md``); such a block gets an infinite cost, with the
 probability ``pi(d, p)`` of a non-vertex among ``p`` Gaussian points of ``R^d``
-(:func:`replica.variants.few_outputs.cloud_statistics`), independently of its cost.  Both
+(:func:`replica.variants.few_outputs.nonvertex_probability`), independently of its cost.  Both
 corrections are ``O(1/p)`` in the fraction recalled and vanish as ``d`` grows; neither has a
 fitted parameter.
 """
@@ -30,7 +30,7 @@ from ..common.results import Result
 from ..common.seeds import resolve_seed
 from ..common.validity import Validity, reports_validity
 from ..optimal.scores import sample_optimal_scores
-from .few_outputs import cloud_statistics
+from .few_outputs import nonvertex_probability
 
 __all__ = ["finite_size_accuracy", "FiniteSizeAccuracyResult", "kept_counts"]
 
@@ -107,7 +107,7 @@ def finite_size_accuracy(d, p, kappa=1.0, *, hull=True, instances=40000, size=20
     costs = pool[rng.integers(0, pool.size, size=(instances, p))]
     pi = 0.0
     if hull and p > d + 1:  # at most d + 1 generic points: all are vertices
-        pi = float(cloud_statistics(p, d)["nonvert_mean"]) / p
+        pi = nonvertex_probability(d, p)
         costs = np.where(rng.random(costs.shape) < pi, np.inf, costs)
     k = kept_counts(costs, budget)
     mean, sd = float(k.mean()), float(k.std(ddof=1))

@@ -66,8 +66,8 @@ from ..common.checks import check_choice, check_int
 from ..common.results import Result
 from ..common.validity import Validity, reports_validity
 
-__all__ = ["few_outputs_capacity", "FewOutputsCapacityResult", "cloud_statistics", "hull_factor_model",
-           "interpolated_statistics", "grid_points", "write_grid", "write_table"]
+__all__ = ["few_outputs_capacity", "FewOutputsCapacityResult", "cloud_statistics", "nonvertex_probability",
+           "is_vertex", "hull_factor_model", "interpolated_statistics", "grid_points", "write_grid", "write_table"]
 
 TABLE = Path(__file__).resolve().parent / "few_outputs_table.json"
 GRID = Path(__file__).resolve().parent / "few_outputs_grid.npz"
@@ -189,6 +189,12 @@ def _is_vertex(points, mu, differences, residual, certified) -> bool:
     return -res.fun > 1e-9
 
 
+def is_vertex(points, mu) -> bool:
+    """Whether ``points[mu]`` is a vertex of the convex hull of the rows of ``points`` (one LP)."""
+    points = np.asarray(points, dtype=np.float64)
+    return _is_vertex(points, mu, points[mu] - np.delete(points, mu, axis=0), 0.0, np.zeros(len(points), bool))
+
+
 def _certified_vertices(points, rng, directions=256):
     """Points that strictly maximise some direction (the data directions and random ones)."""
     dirs = np.vstack([points, points - points.mean(axis=0), rng.standard_normal((directions, points.shape[1]))])
@@ -274,6 +280,11 @@ def cloud_statistics(p: int, d_out: int, replica: int = 0) -> dict:
                      "all_vertex": float(np.mean(nonvertices == 0)), "jcount": j_counts.tolist(),
                      "mean_dist2": distance2 / max(1, int(j_counts.sum()))}
     return COMPUTED[key]
+
+
+def nonvertex_probability(d: int, p: int) -> float:
+    """``pi(d, p)``: the probability that one of ``p`` Gaussian points of ``R^d`` is not a vertex of their hull."""
+    return float(cloud_statistics(p, d)["nonvert_mean"]) / p
 
 
 def write_table(path: Path = TABLE) -> int:

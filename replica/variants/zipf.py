@@ -242,7 +242,7 @@ def zipf_error(d, facts, memory="optimal", kappa=1.0, *, ensemble="gaussian", mo
       Replica-symmetric; the message says so.  Default model ``"hull_knapsack"`` where
       ``d <= 32`` and ``d + 1 < N <= 256``: a fact whose target is not a vertex of the
       convex hull of its ``N`` candidates can never be recalled (probability ``pi(d, N)``
-      from :func:`replica.variants.few_outputs.cloud_statistics`), and the knapsack runs over
+      from :func:`replica.variants.few_outputs.nonvertex_probability`), and the knapsack runs over
       the others, ``sum_mu (1 - pi) E[C 1{C <= f_mu / lambda}] = F d^2``; ``model="knapsack"``
       leaves the hull out (``pi = 0``, the ``d -> infinity`` limit).
     * ``memory="hebbian"``: ``W = sum_mu w_mu u_mu e_mu^T``.  ``weights=None`` is the
@@ -431,20 +431,14 @@ def _cost_law(N: float, size: int, seed: int) -> CostLaw:
     return CostLaw(sample_optimal_scores(p=N, size=size, seed=seed).cost)
 
 
-@functools.lru_cache(maxsize=64)
-def _nonvertex_probability(d: int, N: int) -> float:
-    """``pi(d, N)``: the probability that a target is not a vertex of the hull of its ``N`` candidates."""
-    from .few_outputs import cloud_statistics
-
-    return float(cloud_statistics(N, d)["nonvert_mean"]) / N
-
-
 def _optimal(facts, problem, common):
     """The knapsack over every fact (infinitely many samples); ``hull_knapsack``: over the hull's vertices."""
     d, N, kappa, size, seed, tol = problem.d, problem.N, problem.kappa, problem.size, problem.seed, problem.tol
     budget = float(tail_second_moment(kappa)) * float(d) ** 2
     law = _cost_law(float(N), size, seed)
-    pi = _nonvertex_probability(d, int(N)) if problem.model == "hull_knapsack" else 0.0
+    from .few_outputs import nonvertex_probability  # scipy.optimize on first use only
+
+    pi = nonvertex_probability(d, int(N)) if problem.model == "hull_knapsack" else 0.0
     solved = knapsack_expectation(facts, law, budget, tol, vertex=1.0 - pi)
     ratio = N * law.mean / budget
     hull = (f"targets not a vertex of their candidates' hull lost (pi = {pi:.3g}); "

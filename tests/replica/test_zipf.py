@@ -113,12 +113,12 @@ def test_hull_knapsack_matches_sampled_instances():
     # hull_knapsack: each fact is lost with probability pi (its target not a vertex), the
     # knapsack runs over the others; sampled instances (the lost facts drawn, the fractional
     # knapsack over the rest) agree with the expectation as the plain knapsack does (0.006)
-    from replica.variants.zipf import _nonvertex_probability
+    from replica.variants.few_outputs import nonvertex_probability
 
     d, N, a, instances = 8, 40, 1.2, 4000
     theory = zipf_error(d, ZipfFacts(N, a), options={"size": 100_000, "seed": 3})
     plain = zipf_error(d, ZipfFacts(N, a), model="knapsack", options={"size": 100_000, "seed": 3})
-    pi = _nonvertex_probability(d, N)
+    pi = nonvertex_probability(d, N)
     assert theory.model == "hull_knapsack" and 0.005 < pi < 0.1 and theory.error > plain.error + 0.5 * pi
     rng = np.random.default_rng(12)
     costs = sample_optimal_scores(p=N, size=N * instances, seed=11).cost.reshape(instances, N)

@@ -325,12 +325,12 @@ def accuracy_settings(**accuracy) -> AccuracySettings:
     return AccuracySettings(rel_tol, tol, max_iter, resolve_seed(accuracy.get("seed")))
 
 
-def old_tolerance_keywords(owner: str, names=TOLERANCE_FIELDS):
+def old_tolerance_keywords(owner: str, names=TOLERANCE_FIELDS, advice: str | None = None):
     """A translator for :func:`replica.common.deprecation.accepts_old_calls`: ``owner(..., rel_tol=, ...)``.
 
     The flat keywords ``names`` of a call go into its ``options`` (a dict of the settings
     already in ``options`` and the flat ones); a setting given both ways is a ``TypeError``.
-    The warning says to pass ``options=replica.Tolerances(...)``.
+    The warning says to pass ``options=replica.Tolerances(...)``, or ``advice`` when given.
     """
 
     def translate(args, kwargs):
@@ -347,7 +347,7 @@ def old_tolerance_keywords(owner: str, names=TOLERANCE_FIELDS):
         kwargs["options"] = {**given, **old}
         keywords = ", ".join(f"{name}=" for name in flat)
         return args, kwargs, (f"{owner}({keywords}) is deprecated and will be removed in the next release; pass "
-                              f"options=replica.Tolerances({keywords})")
+                              f"{advice or f'options=replica.Tolerances({keywords})'}")
 
     return translate
 

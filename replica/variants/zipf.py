@@ -41,6 +41,7 @@ from ..common.results import Result
 from ..common.seeds import resolve_seed
 from ..hebbian.finite_size import hebbian_input_failure_probability
 from ..hebbian.model import failure_probability
+from ..optimal.capacity_equation import old_tolerance_keywords, settings_dict
 from ..optimal.scores import sample_optimal_scores
 from .zipf_facts import FactBins, ZipfFacts, unseen_sums, zipf_fact_bins, zipf_frequencies
 from .zipf_memories import (
@@ -193,28 +194,8 @@ def _old_call(args, kwargs):
 _SETTINGS = ("seed", "size", "tol")  # the settings of zipf_error (options=)
 
 
-def _flat_settings(args, kwargs):
-    """The call ``zipf_error(..., seed=, size=, tol=)`` of earlier versions: the settings go into ``options``."""
-    flat = [name for name in _SETTINGS if name in kwargs]
-    if not flat:
-        return None
-    kwargs = dict(kwargs)
-    given = _settings(kwargs.get("options"))
-    old = {name: kwargs.pop(name) for name in flat}
-    twice = sorted(set(old) & set(given))
-    if twice:
-        raise TypeError(f"zipf_error() got {', '.join(twice)} twice: as a keyword and in options")
-    kwargs["options"] = {**given, **{k: v for k, v in old.items() if v is not None}}
-    keywords = ", ".join(f"{name}=" for name in flat)
-    return args, kwargs, (f"zipf_error({keywords}) is deprecated and will be removed in the next release; pass "
-                          f"options={{{', '.join(repr(n) + ': ...' for n in flat)}}} (or replica.Tolerances(seed=, "
-                          f"tol=))")
-
-
 def _settings(options) -> dict:
     """``options`` of :func:`zipf_error` as a dict of ``seed``, ``size``, ``tol`` (a ValueError for any other)."""
-    from ..optimal.capacity_equation import settings_dict
-
     given = settings_dict(options, "zipf_error()")
     unknown = sorted(set(given) - set(_SETTINGS))
     if unknown:
@@ -225,7 +206,8 @@ def _settings(options) -> dict:
 
 @reports_validity("zipf_error")
 @accepts_old_calls(_old_call)
-@accepts_old_calls(_flat_settings)
+@accepts_old_calls(old_tolerance_keywords("zipf_error", _SETTINGS, "options={'seed': ..., 'size': ..., 'tol': ...} (or "
+                                          "replica.Tolerances(seed=, tol=))"))
 def zipf_error(d, facts, memory="optimal", kappa=1.0, *, ensemble="gaussian", model=None, options=None):
     """Expected frequency mass of the facts not recalled, for Zipf frequencies ``f_mu ∝ mu^-a``.
 

@@ -184,11 +184,16 @@ def gaussian_recall(targets, comp_count, comp_w2, s2, d, ensemble):
     return np.clip(out, 0.0, 1.0)
 
 
-def competitor_bins(weights):
-    """Bins of width 0.01 in ``ln w``: counts and mean squared weights."""
+def _log_w_bins(weights):
+    """Bins of width 0.01 in ``ln w``, increasing: their keys, the bin of every weight, and the counts."""
     keys = np.round(np.log(weights) / _LOG_W_BIN).astype(np.int64)
     unique, inverse = np.unique(keys, return_inverse=True)
-    count = np.bincount(inverse).astype(np.float64)
+    return unique, inverse, np.bincount(inverse).astype(np.float64)
+
+
+def competitor_bins(weights):
+    """Bins of width 0.01 in ``ln w``: counts and mean squared weights."""
+    unique, inverse, count = _log_w_bins(weights)
     w2 = np.bincount(inverse, weights=weights**2) / count
     w1 = np.bincount(inverse, weights=weights) / count
     return count, w2, w1, unique
@@ -388,14 +393,12 @@ def weight_bins(weights, frequencies):
     count, w1, w2, mass = [np.ones(head)], [w[:head]], [w[:head] ** 2], [f[:head]]
     if w.size > head:
         rest, f_rest = w[head:], f[head:]
-        keys = np.round(np.log(rest) / 0.01).astype(np.int64)
-        change = np.flatnonzero(np.diff(keys)) + 1  # rest is sorted, so bins are runs
-        starts = np.concatenate(([0], change))
-        n = np.diff(np.concatenate((starts, [rest.size]))).astype(np.float64)
-        count.append(n)
-        w1.append(np.add.reduceat(rest, starts) / n)
-        w2.append(np.add.reduceat(rest**2, starts) / n)
-        mass.append(np.add.reduceat(f_rest, starts))
+        _, inverse, n = _log_w_bins(rest)
+        down = slice(None, None, -1)  # the bins in decreasing weight
+        count.append(n[down])
+        w1.append((np.bincount(inverse, weights=rest) / n)[down])
+        w2.append((np.bincount(inverse, weights=rest**2) / n)[down])
+        mass.append(np.bincount(inverse, weights=f_rest)[down])
     return tuple(np.concatenate(x) for x in (count, w1, w2, mass))
 
 

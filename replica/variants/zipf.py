@@ -237,17 +237,12 @@ def zipf_error(d, facts, memory="optimal", kappa=1.0, *, ensemble="gaussian", mo
       ``model="hebbian-gaussian"`` takes every score as an independent Gaussian (target
       ``w_mu``, competitor ``rho`` of variance ``(w_rho^2 + w_mu^2)/d + sum w^2 / d^2``), which
       overestimates the error at small ``d``.  Equal weights use the finite-size model.
-    * ``ZipfFacts(..., samples=T)``: the memory is built from ``T`` i.i.d. draws of the Zipf law and
-      stores only the facts seen (fact ``mu`` with probability ``q_mu = 1 - (1 - f_mu)^T``);
-      unseen facts are errors, ``unseen_mass = sum_mu f_mu (1 - f_mu)^T``, and their
-      outputs still compete (random outputs, not stored in ``W``).  Optimal memory: the
-      knapsack over the seen facts in expectation over the seen indicators,
-      ``sum_mu q_mu E[C 1{C <= f_mu / lambda}] = F d^2``.  Hebbian, ``weights=None``:
-      ``W = sum_{mu seen} u_mu e_mu^T``, the finite-size model with ``n`` stored facts
-      and ``N - n`` unstored competing outputs, averaged over the number ``n`` of facts
-      seen.  Hebbian, ``weights="frequency"``: the empirical frequencies ``w_mu = n_mu / T``
-      (``W = sum_mu n_mu u_mu e_mu^T``), the Gaussian model averaged over the binomial
-      counts ``n_mu``.  ``notes/zipf.md``, section 6.
+    * ``ZipfFacts(..., samples=T)``: the memory stores only the facts seen in ``T`` i.i.d. draws
+      of the Zipf law; unseen facts are errors (``unseen_mass = sum_mu f_mu (1 - f_mu)^T``) whose
+      outputs still compete.  Optimal: the knapsack over the seen facts; Hebbian: the
+      finite-size model averaged over the number of facts seen, or (``weights="frequency"``,
+      ``w_mu = n_mu / T``) the independent-Gaussian model averaged over the counts
+      (``notes/zipf.md``, section 6).
 
     Parameters
     ----------

@@ -332,10 +332,10 @@ _HULL_MAX_D = 32  # the hull term where the cloud statistics are quick (d <= 32,
 _HULL_MAX_N = 256
 
 
-def _applicable_models(memory, kind, equal, T, d=None, N=None):
+def _applicable_models(memory, kind, equal, T, d, N):
     """The models of :func:`zipf_error` for this memory and weights, the default first."""
     if memory == "optimal":
-        if T is None and d is not None and d <= _HULL_MAX_D and d + 1 < N <= _HULL_MAX_N:
+        if T is None and d <= _HULL_MAX_D and d + 1 < N <= _HULL_MAX_N:
             return ("hull_knapsack", "knapsack")
         return ("knapsack",)
     if kind == "none" or equal:

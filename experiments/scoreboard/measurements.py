@@ -572,23 +572,21 @@ def accuracy_optimal() -> list[dict]:
 def zipf_bracket() -> list[dict]:
     """The best recalled Zipf mass at d = 6 to 10: mean MILP bound to mean search, per case (``zipf_bracket.csv``).
 
-    With the hull control variate of ``experiments.zipf.zipf_bracket.hull_control_variate``:
+    With the hull control variate (:func:`hull_control_variate`):
     each instance's non-vertex mass (facts never recalled, found by LP) is replaced by the
     counted non-vertex fraction, an estimate of its expectation; the bracket is on the same
     expected best error, without the spread of which heavy facts are lost.
     """
-    from experiments.zipf.zipf_bracket import hull_control_variate, read_rows
-
     cases = {}
-    for r in read_rows(EXPERIMENTS / "zipf" / "zipf_bracket.csv"):
-        cases.setdefault((r["d"], r["N"], r["a"], r["top"]), []).append(r)
+    for r in _read_csv(EXPERIMENTS / "zipf" / "zipf_bracket.csv"):
+        cases.setdefault((int(r["d"]), int(r["N"]), float(r["a"]), int(r["top"])), []).append(r)
     out = []
     for (d, N, a, top), at in cases.items():
         n = len(at)
-        lows, highs = (x.tolist() for x in hull_control_variate(at))
+        lows, highs = hull_control_variate(at)
         low, high = sum(lows) / n, sum(highs) / n
-        counted = sum(r["nonvertex_count"] for r in at) / (n * N)
-        closed = sum(r["upper_mass"] - r["lower_mass"] <= 1e-5 for r in at)
+        counted = sum(int(r["nonvertex_count"]) for r in at) / (n * N)
+        closed = sum(float(r["upper_mass"]) - float(r["lower_mass"]) <= 1e-5 for r in at)
         out.append(_point("zipf_error", "zipf", f"optimal memory, DP, full rank, gaussian, Zipf facts, N = 2 p_c "
                           f"(MILP over the top {top} facts; hull control variate)", {"d": d, "N": N, "a": a},
                           "bracket", None, low, high, n,
@@ -596,6 +594,23 @@ def zipf_bracket() -> list[dict]:
                           f"counted mean {counted:.3f}; s.e. {_stderr(lows):.3f}, {_stderr(highs):.3f}; "
                           f"{closed}/{n} closed)"))
     return out
+
+
+def hull_control_variate(at) -> tuple[list, list]:
+    """Per instance of one Zipf-bracket case, the error bracket with its non-vertex mass at the counted fraction.
+
+    ``max(1 - upper_i, L_i) - L_i + c_i`` and ``1 - lower_i - L_i + c_i``, with ``L_i`` the
+    instance's non-vertex mass and ``c_i`` its non-vertex fraction: their means over the
+    instances bracket the mean best error with ``L`` replaced by the counted mean fraction
+    (``experiments.zipf.zipf_bracket.case_summaries``).  ``at``: the rows of one case
+    (strings of the CSV or typed values).
+    """
+    lows, highs = [], []
+    for r in at:
+        lost, counted = float(r["nonvertex_mass"]), int(r["nonvertex_count"]) / int(r["N"])
+        lows.append(max(1.0 - float(r["upper_mass"]), lost) - lost + counted)
+        highs.append(1.0 - float(r["lower_mass"]) - lost + counted)
+    return lows, highs
 
 
 def _stderr(values) -> float:

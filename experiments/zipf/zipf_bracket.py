@@ -45,6 +45,7 @@ from validation import FactSettings, make_instance, solve
 from validation.bounds.accuracy import accuracy_bound
 from validation.solvers import set_threads
 from experiments.pages import write_block
+from experiments.scoreboard.measurements import hull_control_variate
 from experiments.provenance import read_record
 from experiments.runner import run
 
@@ -108,20 +109,6 @@ def read_rows(path=DATA) -> list[dict]:
                 for r in csv.DictReader(fh)]
 
 
-def hull_control_variate(at) -> tuple[np.ndarray, np.ndarray]:
-    """Per instance of one case, the error bracket with its non-vertex mass at the counted mean fraction.
-
-    ``max(1 - upper_i, L_i) - L_i + c_i`` and ``1 - lower_i - L_i + c_i``, with ``L_i`` the
-    instance's non-vertex mass and ``c_i`` its non-vertex fraction: their means over the
-    instances bracket the mean best error with ``L`` replaced by the counted mean fraction
-    (see :func:`case_summaries`).  ``at``: the typed rows of one case (:func:`read_rows`).
-    """
-    lost = np.array([r["nonvertex_mass"] for r in at])
-    counted = np.array([r["nonvertex_count"] / r["N"] for r in at])
-    low = np.maximum(np.array([1.0 - r["upper_mass"] for r in at]), lost) - lost + counted
-    return low, np.array([1.0 - r["lower_mass"] for r in at]) - lost + counted
-
-
 def case_summaries(rows) -> list[dict]:
     """Per case: the mean error bracket, its instance spread and the theory.
 
@@ -152,7 +139,7 @@ def case_summaries(rows) -> list[dict]:
         statuses = {s: sum(r["status"] == s for r in at) for s in sorted({r["status"] for r in at})}
         lost = np.array([r["nonvertex_mass"] for r in at])
         counted = np.array([r["nonvertex_count"] / N for r in at])
-        cv_low, cv_high = hull_control_variate(at)
+        cv_low, cv_high = (np.array(x) for x in hull_control_variate(at))
         out.append(dict(d=d, N=N, a=a, top=top, instances=n, low=float(low.mean()), high=float(high.mean()),
                         lost=float(lost.mean()), pi=nonvertex_probability(d, N), cv_low=float(cv_low.mean()),
                         counted=float(counted.mean()), counted_se=float(counted.std(ddof=1) / math.sqrt(n)),

@@ -77,7 +77,7 @@ def test_row_order_kernel_equals_the_column_kernel(dtype):
     # recall_check reads a C-ordered score matrix row by row (contiguous); the column kernel
     # (used for other layouts) is the reference: the same recalled flags and margins, bit for
     # bit, with ties (strict: a tie fails), NaN competitors and NaN targets
-    from validation.measurements.recall import _recall_kernel
+    from validation.measurements.recall import _recall_columns_kernel
 
     rng = np.random.default_rng(7)
     for n, p in ((2, 5), (7, 3), (50, 30), (300, 100)):
@@ -89,7 +89,7 @@ def test_row_order_kernel_equals_the_column_kernel(dtype):
             S[t[2], 2] = np.nan
         fast = recall_check(S, t)
         r, m = np.empty(p, dtype=bool), np.empty(p)
-        _recall_kernel(S, t.astype(np.int64), r, m)
+        _recall_columns_kernel(S, t.astype(np.int64), r, m)
         assert np.array_equal(fast[0], r) and np.array_equal(fast[1], m, equal_nan=True)
         slow = recall_check(np.asfortranarray(S), t)  # another layout: the column kernel
         assert np.array_equal(slow[0], r) and np.array_equal(slow[1], m, equal_nan=True)

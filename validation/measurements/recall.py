@@ -26,7 +26,8 @@ __all__ = [
 
 
 @numba.njit(cache=True)
-def _recall_kernel(scores, targets, recalled, margins):
+def _recall_columns_kernel(scores, targets, recalled, margins):
+    """Recall flags and margins column by column (any layout; the C-ordered case: :func:`_recall_kernel`)."""
     p = scores.shape[1]
     n_cand = scores.shape[0]
     for mu in range(p):
@@ -51,8 +52,9 @@ def _recall_kernel(scores, targets, recalled, margins):
 
 
 @numba.njit(cache=True)
-def _recall_rows_kernel(scores, targets, recalled, margins):
-    """:func:`_recall_kernel` for a C-ordered ``scores``, row by row: contiguous reads, the same results."""
+def _recall_kernel(scores, targets, recalled, margins):
+    """Recall flags and margins of a C-ordered ``scores``, row by row (contiguous reads); other layouts:
+    :func:`_recall_columns_kernel`, the same results."""
     n, p = scores.shape
     best = np.full(p, -math.inf)
     nan = np.zeros(p, dtype=np.bool_)
@@ -170,7 +172,7 @@ def recall_check(scores, targets=None):
     See ``notes/simulation.md`` (recall and ties).
     """
     arr, index = _as_score_matrix(scores, targets)
-    kernel = _recall_rows_kernel if arr.flags.c_contiguous else _recall_kernel
+    kernel = _recall_kernel if arr.flags.c_contiguous else _recall_columns_kernel
     outputs = (np.empty(arr.shape[1], dtype=np.bool_), np.empty(arr.shape[1], dtype=np.float64))
     kernel(arr, index, *outputs)
     return outputs

@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from validation.measurements.recall import competitor_scale, normalised_margin, recall_check, top_competitors
+from validation.measurements.recall import (competitor_scale, normalised_margin, recall_check, recalled_from_images,
+                                          top_competitors)
 
 
 def test_hand_example():
@@ -93,3 +94,53 @@ def test_row_order_kernel_equals_the_column_kernel(dtype):
         assert np.array_equal(fast[0], r) and np.array_equal(fast[1], m, equal_nan=True)
         slow = recall_check(np.asfortranarray(S), t)  # another layout: the column kernel
         assert np.array_equal(slow[0], r) and np.array_equal(slow[1], m, equal_nan=True)
+
+
+def _hebbian_images(n, p, d, seed):
+    """Candidates and Hebbian images with a mix of recalled and lost inputs."""
+    rng = np.random.default_rng(seed)
+    C = rng.standard_normal((n, d)) / np.sqrt(d)
+    E = rng.standard_normal((p, d)) / np.sqrt(d)
+    W = C[:p].T @ E
+    return C, E @ W.T
+
+
+@pytest.mark.parametrize("n, p, d", [(400, 400, 16), (1000, 1000, 64), (300, 120, 32)])
+def test_screened_recall_equals_the_float64_recall(n, p, d):
+    C, Y = _hebbian_images(n, p, d, seed=n + d)
+    targets = None if n == p else np.arange(p, dtype=np.int64) * 2
+    expected = recall_check(C @ Y.T, targets)[0]
+    got = recalled_from_images(C, Y, targets)
+    assert 0 < expected.sum() < p  # both verdicts occur
+    assert np.array_equal(got, expected)
+
+
+def test_screened_recall_decides_ties_and_near_ties_in_float64():
+    # Reference: recall_check on the float64 product.  Column 0: a competitor row equal to the
+    # target row (an exact tie: lost).  Column 1: a competitor above the target by 1e-12 in
+    # relative terms (far below float32 resolution: lost).  Column 2: the same competitor just
+    # below (recalled).  The float32 screen cannot tell them apart; the float64 repair must.
+    d = 8
+    rng = np.random.default_rng(3)
+    C = rng.standard_normal((6, d))
+    Y = rng.standard_normal((3, d))
+    for mu in range(3):
+        Y[mu] = C[mu] * 5.0  # the target scores far above the random competitors
+    C[3] = C[0]
+    C[4] = C[1] * (1 + 1e-12)
+    C[5] = C[2] * (1 - 1e-12)
+    expected = recall_check(C @ Y.T, np.arange(3))[0]
+    assert expected.tolist() == [False, False, True]
+    assert recalled_from_images(C, Y, np.arange(3)).tolist() == [False, False, True]
+
+
+def test_screened_recall_nan_fails_and_bad_shapes_raise():
+    C, Y = _hebbian_images(50, 50, 8, seed=1)
+    Y[7, 0] = np.nan
+    got = recalled_from_images(C, Y)
+    assert not got[7]
+    assert np.array_equal(got, recall_check(C @ Y.T)[0])
+    with pytest.raises(ValueError, match="share d"):
+        recalled_from_images(C, Y[:, :4])
+    with pytest.raises(ValueError, match="targets"):
+        recalled_from_images(C, Y, np.arange(49))

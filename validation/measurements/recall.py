@@ -18,6 +18,7 @@ import numpy as np
 
 __all__ = [
     "recall_check",
+    "recalled_from_images",
     "top_k_recalled",
     "top_competitors",
     "competitor_scale",
@@ -113,21 +114,29 @@ def _top_k_kernel(scores, targets, top_k, recalled):
 def _as_score_matrix(scores, targets):
     """Checked ``(S, target rows)``; ``targets=None`` means the diagonal."""
     arr = np.asarray(scores)
-    square = targets is None
-    if arr.ndim != 2 or arr.shape[0] < 2 or (square and arr.shape[0] < arr.shape[1]):
-        raise ValueError(
-            f"scores must be a 2-d array S[rho, mu] with at least 2 rows"
-            f"{' and rows >= columns' if square else ''}, got shape {arr.shape}")
+    if arr.ndim != 2:
+        raise ValueError(f"scores must be a 2-d array S[rho, mu] with at least 2 rows"
+                         f"{' and rows >= columns' if targets is None else ''}, got shape {arr.shape}")
     if arr.dtype != np.float64 and arr.dtype != np.float32:
         arr = arr.astype(np.float64)
+    return arr, _target_rows(arr.shape, targets)
+
+
+def _target_rows(shape, targets):
+    """The checked target row of every column of a ``shape = (n_candidates, p)`` score matrix."""
+    square = targets is None
+    if shape[0] < 2 or (square and shape[0] < shape[1]):
+        raise ValueError(
+            f"scores must be a 2-d array S[rho, mu] with at least 2 rows"
+            f"{' and rows >= columns' if square else ''}, got shape {shape}")
     if square:
-        return arr, np.arange(arr.shape[1], dtype=np.int64)
+        return np.arange(shape[1], dtype=np.int64)
     index = np.asarray(targets)
-    if (index.shape != (arr.shape[1],) or index.dtype.kind not in "iu"
-            or (index.size and (index.min() < 0 or index.max() >= arr.shape[0]))):
-        raise ValueError(f"targets must be integers in [0, {arr.shape[0] - 1}], one per column "
-                         f"of scores ({arr.shape[1]}), got shape {index.shape} and dtype {index.dtype}")
-    return arr, np.ascontiguousarray(index, dtype=np.int64)
+    if (index.shape != (shape[1],) or index.dtype.kind not in "iu"
+            or (index.size and (index.min() < 0 or index.max() >= shape[0]))):
+        raise ValueError(f"targets must be integers in [0, {shape[0] - 1}], one per column "
+                         f"of scores ({shape[1]}), got shape {index.shape} and dtype {index.dtype}")
+    return np.ascontiguousarray(index, dtype=np.int64)
 
 
 def _per_input(kernel, scores, targets, dtypes):
@@ -176,6 +185,86 @@ def recall_check(scores, targets=None):
     outputs = (np.empty(arr.shape[1], dtype=np.bool_), np.empty(arr.shape[1], dtype=np.float64))
     kernel(arr, index, *outputs)
     return outputs
+
+
+SCREEN_UNIT = 2.0 ** -24
+"""Unit roundoff of float32, the arithmetic of :func:`recalled_from_images`'s screen."""
+
+
+@numba.njit(cache=True)
+def _competitor_max32(scores, targets):
+    """Largest float32 competitor score of every column (rows read in order; the target row skipped)."""
+    n, p = scores.shape
+    best = np.full(p, -np.inf, dtype=np.float32)
+    for rho in range(n):
+        for mu in range(p):
+            if rho != targets[mu] and scores[rho, mu] > best[mu]:
+                best[mu] = scores[rho, mu]
+    return best
+
+
+def recalled_from_images(candidates, images, targets=None):
+    """Which inputs are recalled, from the candidates and the images, with a certified float32 screen.
+
+    The same verdict as ``recall_check(candidates @ images.T, targets)[0]`` (float64 scores;
+    target strictly above every competitor, ties and NaN fail) for a shared candidate table
+    (the original problem), at about half the cost of the float64 score product: the
+    competitor scores are computed in float32, and every column whose float32 maximum is
+    within the rounding bound of the float64 target score is computed again in float64.
+
+    The bound: with ``u`` the float32 unit roundoff (:data:`SCREEN_UNIT`), a float32 score
+    differs from the exact one by at most ``((d + 2) u + O(u^2)) |c_rho| |y_mu|`` (rounding
+    of both vectors to float32 and a d-term sum in any order: Higham, *Accuracy and Stability
+    of Numerical Algorithms*, 2nd ed., eq. 3.5), taken here as ``1.01 (d + 3) u max_rho |c_rho|
+    |y_mu|``; the float64 target score carries ``(d + 2) 2^-53 |c_t| |y_mu|``.  A column is
+    decided by the screen only when its float32 competitor maximum lies outside the target
+    score by more than the sum of the two.  The verdict can differ from ``recall_check`` on
+    the float64 product only where the float64 scores themselves are within rounding of a tie.
+
+    Parameters
+    ----------
+    candidates : array_like, shape (n_candidates, d)
+        The shared candidate vectors (rows), ``Instance.table`` of an original-problem instance.
+    images : array_like, shape (p, d)
+        ``images[mu] = W @ e_mu``.
+    targets : array_like of int, shape (p,), optional
+        Row of every input's target (default the diagonal, ``n_candidates >= p``).
+
+    Returns
+    -------
+    ndarray of bool, shape (p,)
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not match, or ``targets`` is not as :func:`recall_check` requires.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> C, Y = rng.standard_normal((300, 16)), rng.standard_normal((300, 16))
+    >>> bool((recalled_from_images(C, Y) == recall_check(C @ Y.T)[0]).all())
+    True
+    """
+    C = np.ascontiguousarray(candidates, dtype=np.float64)
+    Y = np.ascontiguousarray(images, dtype=np.float64)
+    if C.ndim != 2 or Y.ndim != 2 or C.shape[1] != Y.shape[1]:
+        raise ValueError(f"candidates (n, d) and images (p, d) must share d, got shapes {C.shape} and {Y.shape}")
+    index = _target_rows((C.shape[0], Y.shape[0]), targets)
+    if not (np.isfinite(C).all() and np.isfinite(Y).all()):
+        return recall_check(C @ Y.T, targets)[0]
+    d = C.shape[1]
+    target = np.einsum("ij,ij->i", C[index], Y)
+    y_norm = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+    c_norm = np.sqrt(np.einsum("ij,ij->i", C, C))
+    slack = (1.01 * (d + 3) * SCREEN_UNIT * c_norm.max() + (d + 2) * 2.0 ** -53 * c_norm[index]) * y_norm
+    best = _competitor_max32(C.astype(np.float32) @ Y.astype(np.float32).T, index).astype(np.float64)
+    recalled = best < target - slack
+    unsure = np.flatnonzero(np.abs(best - target) <= slack)
+    if unsure.size:
+        recalled[unsure] = recall_check(C @ Y[unsure].T, index[unsure])[0]
+    return recalled
 
 
 def top_k_recalled(scores, top_k, targets=None):

@@ -56,6 +56,7 @@ from ..instances.ensembles import ENSEMBLES, PROBLEMS, EmbeddingModel, FactSetti
 from ..solvers import assess
 from ..solvers.engine.registry import memory_names, memory_spec
 from ..runtime.sweep import task_seed
+from .recall import recalled_from_images
 
 __all__ = ["ZipfSettings", "ZIPF_SOLVERS", "ZIPF_LABELS", "ZipfPoint", "ZipfMeasurement", "measure_zipf",
            "zipf_frequencies",
@@ -324,7 +325,11 @@ class ZipfMeasurement(Result):
 def _one_error(inst, solver, settings):
     """``(E, recalled count, budget ended)`` of one memory on one weighted instance."""
     W, ended = memory_spec(solver).run.load(solver)(inst, settings)
-    recalled = assess(inst, W)[3]
+    if inst.problem == "op":  # shared candidates: the float32 screen, the float64 verdict (recalled_from_images)
+        recalled = recalled_from_images(inst.table, inst.inputs @ np.asarray(W, dtype=np.float64).T,
+                                        None if inst.outputs is None else inst.target_index)
+    else:
+        recalled = assess(inst, W)[3]
     return math.fsum(inst.weights[~recalled].tolist()), int(recalled.sum()), ended
 
 

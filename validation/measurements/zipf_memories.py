@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..solvers import solve
 from ..solvers.engine.memories import hebbian_memory
+from ..solvers.hebbian import hebbian_matrix
 
 __all__ = ["weighted_give_up", "hebbian_rule", "frequency_weighted_hebbian", "adam_cross_entropy",
            "adam_weighted_cross_entropy"]
@@ -27,8 +28,8 @@ def weighted_give_up(instance, settings):
 
 
 def hebbian_rule(instance, settings):
-    """The Hebbian rule ``W = sum_mu u_mu e_mu^T`` (unweighted)."""
-    return _ended(solve(instance, "hebbian"))
+    """The Hebbian rule ``W = sum_mu u_mu e_mu^T`` (unweighted): the W of ``solve(instance, "hebbian")``."""
+    return hebbian_matrix(instance, 1.0)[0], False
 
 
 def frequency_weighted_hebbian(instance, settings):

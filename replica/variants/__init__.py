@@ -10,7 +10,8 @@
   knapsack of the optimal memory, the Gaussian model of the weighted Hebbian memory).
 * :mod:`replica.variants.rectangular` -- ``d_out x d_in`` memories (``notes/rectangular.md``);
   :mod:`replica.variants.few_outputs` -- the same with few outputs, where the outputs' hull
-  limits the capacity (``notes/rectangular_few_outputs.md``).
+  limits the capacity (``notes/rectangular_few_outputs.md``); :mod:`replica.variants.top_k_hull`
+  -- the same limit for top-k recall, a target of halfspace depth ``>= k`` (``notes/top_k.md``).
 * :mod:`replica.variants.covariance` -- correlated embeddings ``Sigma^{1/2} g``
   (``notes/covariance.md``).
 
@@ -37,6 +38,7 @@ from .rectangular import (
 )
 from .accuracy_finite import FiniteSizeAccuracyResult, finite_size_accuracy
 from .few_outputs import FewOutputsCapacityResult, few_outputs_capacity
+from .top_k_hull import KSetHullFactor, k_set_hull_factor
 from .zipf import ZipfError, ZipfFacts, knapsack_kept, zipf_error, zipf_frequencies
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "zipf_error", "ZipfError", "ZipfFacts", "knapsack_kept", "zipf_frequencies",
     "rectangular_capacity", "RectangularCapacityResult", "tail_second_moment_rectangular",
     "rectangular_hebbian_capacity", "RectangularHebbianCapacityResult",
-    "few_outputs_capacity", "FewOutputsCapacityResult", "finite_size_accuracy", "FiniteSizeAccuracyResult",
+    "few_outputs_capacity", "FewOutputsCapacityResult", "k_set_hull_factor", "KSetHullFactor",
+    "finite_size_accuracy", "FiniteSizeAccuracyResult",
     "power_law_spectrum", "effective_rank", "covariance_hebbian_accuracy", "CovarianceHebbianAccuracy",
 ]

@@ -87,6 +87,9 @@ class FiniteRatioSpectrum(Result):
         ``2 + r / c``: the fourth moment of the *full* spectrum of ``G`` in units of
         ``||G||_F / sqrt(d)`` as ``d -> infinity`` at fixed ``c`` and cost law (the
         quarter circle has 2).
+    status, converged, message
+        A Monte-Carlo estimate: ``status`` is always ``"ok"`` and ``converged`` True; the
+        precision is ``below_stderr``.
     """
 
     STATUSES = ("ok",)

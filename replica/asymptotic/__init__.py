@@ -7,6 +7,8 @@
   Gumbel expansion and the order statistics of uniforms (``notes/extreme_values.md``).
 * :mod:`replica.asymptotic.spectra` -- the predicted singular-value spectra of the optimal
   and Hebbian memories (``notes/spectra.md``).
+* :mod:`replica.asymptotic.finite_size_spectra` -- the spectrum of a memory that is a sum of
+  ``p`` rank-one pushes at finite ``d`` and ``p / d`` (``notes/spectra.md``, section 7).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from .quarter_circle import (
     truncation_point,
     truncation_point_mp,
 )
+from .finite_size_spectra import FiniteRatioSpectrum, finite_ratio_spectrum
 from .spectra import HebbianSpectrum, hebbian_spectrum, normalized_singular_values, spectrum
 
 __all__ = [
@@ -39,4 +42,5 @@ __all__ = [
     "expected_max", "extreme_value_threshold", "gumbel_expansion", "GumbelExpansion", "MaximumOfGaussians",
     "expected_max_mp", "top_order_statistics", "order_statistics_from_uniforms",
     "spectrum", "normalized_singular_values", "hebbian_spectrum", "HebbianSpectrum",
+    "finite_ratio_spectrum", "FiniteRatioSpectrum",
 ]

@@ -123,7 +123,11 @@ def depth_below(points, k) -> np.ndarray:
 
 @dataclass(frozen=True)
 class KSetHullFactor(Result):
-    """The k-set hull factor ``H_k(p)`` of :func:`k_set_hull_factor` (an upper bound on ``P(stored at top k)``)."""
+    """The k-set hull factor ``H_k(p)`` of :func:`k_set_hull_factor` (an upper bound on ``P(stored at top k)``).
+
+    ``status`` is always ``"converged"``: a Monte-Carlo estimate with its standard error
+    (``stderr``), no iteration that could fail.
+    """
 
     STATUSES = ("converged",)
 

@@ -1,7 +1,9 @@
 """Per-input field scales of the certified max-margin memory (diagnostic for ``notes/max_margin.md``).
 
 For d = 16, p = round(0.4 p_c(16)) = 25 (decoupled problem, seeds ``SeedSequence([0, d, p, t])``,
-t = 0, 1, 2, the instances of ``experiments/margins/margins.py``) and both ensembles, it solves the max-margin
+t = 0, 1, 2, the seeds of ``experiments/margins/margins.py``; built with the default DP candidate
+generator (2), so they are other instances than that experiment's, which pins generator 1) and
+both ensembles, it solves the max-margin
 problem (``solve(inst, "optimal", refine=True, options={"refine_tol": 0.005})``) and prints, per
 instance: the normalised margin, how many inputs sit at the minimum margin (within 1 %), the
 mean and standard deviation over inputs of ``sigma_mu = sqrt(d) |W e_mu| / ||W||_F`` (the

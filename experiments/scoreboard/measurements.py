@@ -497,19 +497,33 @@ def few_outputs() -> list[dict]:
 # experiments/margins
 # --------------------------------------------------------------------------------------
 def margins() -> list[dict]:
-    """Certified max margins: mean verified margin (lower) to mean certified bound (upper), stored rows only."""
+    """Certified max margins: the 95 % sampling interval of the mean over instances, per (d, ensemble, load).
+
+    ``margins_measured.csv`` (the summary of the per-instance ``margins_instances.csv``)
+    gives, over the n instances stored with their certified gap closed to 0.5 %, the mean
+    verified margin (a lower bound on the mean best margin) and the mean certified bound (an
+    upper bound) with their standard errors between instances.  The point is the mean
+    verified margin; its interval is ``[mean margin - t se, mean bound + t se]``
+    (``t = t_{0.975, n-1}``, the CSV's ``low`` and ``high``), so it holds both the per-instance
+    certificate and the sampling error; ``trials`` is n.  Rows with fewer than 2 such
+    instances have no sampling interval and give no point.
+    """
     out = []
     for r in _read_csv(EXPERIMENTS / "margins" / "margins_measured.csv"):
-        stored = int(r["stored"])
-        if stored == 0:
+        n = int(r["n"])
+        if n < 2:
             continue
-        margin, bound = float(r["margin"]), float(r["bound"])
+        margin, bound, low, high = (float(r[k]) for k in ("margin", "bound", "low", "high"))
+        left = int(r["trials"]) - n
+        text = (f"{margin:.3f} +- {float(r['margin_se']):.3f} to {bound:.3f} +- {float(r['bound_se']):.3f} (mean "
+                f"verified margin to mean certified bound, s.e. over {n} instances; 95 % sampling interval "
+                f"{low:.3f} to {high:.3f}; {n}/{r['trials']} stored with gaps closed to 0.5 %"
+                + (f"; left out: {r['not_stored']} not stored, {r['undecided']} undecided, "
+                   f"{int(r['stored']) - n} with the gap open" if left else "") + ")")
         out.append(_point("max_margin", "margins", f"max-margin memory, DP, {r['ensemble']} embeddings, full rank, "
                           f"p = {float(r['x']):g} p_c", {"d": int(r["d"]), "p": int(r["p"]),
                                                          "ensemble": r["ensemble"]},
-                          "interval", margin, margin, bound, stored,
-                          f"{margin:.3f} to {bound:.3f} (mean verified margin to mean certified bound; "
-                          f"{r['gap_reached']}/{r['trials']} gaps closed to 0.5 %)"))
+                          "interval", margin, low, high, n, text))
     return out
 
 

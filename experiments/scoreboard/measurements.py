@@ -25,8 +25,8 @@ A point is a dict (the contract with ``experiments/scoreboard/scoreboard.py``)::
 
 Only certified measurements count: decisions of the ``optimal`` solver at full rank (both
 verdicts certified), the Hebbian rule's own recall (exact for the memory measured; its
-interval is the sampling interval over instances), max-margin intervals (mean verified
-margin to mean certified bound), MILP brackets and exact decisions.  A search that only
+interval is the sampling interval over instances), max-margin intervals (the 95 % sampling
+interval of the mean over instances, from mean verified margin to mean certified bound), MILP brackets and exact decisions.  A search that only
 finds storing (or recalling) memories gives a lower bound on a capacity or an accuracy
 (an upper bound on an error); Adam never certifies a failure.
 
@@ -51,8 +51,8 @@ point here), and why:
   capacity, where ``replica.spectrum`` is the prediction) and has no bootstrap interval.
 * ``experiments/op_vs_dp``: ``op_vs_dp_d64_stored`` (3 stored instances per problem:
   moments and scores, no front end).
-* ``experiments/margins``: ``margin_scales`` (field-scale diagnostics of 3 instances of
-  the margins experiment's own d = 16 row); ``margins_image`` holds theory only.
+* ``experiments/margins``: ``margin_scales`` (field-scale diagnostics of 3 instances at
+  the margins experiment's d = 16, 0.4 p_c load); ``margins_image`` holds theory only.
 * ``experiments/rectangular``: ``rectangular_theory`` holds theory only.
 * ``experiments/top_k``: the rows of ``top_k_exact.json`` whose exact p_c is a bracket or
   an extrapolation (k = 5 at d = 3, 4: most instances undecided by the MILP) have no

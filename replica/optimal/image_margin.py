@@ -279,9 +279,10 @@ def max_margin_image(d, p, *, ensemble="gaussian", blocks=2000, seed=None, xtol=
     as independent coordinates, this one moves the image they all project.  Derivation,
     assumptions and measured accuracy: ``notes/max_margin.md``, section "The block cost in
     the image space" (paper: Giorlandino, Goldt, Maillard, arXiv 2605.10795).  Stated
-    tolerance: 5 % (:data:`TOLERANCE`) against the certified max margin: within it at d = 32
-    and 64, both ensembles, at loads 0.2-0.8 p_c; outside it at 0.9 p_c in three of those
-    four rows and for gaussian inputs at d = 16 (the ``validity`` record of each call says which).
+    tolerance: 5 % (:data:`TOLERANCE`) against the certified max margin, measured at d = 16,
+    32 and 64, both ensembles, loads 0.2-0.9 p_c, as means over hundreds of instances
+    (``experiments/margins``; the ``validity`` record of each call gives the verdict at the
+    nearest measured point).
 
     The expectation is averaged over ``blocks`` sampled blocks (:func:`sample_image_blocks`,
     common random numbers for every margin), with the field-space water filling of the same

@@ -149,6 +149,8 @@ WARM = [
     ("`replica.capacity(128, kappa=0.25)`", 0.05, "replica.capacity(128, kappa=0.25)", "p_c", "stderr"),
     ("`replica.capacity(64, kappa=0.5, problem='op')`", 0.05, "replica.capacity(64, kappa=0.5, problem='op')",
      "p_c", "stderr"),
+    ("`replica.capacity(64, problem='op')` (shared outputs)", 0.05, "replica.capacity(64, problem='op')", "p_c",
+     "stderr"),
     ("`replica.capacity(12, top_k=3)`", 0.05, "replica.capacity(12, top_k=3)", "p_c", "stderr"),
     ("`replica.capacity(16, outputs=8, problem='op')`", 0.05, "replica.capacity(16, outputs=8, problem='op')",
      "p_c", "stderr"),

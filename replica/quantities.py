@@ -8,8 +8,9 @@ that model was checked there (``replica.common.validity``).
 =====================  ==============================================================
 front end              models (registry order)
 =====================  ==============================================================
-:func:`capacity`       ``hull_budget`` (few outputs, ``d_out < d``), ``finite_size``
-                       (square), ``budget`` (``d_out x d`` weight budget)
+:func:`capacity`       ``hull_budget`` (few outputs, ``d_out < d``), ``shared_outputs``
+                       (square, original problem), ``finite_size`` (square),
+                       ``budget`` (``d_out x d`` weight budget)
 :func:`hebbian_capacity` ``finite_size`` (square), ``rectangular``
 :func:`max_margin`     ``image`` (image-space block cost), ``block_cost``
 :func:`accuracy`       ``finite_size_hull``, ``replica_symmetric`` (optimal memory),
@@ -123,20 +124,23 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, d_out=None, outputs=None, pro
         ``K`` distinct answers shared by the facts (``None``: one per fact).
     problem : {"dp", "op"}, optional
         Decoupled (own candidates per input, the default) or original (shared outputs)
-        problem.  A square memory with one answer per fact has the same theory in both
-        (the default changes nothing there); it matters with ``outputs=K`` and with
-        ``d_out < d``.  The simulations default to ``"op"`` (``docs/glossary.md``, "problem").
+        problem.  A square memory with one answer per fact stores about ``0.1 d`` more
+        facts in the OP (its shared outputs correlate the constraints; model
+        ``shared_outputs``, the default there from ``d = 8``); the problem matters too with
+        ``outputs=K`` and with ``d_out < d``.  The simulations default to ``"op"`` (``docs/glossary.md``, "problem").
     ensemble : {"gaussian", "sphere"}, optional
         N(0, I/d) or unit-norm embeddings.
     model : str, optional
         ``"finite_size"`` (square memories: ``p E[C_p] = F(kappa) d^2``,
-        ``notes/finite_size_capacity.md``), ``"budget"`` (``d_out x d``: ``p E[C_p] =
+        ``notes/finite_size_capacity.md``), ``"shared_outputs"`` (square, ``problem="op"``
+        at full rank, one answer per fact, gaussian: ``p E[C_p] (1 - gamma E[C_p]/d) = d^2``,
+        ``notes/shared_outputs.md``), ``"budget"`` (``d_out x d``: ``p E[C_p] =
         F(kappa; d_out/d) d d_out``, ``notes/rectangular.md``) or ``"hull_budget"`` (few
         outputs: the outputs' convex hull times the budget,
         ``notes/rectangular_few_outputs.md``).  Default: the model the certified
         measurements support at this point (``replica.common.registry.choose``).
     options : replica.Tolerances or dict, optional
-        The model's settings.  ``finite_size`` and ``budget``: ``rel_tol``, ``tol``,
+        The model's settings.  ``finite_size``, ``shared_outputs`` and ``budget``: ``rel_tol``, ``tol``,
         ``max_iter``, ``seed`` of the Monte-Carlo root
         (:func:`replica.optimal.finite_size.capacity`; unset: its defaults).
         ``hull_budget`` reads shipped Monte-Carlo tables: ``{"replicas": 2 or 3}`` only.
@@ -145,7 +149,7 @@ def capacity(d, kappa=1.0, margin=0.0, top_k=1, *, d_out=None, outputs=None, pro
 
     Returns
     -------
-    CapacityResult, RectangularCapacityResult or FewOutputsCapacityResult
+    CapacityResult, SharedOutputsCapacityResult, RectangularCapacityResult or FewOutputsCapacityResult
         ``p_c``, ``alpha``, ``stderr``, ``status``, ``message``, ``model`` and ``validity``.
 
     Raises

@@ -152,5 +152,8 @@ def test_problem_defaults_of_the_theory(path, default):
     assert inspect.signature(func).parameters["problem"].default == default
 
 
-def test_problem_default_does_not_change_the_square_one_answer_theory():
-    assert replica.capacity(16).p_c == replica.capacity(16, problem="op").p_c
+def test_problem_changes_the_square_one_answer_theory_only_through_the_shared_outputs_model():
+    # the finite-size model is one theory for both problems; the OP's default adds the shared-outputs term
+    assert replica.capacity(16).p_c == replica.capacity(16, problem="op", model="finite_size").p_c
+    op = replica.capacity(16, problem="op")
+    assert op.model == "shared_outputs" and op.dp_p_c == replica.capacity(16).p_c < op.p_c

@@ -124,6 +124,25 @@ def _few_outputs_made_for(params) -> bool:
     return int(params["d_out"]) <= int(params["d"]) / 4 + 1e-9
 
 
+def _shared_outputs_domain(params):
+    if not _square(params):
+        return "a square memory (d_out = d)"
+    if params.get("problem", "dp") != "op":
+        return "problem='op' (shared outputs; the DP's capacity is the finite_size model)"
+    for name, default in (("kappa", 1.0), ("margin", 0.0), ("top_k", 1)):
+        if not _close(params.get(name, default), default):
+            return f"{name} = {default} (the shared-outputs term is calibrated at full rank, zero margin, top-1 recall)"
+    if params.get("outputs") is not None:
+        return "one answer per fact (outputs=None)"
+    if params.get("ensemble", "gaussian") != "gaussian":
+        return "gaussian embeddings"
+    return None
+
+
+def _shared_outputs_made_for(params) -> bool:
+    return int(params["d"]) >= 8
+
+
 def _budget_domain(params):
     if _square(params):
         return "d_out different from d (the square memory is the finite_size model)"
@@ -181,6 +200,9 @@ _register(Quantity(
         Model("capacity", "hull_budget", "replica.variants.few_outputs:few_outputs_capacity",
               "P(stored) = H(p) K(p): the outputs' convex hull times the weight budget, for few outputs",
               "notes/rectangular_few_outputs.md", 0.08, _few_outputs_domain, _few_outputs_made_for),
+        Model("capacity", "shared_outputs", "replica.optimal.shared_outputs:shared_outputs_capacity",
+              "p E[C_p] (1 - gamma E[C_p]/d) = d^2: the OP's shared outputs correlate its constraints",
+              "notes/shared_outputs.md", 0.02, _shared_outputs_domain, _shared_outputs_made_for),
         Model("capacity", "finite_size", "replica.optimal.finite_size:capacity",
               "p E[C_p] = F(kappa) d^2 with the water-filling cost of one block (square memories)",
               "notes/finite_size_capacity.md", 0.02, _needs_square),
@@ -319,6 +341,7 @@ PREDICTIONS = {
     # a square d x d memory is the finite_size model, bit for bit
     "rectangular_capacity": ("capacity", lambda r: "finite_size" if r.d_in == r.d_out else "budget"),
     "few_outputs_capacity": ("capacity", "hull_budget"),
+    "shared_outputs_capacity": ("capacity", "shared_outputs"),
     "hebbian_capacity": ("hebbian_capacity", "finite_size"),
     "rectangular_hebbian_capacity": ("hebbian_capacity",
                                      lambda r: "finite_size" if r.d_in == r.d_out else "rectangular"),

@@ -376,6 +376,7 @@ def _capacity_params(r) -> dict:
 RESULT_PARAMETERS = {
     "capacity": _capacity_params,
     "rectangular_capacity": lambda r: dict(_capacity_params(r), d=r.d_in, d_out=r.d_out),
+    "shared_outputs_capacity": _capacity_params,
     "few_outputs_capacity": lambda r: {"d": r.d_in, "d_out": r.d_out, "problem": r.problem},
     "hebbian_capacity": lambda r: {"d": r.d, "kappa": r.kappa, "ensemble": r.ensemble},
     "rectangular_hebbian_capacity": lambda r: {"d": r.d_in, "d_out": r.d_out, "problem": r.problem,

@@ -52,6 +52,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..common.checks import check_int
+from ..common.validity import reports_validity
 from .capacity_equation import (AccuracySettings, CapacityResult, TOLERANCE_FIELDS, capacity_arguments,
                                 distinct_outputs_capacity, settings_dict)
 
@@ -316,6 +317,7 @@ def _root(args, gamma, max_rounds=60):
     return root, dp_p_c, shared_outputs_term(d, root.expected_cost, gamma)
 
 
+@reports_validity("shared_outputs_capacity")
 def shared_outputs_capacity(d, d_out=None, kappa=1.0, *, margin=0.0, top_k=1, problem="op", ensemble="gaussian",
                             options=None) -> SharedOutputsCapacityResult:
     """Capacity of the original problem (shared outputs): the root of ``p E[C_p] (1 - s(d, p)) = d^2``.

@@ -39,7 +39,8 @@ def test_the_default_model_follows_the_shape_and_the_result_names_it():
 
 
 def test_a_model_is_picked_by_name_and_a_bad_name_or_place_is_refused():
-    with pytest.raises(ValueError, match="model must be one of 'hull_budget', 'finite_size', 'budget'"):
+    names = "'hull_budget', 'shared_outputs', 'finite_size', 'budget'"
+    with pytest.raises(ValueError, match=f"model must be one of {names}"):
         replica.capacity(16, model="nonsense")
     with pytest.raises(ValueError, match="'finite_size' .* needs a square memory"):
         replica.capacity(32, d_out=8, model="finite_size")

@@ -120,3 +120,27 @@ def test_reference_values():
         pytest.skip("the calibration table changed: compute the reference values again (module docstring)")
     for d, p_c in REFERENCE_P_C.items():
         assert so.shared_outputs_capacity(d).p_c == pytest.approx(p_c, rel=1e-9)
+
+
+def test_front_end_default_in_the_op():
+    """``replica.capacity`` picks the model for a square OP memory from d = 8; the DP keeps ``finite_size``."""
+    r = replica.capacity(64, problem="op")
+    assert r.model == "shared_outputs"
+    assert r.p_c == so.shared_outputs_capacity(64).p_c
+    assert r.validity.model == "shared_outputs" and r.validity.sample_size > 0
+    assert replica.capacity(64).model == "finite_size"
+    assert replica.capacity(4, problem="op").model == "finite_size"      # below d = 8: not made for
+    # outside its domain the OP keeps the finite-size model
+    assert replica.capacity(64, 0.5, problem="op").model == "finite_size"
+    assert replica.capacity(64, problem="op", ensemble="sphere").model == "finite_size"
+
+
+def test_front_end_model_and_options():
+    r = replica.capacity(32, problem="op", model="shared_outputs", options={"rel_tol": 1e-2})
+    assert r.model == "shared_outputs" and r.p_c > r.dp_p_c
+    with pytest.raises(ValueError, match="problem='op'"):
+        replica.capacity(32, model="shared_outputs")
+    with pytest.raises(ValueError, match="kappa"):
+        replica.capacity(32, 0.5, problem="op", model="shared_outputs")
+    with pytest.raises(ValueError, match="gamma"):
+        replica.capacity(32, problem="op", model="shared_outputs", options={"gamma": 0.1})

@@ -22,7 +22,10 @@ def theory_capacity(d: int, solver: str, kappa: float = 1.0, ensemble: str = "ga
     ``outputs=K`` distinct answers: ``replica.capacity(d, kappa, outputs=K,
     problem=problem)`` (``notes/many_to_one.md``) for the optimal memory; no theory
     (NaN) for the Hebbian memory or an accuracy threshold.  With ``top_k >= 2`` (top-k
-    recall): ``replica.capacity(d, kappa, top_k=top_k)`` (``notes/top_k.md``).
+    recall): ``replica.capacity(d, kappa, top_k=top_k)`` (``notes/top_k.md``).  With one
+    answer per fact the prediction is the ``finite_size`` model for either ``problem`` (the
+    reproduction's grids are placed on it); the OP's own model, which adds the
+    shared-outputs term, is ``replica.capacity(d, problem="op")`` (``notes/shared_outputs.md``).
 
     Returns
     -------

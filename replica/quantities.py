@@ -18,7 +18,8 @@ front end              models (registry order)
 :func:`zipf_error`     ``knapsack`` (optimal), ``hebbian-finite-size``,
                        ``hebbian-gaussian`` (Hebbian); the model follows from
                        ``memory`` and the facts' weights (``replica.variants.zipf``)
-:func:`spectrum`       ``quarter_circle``
+:func:`spectrum`       ``quarter_circle`` (``d -> infinity``), ``finite_ratio``
+                       (the dual sum at finite ``d`` and ``p / d``)
 =====================  ==============================================================
 
 ``python -m replica models`` (or :func:`replica.common.registry.describe`) lists every
@@ -372,17 +373,41 @@ def accuracy(d, p, kappa=1.0, *, memory="optimal", problem="dp", ensemble="gauss
     return with_validity(result, "accuracy", model=chosen.name, **params)
 
 
-def spectrum(kappa=1.0, *, model=None, options=None):
-    """Predicted singular-value law of the optimal memory at capacity (``d -> infinity``).
+def spectrum(kappa=1.0, *, d=None, p=None, problem="dp", model=None, options=None):
+    """Predicted singular-value law of the optimal memory at capacity.
 
-    ``QuarterCircle()`` at full rank, ``TruncatedQuarterCircle(kappa)`` below
-    (``replica.asymptotic.spectra.spectrum``, ``notes/spectra.md``).  How far it holds at
-    finite ``d``: ``replica.validity("spectrum", d=..., kappa=..., problem=...)``.
-    ``options`` is taken as by the other front ends; the ``quarter_circle`` law is in closed
-    form and has no settings, so any setting given is a ``ValueError``.
+    Without ``d``: the ``d -> infinity`` law, model ``quarter_circle`` (``QuarterCircle()``
+    at full rank, ``TruncatedQuarterCircle(kappa)`` below; ``replica.asymptotic.spectra``,
+    ``notes/spectra.md``).  With ``d`` (and the load ``p``, default the finite-size
+    capacity): the model the certified measurements support there; ``finite_ratio`` is
+    the law of the memory's dual sum of ``p`` pushes at that ``d``
+    (``replica.optimal.finite_spectrum``, ``notes/spectra.md`` section 7), a
+    :class:`replica.asymptotic.FiniteRatioSpectrum` with ``cdf``, ``below`` (the mass below
+    ``s_kappa``) and ``ks_distances(n)``.  How far each holds:
+    ``replica.validity("spectrum", d=..., kappa=..., problem=..., model=...)``.
+
+    ``options``: ``finite_ratio`` takes ``memories`` and ``seed``; the ``quarter_circle``
+    law is in closed form and has no settings, so any setting given is a ``ValueError``.
+
+    Examples
+    --------
+    >>> import replica
+    >>> type(replica.spectrum(0.5)).__name__
+    'TruncatedQuarterCircle'
+    >>> law = replica.spectrum(0.5, d=32, model="finite_ratio", options={"memories": 50})
+    >>> law.d, law.p, law.rank
+    (32, 167, 16)
     """
-    chosen = registry.models("spectrum")[0] if model is None else registry.model("spectrum", model)
-    _options(options, "spectrum", chosen)
-    from .asymptotic.spectra import spectrum as implementation
-
-    return implementation(kappa)
+    if d is None:
+        chosen = registry.models("spectrum")[0] if model is None else registry.model("spectrum", model)
+        if chosen.domain({"kappa": kappa, "problem": problem}) is not None:
+            raise ValueError(f"spectrum(): model {chosen.name!r} needs "
+                             f"{chosen.domain({'kappa': kappa, 'problem': problem})}")
+    else:
+        d = check_int(d, "d", low=2)
+        chosen = _model("spectrum", {"d": d, "p": p, "kappa": kappa, "problem": problem}, model)
+    impl = chosen.implementation()
+    settings = _options(options, "spectrum", chosen, ("problem",))
+    if chosen.name == "quarter_circle":
+        return impl(kappa)
+    return impl(d, p, kappa, problem=problem, **settings)

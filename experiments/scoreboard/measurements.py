@@ -748,7 +748,8 @@ def rank_spectra_at_capacity() -> list[dict]:
         low, high = max(float(2 * value - q_hi), 0.0), float(2 * value - q_lo)
         at_capacity = bool(SPECTRA_AT_CAPACITY[0] <= p_stored <= SPECTRA_AT_CAPACITY[1])
         out.append(_point("spectrum", "spectra", f"storing rank-m memories (ridge-refined) at capacity, "
-                          f"{problem.upper()}, kappa = {kappa:g}, gaussian", {"d": d, "kappa": kappa, "problem": problem},
+                          f"{problem.upper()}, kappa = {kappa:g}, gaussian",
+                          {"d": d, "kappa": kappa, "problem": problem, "p": p, "pooled": len(stored)},
                           "ks", value, low, high, len(stored),
                           f"KS {value:.3f} [{low:.3f}, {high:.3f}] (95 % basic bootstrap over memories; "
                           f"{pooled.size} values) at p = {p}, P(stored) {p_stored:.2f}", at_capacity=at_capacity))

@@ -323,6 +323,18 @@ _register(Quantity(
               "weighted Hebbian memory: independent Gaussian scores", "notes/zipf.md", 0.03, _zipf_weighted),
     )))
 
+def _finite_ratio_domain(params):
+    if params.get("d") is None:
+        return "a finite memory size d"
+    if params.get("ensemble", "gaussian") != "gaussian":
+        return "gaussian embeddings"
+    return None
+
+
+def _dp_problem(params) -> bool:
+    return params.get("problem", "dp") == "dp"
+
+
 _register(Quantity(
     "spectrum", "replica.spectrum", "ks", "absolute",
     fixed=("problem", "kappa", "ensemble"), continuous=("d",),
@@ -331,6 +343,9 @@ _register(Quantity(
     models=(
         Model("spectrum", "quarter_circle", "replica.asymptotic.spectra:spectrum",
               "quarter circle, truncated at s_kappa for rank kappa d", "notes/spectra.md", 0.05),
+        Model("spectrum", "finite_ratio", "replica.optimal.finite_spectrum:optimal_finite_spectrum",
+              "the dual sum of p pushes at finite d and p/d (error: its predicted KS against the measured one)",
+              "notes/spectra.md", 0.02, _finite_ratio_domain, _dp_problem),
     )))
 
 

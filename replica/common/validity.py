@@ -53,7 +53,7 @@ from importlib import resources
 from .results import json_safe
 
 __all__ = ["Validity", "TheoryOffWarning", "VERDICTS", "validity", "validity_table", "TABLE_PATH", "warn_if_off",
-           "with_validity", "reports_validity", "point_verdict", "MESSAGE_LIMIT", "KINDS", "verdict_of",
+           "with_validity", "reports_validity", "point_verdict", "THEORY_Z", "MESSAGE_LIMIT", "KINDS", "verdict_of",
            "choose_model"]
 
 VERDICTS = ("checked", "off", "unchecked")
@@ -140,7 +140,10 @@ def _shown_tolerance(tolerance, kind) -> str:
     return f"{100 * tolerance:g} %" if kind == "relative" else f"{tolerance:g}"
 
 
-def point_verdict(theory, kind, measured, low, high, tolerance, error_kind="relative"):
+THEORY_Z = 1.96   # the theory's Monte-Carlo standard error enters the comparison as a 95 % interval
+
+
+def point_verdict(theory, kind, measured, low, high, tolerance, error_kind="relative", theory_stderr=0.0):
     """Error and verdict of one theory value against one certified measurement.
 
     Parameters
@@ -155,6 +158,11 @@ def point_verdict(theory, kind, measured, low, high, tolerance, error_kind="rela
         The point estimate and the ends of its interval (``None``: open or absent).
     tolerance : float
         The model's stated tolerance (relative or absolute, ``error_kind``).
+    theory_stderr : float, optional
+        The Monte-Carlo standard error of ``theory`` (a sampled model).  Its 95 % interval
+        (``THEORY_Z`` standard errors) widens the measured one, in quadrature about a point
+        estimate and outwards at a bracket's or a bound's ends, so that a theory's own
+        sampling noise can neither check nor refute it.
 
     Returns
     -------
@@ -174,21 +182,30 @@ def point_verdict(theory, kind, measured, low, high, tolerance, error_kind="rela
     def err(reference):
         return theory / reference - 1.0 if error_kind == "relative" else theory - reference
 
+    spread = THEORY_Z * float(theory_stderr or 0.0)
+    w_low, w_high = low, high   # the measured interval widened by the theory's own
+    if spread > 0.0:
+        if kind == "interval" and measured is not None:
+            w_low = None if low is None else measured - math.hypot(measured - low, spread)
+            w_high = None if high is None else measured + math.hypot(high - measured, spread)
+        else:
+            w_low = None if low is None else low - spread
+            w_high = None if high is None else high + spread
+
     if kind in ("lower_bound", "upper_bound"):
-        bound = low if kind == "lower_bound" else high
-        error = err(bound)
-        beyond = error < -tolerance if kind == "lower_bound" else error > tolerance
-        return error, "off" if beyond else "unchecked"
-    reference = min(max(theory, low), high) if kind == "bracket" else measured
-    error = err(reference)
+        bound, w_bound = (low, w_low) if kind == "lower_bound" else (high, w_high)
+        beyond = err(w_bound) < -tolerance if kind == "lower_bound" else err(w_bound) > tolerance
+        return err(bound), "off" if beyond else "unchecked"
+    error = err(min(max(theory, low), high) if kind == "bracket" else measured)
+    w_error = err(min(max(theory, w_low), w_high) if kind == "bracket" else measured)
     if error_kind == "relative":
         band = (theory / (1.0 + tolerance), theory / (1.0 - tolerance) if tolerance < 1 else math.inf)
     else:
         band = (theory - tolerance, theory + tolerance)
-    inside = low is not None and high is not None and low <= theory <= high
-    if low is not None and high is not None and band[0] <= low and high <= band[1]:
+    inside = w_low is not None and w_high is not None and w_low <= theory <= w_high
+    if w_low is not None and w_high is not None and band[0] <= w_low and w_high <= band[1]:
         return error, "checked"
-    if not inside and abs(error) > tolerance:
+    if not inside and abs(w_error) > tolerance:
         return error, "off"
     return error, "unchecked"
 

@@ -17,7 +17,12 @@ the pieces:
   (``notes/sphere_ensemble.md``);
 * :mod:`replica.optimal.scores` -- the predicted score laws of the optimal memory;
 * :mod:`replica.optimal.image_margin` -- the largest margin with the block's exact least
-  move in the image space R^d (``notes/max_margin.md``, section 11).
+  move in the image space R^d (``notes/max_margin.md``, section 11);
+* :mod:`replica.optimal.shared_outputs` -- the original problem's capacity with the
+  shared-outputs term (``notes/shared_outputs.md``; model ``shared_outputs`` of
+  ``replica.capacity``);
+* :mod:`replica.optimal.finite_spectrum` -- the spectrum at finite ``d`` and load ``p``
+  (``notes/spectra.md``, section 7; model ``finite_ratio`` of ``replica.spectrum``).
 """
 
 from __future__ import annotations

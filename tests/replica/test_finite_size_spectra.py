@@ -120,3 +120,36 @@ def test_bad_pool_size():
         r.ks_distances(4)
     with pytest.raises(ValueError):
         r.below_fractions(0)
+
+
+def test_the_optimal_memory_model_is_the_dual_sum_of_water_filling_costs():
+    # reference: finite_ratio_spectrum on the costs drawn by the documented call, same streams
+    import replica
+    from replica.optimal import sample_optimal_scores
+    from replica.optimal.finite_spectrum import optimal_finite_spectrum
+
+    law = optimal_finite_spectrum(16, 40, 0.5, memories=6, seed=4)
+    costs = sample_optimal_scores(40, 0.0, size=6 * 40, seed=np.random.SeedSequence([4, 16, 40])).cost
+    direct = finite_ratio_spectrum(16, costs.reshape(6, 40), 0.5, seed=np.random.SeedSequence([4, 16, 40, 1]))
+    # LAPACK SVDs of the same matrices: equal to rounding
+    assert np.allclose(law.values, direct.values, rtol=1e-10, atol=1e-12)
+    assert optimal_finite_spectrum(16, None, 0.5, memories=2).p == round(replica.capacity(16, 0.5).p_c)
+    with pytest.raises(ValueError, match="problem"):
+        optimal_finite_spectrum(16, 40, 0.5, problem="xp")
+    with pytest.raises(ValueError, match="memories"):
+        optimal_finite_spectrum(16, 40, 0.5, memories=1)
+
+
+def test_spectrum_front_end_picks_the_law():
+    import replica
+
+    assert type(replica.spectrum(0.5)).__name__ == "TruncatedQuarterCircle"
+    law = replica.spectrum(0.5, d=24, p=60, model="finite_ratio", options={"memories": 4, "seed": 1})
+    assert isinstance(law, FiniteRatioSpectrum) and (law.d, law.p, law.memories) == (24, 60, 4)
+    with pytest.raises(ValueError, match="finite memory size"):
+        replica.spectrum(0.5, model="finite_ratio")
+    with pytest.raises(ValueError, match="not settings of model 'finite_ratio'"):
+        replica.spectrum(0.5, d=24, model="finite_ratio", options={"blocks": 10})
+    with pytest.raises(ValueError, match="not settings of model 'quarter_circle'"):
+        replica.spectrum(0.5, options={"memories": 10})
+

@@ -131,6 +131,25 @@ def test_bounds_never_check():
     assert point_verdict(100.0, "upper_bound", 90.0, None, 90.0, 0.02)[1] == "off"
 
 
+def test_the_theory_standard_error_widens_the_measured_interval():
+    # the theory's 95 % interval (1.96 s.e.) in quadrature about the point: 100.5 - hypot(1.5, 1.96) = 98.03 lies
+    # below the band's lower end 100 / 1.02 = 98.04, so a check that held without it no longer does
+    assert point_verdict(100.0, "interval", 100.5, 99.0, 101.5, 0.02, theory_stderr=0.0)[1] == "checked"
+    assert point_verdict(100.0, "interval", 100.5, 99.0, 101.5, 0.02, theory_stderr=1.0)[1] == "unchecked"
+    # +6 % against 5 %: off while 106 lies outside 100 + hypot(1, 1.96 s), i.e. up to s = 3.0; then unchecked
+    assert point_verdict(106.0, "interval", 100.0, 99.0, 101.0, 0.05, theory_stderr=2.9)[1] == "off"
+    error, verdict = point_verdict(106.0, "interval", 100.0, 99.0, 101.0, 0.05, theory_stderr=3.1)
+    assert verdict == "unchecked" and error == pytest.approx(0.06)   # the error stays against the point
+    # a bound moves outwards by 1.96 s.e.: 105 - 1.96 = 103.04, 100 / 103.04 - 1 = -2.95 % (still off);
+    # 105 - 3.92 = 101.08: -1.07 % (unchecked); the error stays against the bound itself
+    assert point_verdict(100.0, "lower_bound", 105.0, 105.0, None, 0.02, theory_stderr=1.0)[1] == "off"
+    error, verdict = point_verdict(100.0, "lower_bound", 105.0, 105.0, None, 0.02, theory_stderr=2.0)
+    assert verdict == "unchecked" and error == pytest.approx(100 / 105 - 1)
+    # a bracket's ends move outwards: [0.054 - 0.0196, 0.066 + 0.0196] still leaves 0.02 off by 0.0144 < 0.03
+    assert point_verdict(0.02, "bracket", None, 0.054, 0.066, 0.03, "absolute", 0.01)[1] == "unchecked"
+    assert point_verdict(0.02, "bracket", None, 0.054, 0.066, 0.03, "absolute", 0.001)[1] == "off"
+
+
 def test_absolute_errors_and_ks_distances():
     assert point_verdict(0.50, "bracket", None, 0.49, 0.51, 0.03, "absolute")[1] == "checked"
     assert point_verdict(0.50, "bracket", None, 0.45, 0.55, 0.03, "absolute")[1] == "unchecked"

@@ -18,8 +18,8 @@ front end              models (registry order)
 :func:`zipf_error`     ``knapsack`` (optimal), ``hebbian-finite-size``,
                        ``hebbian-gaussian`` (Hebbian); the model follows from
                        ``memory`` and the facts' weights (``replica.variants.zipf``)
-:func:`spectrum`       ``quarter_circle`` (``d -> infinity``), ``finite_ratio``
-                       (the dual sum at finite ``d`` and ``p / d``)
+:func:`spectrum`       ``finite_ratio`` (the dual sum at finite ``d`` and ``p / d``),
+                       ``quarter_circle`` (``d -> infinity``)
 =====================  ==============================================================
 
 ``python -m replica models`` (or :func:`replica.common.registry.describe`) lists every
@@ -383,8 +383,10 @@ def spectrum(kappa=1.0, *, d=None, p=None, problem="dp", model=None, options=Non
     the law of the memory's dual sum of ``p`` pushes at that ``d``
     (``replica.optimal.finite_spectrum``, ``notes/spectra.md`` section 7), a
     :class:`replica.asymptotic.FiniteRatioSpectrum` with ``cdf``, ``below`` (the mass below
-    ``s_kappa``) and ``ks_distances(n)``.  How far each holds:
-    ``replica.validity("spectrum", d=..., kappa=..., problem=..., model=...)``.
+    ``s_kappa``) and ``ks_distances(n)``, whose ``validity`` says how far the model was
+    checked at that ``d``.  For the ``d -> infinity`` law (a ``scipy.stats`` distribution,
+    without a record): ``replica.validity("spectrum", d=..., kappa=..., problem=...,
+    model="quarter_circle")``.
 
     ``options``: ``finite_ratio`` takes ``memories`` and ``seed``; the ``quarter_circle``
     law is in closed form and has no settings, so any setting given is a ``ValueError``.
@@ -399,10 +401,13 @@ def spectrum(kappa=1.0, *, d=None, p=None, problem="dp", model=None, options=Non
     (32, 167, 16)
     """
     if d is None:
-        chosen = registry.models("spectrum")[0] if model is None else registry.model("spectrum", model)
-        if chosen.domain({"kappa": kappa, "problem": problem}) is not None:
-            raise ValueError(f"spectrum(): model {chosen.name!r} needs "
-                             f"{chosen.domain({'kappa': kappa, 'problem': problem})}")
+        params = {"kappa": kappa, "problem": problem}
+        if model is None:
+            chosen = next(m for m in registry.models("spectrum") if m.domain(params) is None)
+        else:
+            chosen = registry.model("spectrum", model)
+        if chosen.domain(params) is not None:
+            raise ValueError(f"spectrum(): model {chosen.name!r} needs {chosen.domain(params)}")
     else:
         d = check_int(d, "d", low=2)
         chosen = _model("spectrum", {"d": d, "p": p, "kappa": kappa, "problem": problem}, model)
@@ -410,4 +415,5 @@ def spectrum(kappa=1.0, *, d=None, p=None, problem="dp", model=None, options=Non
     settings = _options(options, "spectrum", chosen, ("problem",))
     if chosen.name == "quarter_circle":
         return impl(kappa)
-    return impl(d, p, kappa, problem=problem, **settings)
+    law = impl(d, p, kappa, problem=problem, **settings)
+    return with_validity(law, "spectrum", stacklevel=3, model=chosen.name, d=d, kappa=kappa, problem=problem)

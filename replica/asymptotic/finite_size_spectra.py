@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -90,6 +91,11 @@ class FiniteRatioSpectrum(Result):
     status, converged, message
         A Monte-Carlo estimate: ``status`` is always ``"ok"`` and ``converged`` True; the
         precision is ``below_stderr``.
+    model : str
+        ``"finite_ratio"``, the model's name under :func:`replica.spectrum`.
+    validity : replica.common.validity.Validity or None
+        How far the model was checked at this ``d`` (set by :func:`replica.spectrum`;
+        ``None`` from this function).
     """
 
     STATUSES = ("ok",)
@@ -111,6 +117,8 @@ class FiniteRatioSpectrum(Result):
     status: str = "ok"
     converged: bool = True
     message: str = ""
+    model: str = "finite_ratio"
+    validity: Any = None
 
     def cdf(self, x):
         """Expected empirical CDF of the normalised kept values: mean over memories of ``#{s_i <= x} / rank``."""
@@ -168,7 +176,7 @@ class FiniteRatioSpectrum(Result):
     def _payload(self) -> dict:
         out = {k: getattr(self, k) for k in ("d", "p", "kappa", "rank", "memories", "seed", "truncation_point",
                                              "below", "below_stderr", "ratio", "cost_ratio", "effective_ratio",
-                                             "fourth_moment")}
+                                             "fourth_moment", "model", "validity")}
         out["mean_values"] = self.values.mean(axis=0)
         return out
 

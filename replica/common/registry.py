@@ -341,11 +341,11 @@ _register(Quantity(
     defaults={"kappa": 1.0, "problem": "dp", "ensemble": "gaussian"},
     summary="the singular-value law of the optimal memory at capacity (error: the KS distance)",
     models=(
-        Model("spectrum", "quarter_circle", "replica.asymptotic.spectra:spectrum",
-              "quarter circle, truncated at s_kappa for rank kappa d", "notes/spectra.md", 0.05),
         Model("spectrum", "finite_ratio", "replica.optimal.finite_spectrum:optimal_finite_spectrum",
               "the dual sum of p pushes at finite d and p/d (error: its predicted KS against the measured one)",
               "notes/spectra.md", 0.02, _finite_ratio_domain, _dp_problem),
+        Model("spectrum", "quarter_circle", "replica.asymptotic.spectra:spectrum",
+              "quarter circle, truncated at s_kappa for rank kappa d", "notes/spectra.md", 0.05),
     )))
 
 

@@ -153,3 +153,16 @@ def test_spectrum_front_end_picks_the_law():
     with pytest.raises(ValueError, match="not settings of model 'quarter_circle'"):
         replica.spectrum(0.5, options={"memories": 10})
 
+
+
+def test_finite_d_spectrum_carries_its_validity():
+    import warnings
+
+    import replica
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", replica.TheoryOffWarning)
+        law = replica.spectrum(0.5, d=64, p=513, options={"memories": 4})
+    assert law.model == "finite_ratio" and law.validity.model == "finite_ratio"
+    assert law.validity.sample_size > 0 and law.validity.experiment == "experiments/spectra"
+    assert json.loads(json.dumps(law.to_dict()))["validity"]["verdict"] == law.validity.verdict

@@ -28,14 +28,15 @@ model with its note and tolerance; the scoreboard page lists every measured poin
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import numpy as np
 
 from .common import registry
-from .common.checks import check_int
+from .common.checks import check_choice, check_int
 from .common.deprecation import accepts_old_calls
-from .common.validity import choose_model, with_validity
+from .common.validity import MESSAGE_LIMIT, choose_model, warn_if_off, with_validity
 from .common.validity import validity as _validity
 from .optimal import finite_size  # noqa: F401 - registers the unit of the loads p / p_c
 from .optimal.capacity_equation import TOLERANCE_FIELDS, old_tolerance_keywords, settings_dict
@@ -400,7 +401,10 @@ def spectrum(kappa=1.0, *, d=None, p=None, problem="dp", model=None, options=Non
     >>> law.d, law.p, law.rank
     (32, 167, 16)
     """
+    problem = check_choice(problem, "problem", ("dp", "op"))
     if d is None:
+        if p is not None:
+            raise ValueError("spectrum(): p needs d (the d -> infinity law has no load)")
         params = {"kappa": kappa, "problem": problem}
         if model is None:
             chosen = next(m for m in registry.models("spectrum") if m.domain(params) is None)
@@ -410,10 +414,26 @@ def spectrum(kappa=1.0, *, d=None, p=None, problem="dp", model=None, options=Non
             raise ValueError(f"spectrum(): model {chosen.name!r} needs {chosen.domain(params)}")
     else:
         d = check_int(d, "d", low=2)
+        p = None if p is None else check_int(p, "p", low=2)
         chosen = _model("spectrum", {"d": d, "p": p, "kappa": kappa, "problem": problem}, model)
     impl = chosen.implementation()
     settings = _options(options, "spectrum", chosen, ("problem",))
     if chosen.name == "quarter_circle":
         return impl(kappa)
     law = impl(d, p, kappa, problem=problem, **settings)
-    return with_validity(law, "spectrum", stacklevel=3, model=chosen.name, d=d, kappa=kappa, problem=problem)
+    record = _validity("spectrum", model=chosen.name, d=d, kappa=kappa, problem=problem)
+    at_capacity = _spectrum_capacity(d, kappa)
+    if record.verdict != "unchecked" and abs(np.log(law.p / at_capacity)) > SPECTRUM_LOAD_RANGE:
+        # every measurement of the spectrum is at the capacity: a record there says nothing about other loads
+        message = f"unchecked: measured only at capacity (p near {at_capacity:.0f}); nearest: {record.message}"
+        record = dataclasses.replace(record, verdict="unchecked", message=message[:MESSAGE_LIMIT])
+    return dataclasses.replace(law, validity=warn_if_off(record, stacklevel=3))
+
+
+SPECTRUM_LOAD_RANGE = 0.1   # |ln(p / p_c)| within which a finite-d spectrum takes the record of its measurements
+
+
+def _spectrum_capacity(d, kappa) -> float:
+    from .optimal.finite_size import capacity as finite_size_capacity
+
+    return float(finite_size_capacity(d, kappa).p_c)

@@ -295,7 +295,8 @@ def test_the_shipped_validity_table_is_what_the_committed_data_give():
         key = (m["quantity"], m["experiment"], json.dumps(fixed, sort_keys=True),
                tuple((n, float(f"{v:.9g}")) for n, v in continuous.items()), m["measured_text"])  # 9 digits kept
         measured[key] = m
-    cheap = {("capacity", "finite_size"), ("hebbian_capacity", "finite_size"), ("capacity", "budget")}
+    cheap = {("capacity", "finite_size"), ("hebbian_capacity", "finite_size"), ("capacity", "budget"),
+             ("capacity", "shared_outputs")}
     recomputed = 0
     for qn, q in shipped["quantities"].items():
         names = registry.quantity(qn).continuous

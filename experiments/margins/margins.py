@@ -254,7 +254,7 @@ def add_theory(rows) -> None:
 
 
 def write_theory(rows) -> None:
-    """The theory of every measured row, for the scoreboard (``margins_theory.csv``; rendered, not measured).
+    """The theory of every measured row (``margins_theory.csv``; rendered, not measured; the image-space page reads it).
 
     Values to 12 significant digits: the Newton root and the Monte-Carlo means move in
     their last bits with the BLAS kernel and thread count, which the file does not carry.

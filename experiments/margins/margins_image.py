@@ -90,7 +90,8 @@ def joined():
         th = theory[key]
         margin, bound, low, high = (_float(r[k]) for k in ("margin", "bound", "low", "high"))
         value = float(th["theory"])
-        error, verdict = point_verdict(value, "interval", margin, low, high, TOLERANCE)
+        error, verdict = point_verdict(value, "interval", margin, low, high, TOLERANCE,
+                                       theory_stderr=float(th["theory_se"]))
         median = _float(r["median"])
         out.append({"d": int(r["d"]), "ensemble": r["ensemble"], "x": float(r["x"]), "p": int(r["p"]),
                     "margin": margin, "margin_se": _float(r["margin_se"]), "bound": bound,
@@ -122,8 +123,8 @@ def render(rows, seconds) -> str:
              "interval.  Verdict (the scoreboard's rule, `replica.common.validity.point_verdict`): `checked` "
              f"when the tolerance band of the theory (theory / (1 +- {tol})) holds the whole sampling interval, "
              "`off` when the theory lies outside the sampling interval and misses the mean verified margin by "
-             f"more than {tol}, `unchecked` otherwise (the interval is too wide to decide at {tol}).  The theory's "
-             "own Monte-Carlo error is not part of the verdict.  Median: the median best margin over every "
+             f"more than {tol}, `unchecked` otherwise (the interval is too wide to decide at {tol}); the theory's "
+             "own Monte-Carlo error widens the sampling interval first (its 95 % interval, in quadrature).  Median: the median best margin over every "
              "decided instance (a not-stored one counts below every stored one) with its 95 % order-statistic "
              "interval, and theory / median - 1.  The old theory (`replica.max_margin`, `margins_theory.csv`) "
              "is beside it.", "",

@@ -103,9 +103,13 @@ def theory_value(quantity: str, model: str, params: dict) -> float | None:
 
 
 def theory_stderr(result) -> float:
-    """The Monte-Carlo standard error of a theory result (0 where it has none)."""
+    """The Monte-Carlo standard error of a theory result: 0 where it has none (an exact or tabulated
+    value), ``inf`` where it reports a non-finite one (its estimate failed: the verdict is ``unchecked``)."""
     value = getattr(result, "stderr", None)
-    return float(value) if value is not None and math.isfinite(float(value)) else 0.0
+    if value is None:
+        return 0.0
+    value = float(value)
+    return value if math.isfinite(value) and value >= 0.0 else math.inf
 
 
 def evaluate(point: dict, only=None) -> list[dict]:

@@ -345,7 +345,8 @@ _register(Quantity(
               "the dual sum of p pushes at finite d and p/d (error: its predicted KS against the measured one)",
               "notes/spectra.md", 0.02, _finite_ratio_domain, _dp_problem),
         Model("spectrum", "quarter_circle", "replica.asymptotic.spectra:spectrum",
-              "quarter circle, truncated at s_kappa for rank kappa d", "notes/spectra.md", 0.05),
+              "quarter circle, truncated at s_kappa for rank kappa d", "notes/spectra.md", 0.05,
+              designed_for=lambda params: params.get("d") is None),
     )))
 
 

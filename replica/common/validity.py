@@ -21,6 +21,9 @@ evaluated there, so each model has its own verdicts.  One measured point gets
     neither: the interval is wider than the tolerance band, or the measurement is only a
     one-sided bound that the theory respects.
 
+A sampled model's own Monte-Carlo error counts: its 95 % interval widens the measured one
+before these rules apply (:func:`point_verdict`, ``theory_stderr``).
+
 A call takes the verdict of the nearest measured point of its model (in the logarithm of
 each continuous parameter) when it lies inside the measured range of a regime (equal fixed
 parameters: problem, rank fraction, ensemble, ...); outside every measured range it is
@@ -159,10 +162,12 @@ def point_verdict(theory, kind, measured, low, high, tolerance, error_kind="rela
     tolerance : float
         The model's stated tolerance (relative or absolute, ``error_kind``).
     theory_stderr : float, optional
-        The Monte-Carlo standard error of ``theory`` (a sampled model).  Its 95 % interval
+        The Monte-Carlo standard error of ``theory`` (a sampled model), ``>= 0``; ``inf``
+        when it is unknown (the verdict is then ``"unchecked"``).  Its 95 % interval
         (``THEORY_Z`` standard errors) widens the measured one, in quadrature about a point
-        estimate and outwards at a bracket's or a bound's ends, so that a theory's own
-        sampling noise can neither check nor refute it.
+        estimate and outwards at a bracket's ends; against a one-sided bound the theory is
+        moved towards the bound by as much.  So a theory's own sampling noise can neither
+        check nor refute it.
 
     Returns
     -------
@@ -182,9 +187,13 @@ def point_verdict(theory, kind, measured, low, high, tolerance, error_kind="rela
     def err(reference):
         return theory / reference - 1.0 if error_kind == "relative" else theory - reference
 
-    spread = THEORY_Z * float(theory_stderr or 0.0)
+    if isinstance(theory_stderr, bool) or not isinstance(theory_stderr, (int, float)) or math.isnan(theory_stderr) \
+            or theory_stderr < 0:
+        raise ValueError(f"theory_stderr must be a number >= 0 (inf: the theory's error is unknown); "
+                         f"got {theory_stderr!r}")
+    spread = THEORY_Z * float(theory_stderr)
     w_low, w_high = low, high   # the measured interval widened by the theory's own
-    if spread > 0.0:
+    if 0.0 < spread < math.inf:
         if kind == "interval" and measured is not None:
             w_low = None if low is None else measured - math.hypot(measured - low, spread)
             w_high = None if high is None else measured + math.hypot(high - measured, spread)
@@ -193,10 +202,19 @@ def point_verdict(theory, kind, measured, low, high, tolerance, error_kind="rela
             w_high = None if high is None else high + spread
 
     if kind in ("lower_bound", "upper_bound"):
-        bound, w_bound = (low, w_low) if kind == "lower_bound" else (high, w_high)
-        beyond = err(w_bound) < -tolerance if kind == "lower_bound" else err(w_bound) > tolerance
+        bound = low if kind == "lower_bound" else high
+        if spread == math.inf:
+            return err(bound), "unchecked"
+        # the theory moved towards the bound by its own error (never the bound towards zero)
+        if error_kind == "relative":
+            moved = (theory + spread) / bound - 1.0 if kind == "lower_bound" else (theory - spread) / bound - 1.0
+        else:
+            moved = theory + spread - bound if kind == "lower_bound" else theory - spread - bound
+        beyond = moved < -tolerance if kind == "lower_bound" else moved > tolerance
         return err(bound), "off" if beyond else "unchecked"
     error = err(min(max(theory, low), high) if kind == "bracket" else measured)
+    if spread == math.inf:
+        return error, "unchecked"
     w_error = err(min(max(theory, w_low), w_high) if kind == "bracket" else measured)
     if error_kind == "relative":
         band = (theory / (1.0 + tolerance), theory / (1.0 - tolerance) if tolerance < 1 else math.inf)

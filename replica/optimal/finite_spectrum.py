@@ -15,6 +15,8 @@ scoreboard shows it off.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..asymptotic.finite_size_spectra import FiniteRatioSpectrum, finite_ratio_spectrum
@@ -41,18 +43,20 @@ def optimal_finite_spectrum(d, p=None, kappa=1.0, *, problem="dp", memories=200,
     d : int
         Memory size, ``d >= 2``.
     p : int, optional
-        Stored pairs (pushes), ``p >= 2``; ``None``: the finite-size capacity
-        ``round(replica.capacity(d, kappa).p_c)``.
+        Stored pairs (pushes), ``p >= 2``; ``None``: the finite-size (DP) capacity
+        ``round(replica.capacity(d, kappa, model="finite_size").p_c)``, for either problem.
     kappa : float, optional
         Rank fraction in (0, 1].
     problem : {"dp", "op"}, optional
-        Recorded only: the model is made for the DP (the OP's shared outputs are not in it).
+        Checked, not used: the law is the same for both problems (it is made for the DP; the
+        OP's shared outputs are not in it, and the scoreboard shows it off there).
     memories : int, optional
         Sampled memories, ``2 <= memories <= 10**4`` (the precision of ``below`` and of the KS
-        law grows like ``sqrt(memories)``; time about ``memories * p * 1 us`` for the costs
-        plus ``memories`` SVDs of ``d x d``).
+        law grows like ``sqrt(memories)``; time per memory about ``p`` water-fillings, the
+        ``d x p`` by ``p x d`` product and one SVD of ``d x d``).
     seed : None, int, SeedSequence or Generator, optional
-        Seed of the costs and directions (``None``: ``DEFAULT_SEED``).
+        Seed of the costs and directions (``None``: ``DEFAULT_SEED``); the integer it resolves
+        to is stored in the result, and passing it again gives the same law.
 
     Returns
     -------
@@ -76,4 +80,5 @@ def optimal_finite_spectrum(d, p=None, kappa=1.0, *, problem="dp", memories=200,
     p = check_int(p, "p", low=2)
     seed = resolve_seed(seed)
     costs = sample_optimal_scores(p, 0.0, size=memories * p, seed=np.random.SeedSequence([seed, d, p])).cost
-    return finite_ratio_spectrum(d, costs.reshape(memories, p), kappa, seed=np.random.SeedSequence([seed, d, p, 1]))
+    law = finite_ratio_spectrum(d, costs.reshape(memories, p), kappa, seed=np.random.SeedSequence([seed, d, p, 1]))
+    return dataclasses.replace(law, seed=seed)

@@ -274,7 +274,7 @@ def _check_domain(d, d_out, kappa, margin, top_k, problem, ensemble):
         raise ValueError("shared_outputs_capacity: problem='op' (the DP has no shared outputs: its capacity is "
                          "replica.capacity(d), model 'finite_size')")
     for name, value, default in (("kappa", kappa, 1.0), ("margin", margin, 0.0), ("top_k", top_k, 1)):
-        if float(value) != default:
+        if not math.isclose(float(value), default, rel_tol=1e-9, abs_tol=1e-12):   # the registry's test
             raise ValueError(f"shared_outputs_capacity: {name} = {default:g} (the term is calibrated at full rank, "
                              f"margin 0, top-1 recall); got {name}={value!r}")
     if ensemble != "gaussian":

@@ -154,7 +154,6 @@ def test_spectrum_front_end_picks_the_law():
         replica.spectrum(0.5, options={"memories": 10})
 
 
-
 def test_finite_d_spectrum_carries_its_validity():
     import warnings
 
@@ -166,3 +165,30 @@ def test_finite_d_spectrum_carries_its_validity():
     assert law.model == "finite_ratio" and law.validity.model == "finite_ratio"
     assert law.validity.sample_size > 0 and law.validity.experiment == "experiments/spectra"
     assert json.loads(json.dumps(law.to_dict()))["validity"]["verdict"] == law.validity.verdict
+
+
+def test_spectrum_front_end_defaults_and_refusals():
+    import warnings
+
+    import replica
+    from replica.optimal.finite_spectrum import optimal_finite_spectrum
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", replica.TheoryOffWarning)
+        # at a finite d the default is the finite-d law, in either problem and at any rank
+        for kappa, problem in ((0.5, "dp"), (1.0, "op"), (0.25, "op")):
+            law = replica.spectrum(kappa, d=16, problem=problem, options={"memories": 2})
+            assert isinstance(law, FiniteRatioSpectrum), (kappa, problem)
+        # the measurements are at capacity: far from it the record is unchecked
+        far = replica.spectrum(0.5, d=64, p=60, options={"memories": 2})
+        assert far.validity.verdict == "unchecked" and "only at capacity" in far.validity.message
+    with pytest.raises(ValueError, match="problem must be one of"):
+        replica.spectrum(0.5, d=16, problem="xx")
+    with pytest.raises(ValueError, match="problem must be one of"):
+        replica.spectrum(0.5, problem="xx")
+    with pytest.raises(ValueError, match="p needs d"):
+        replica.spectrum(0.5, p=30)
+    # the stored seed reproduces the law
+    a = optimal_finite_spectrum(16, 40, 0.5, memories=3, seed=np.random.SeedSequence(8))
+    b = optimal_finite_spectrum(16, 40, 0.5, memories=3, seed=a.seed)
+    assert np.array_equal(a.values, b.values)

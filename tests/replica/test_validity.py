@@ -140,11 +140,22 @@ def test_the_theory_standard_error_widens_the_measured_interval():
     assert point_verdict(106.0, "interval", 100.0, 99.0, 101.0, 0.05, theory_stderr=2.9)[1] == "off"
     error, verdict = point_verdict(106.0, "interval", 100.0, 99.0, 101.0, 0.05, theory_stderr=3.1)
     assert verdict == "unchecked" and error == pytest.approx(0.06)   # the error stays against the point
-    # a bound moves outwards by 1.96 s.e.: 105 - 1.96 = 103.04, 100 / 103.04 - 1 = -2.95 % (still off);
-    # 105 - 3.92 = 101.08: -1.07 % (unchecked); the error stays against the bound itself
+    # against a bound the theory moves towards it by 1.96 s.e.: 101.96 / 105 - 1 = -2.9 % (still off);
+    # 103.92 / 105 - 1 = -1.03 % (unchecked); the error stays that of the theory itself
     assert point_verdict(100.0, "lower_bound", 105.0, 105.0, None, 0.02, theory_stderr=1.0)[1] == "off"
     error, verdict = point_verdict(100.0, "lower_bound", 105.0, 105.0, None, 0.02, theory_stderr=2.0)
     assert verdict == "unchecked" and error == pytest.approx(100 / 105 - 1)
+    # upper bound 100, tolerance 5 %: s.e. 2 moves 110 to 106.08, +6.1 % (off); s.e. 3 to 104.12, +4.1 % (unchecked)
+    assert point_verdict(110.0, "upper_bound", 100.0, None, 100.0, 0.05, theory_stderr=2.0)[1] == "off"
+    assert point_verdict(110.0, "upper_bound", 100.0, None, 100.0, 0.05, theory_stderr=3.0)[1] == "unchecked"
+    # a large error never pushes a relative bound through zero into "off"
+    assert point_verdict(0.99, "lower_bound", 1.0, 1.0, None, 0.05, theory_stderr=1.0)[1] == "unchecked"
+    # an unknown error (inf) decides nothing; NaN, negative or non-numbers are refused
+    assert point_verdict(130.0, "interval", 100.0, 98.0, 102.0, 0.08, theory_stderr=math.inf)[1] == "unchecked"
+    assert point_verdict(0.5, "lower_bound", 1.0, 1.0, None, 0.05, theory_stderr=math.inf)[1] == "unchecked"
+    for bad in (math.nan, -1.0, "1", True, None):
+        with pytest.raises(ValueError, match="theory_stderr"):
+            point_verdict(1.0, "interval", 1.0, 0.99, 1.01, 0.05, theory_stderr=bad)
     # a bracket's ends move outwards: [0.054 - 0.0196, 0.066 + 0.0196] still leaves 0.02 off by 0.0144 < 0.03
     assert point_verdict(0.02, "bracket", None, 0.054, 0.066, 0.03, "absolute", 0.01)[1] == "unchecked"
     assert point_verdict(0.02, "bracket", None, 0.054, 0.066, 0.03, "absolute", 0.001)[1] == "off"

@@ -256,15 +256,16 @@ def add_theory(rows) -> None:
 def write_theory(rows) -> None:
     """The theory of every measured row (``margins_theory.csv``; rendered, not measured; the image-space page reads it).
 
-    Values to 12 significant digits: the Newton root and the Monte-Carlo means move in
-    their last bits with the BLAS kernel and thread count, which the file does not carry.
+    Theory values to 10 significant digits and standard errors to 6: the Newton root and the
+    Monte-Carlo means move in their last bits (the standard errors from the 11th digit) with
+    the BLAS kernel and thread count, which the file does not carry.
     """
     with open(THEORY, "w", newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(("d", "ensemble", "x", "p", "theory", "theory_se", "fixed_scale_theory"))
         for r in rows:
-            writer.writerow((r["d"], r["ensemble"], f"{r['x']:.2f}", r["p"], f"{float(r['theory']):.12g}",
-                             f"{float(r['theory_se']):.12g}", f"{float(r['old']):.12g}"))
+            writer.writerow((r["d"], r["ensemble"], f"{r['x']:.2f}", r["p"], f"{float(r['theory']):.10g}",
+                             f"{float(r['theory_se']):.6g}", f"{float(r['old']):.10g}"))
 
 
 def table(rows) -> str:

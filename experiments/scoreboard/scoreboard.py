@@ -54,7 +54,7 @@ def _zipf_result(params, model):
                               ensemble=params.get("ensemble", "gaussian"), model=model)
 
 
-SPECTRUM_MEMORIES = 200   # sampled memories of a finite-d spectrum model
+SPECTRUM_MEMORIES = 200   # sampled memories of a finite-d spectrum model (at least 4 per pooled memory)
 
 
 def _spectrum_ks(params, model):
@@ -64,9 +64,9 @@ def _spectrum_ks(params, model):
     ``stderr`` its Monte-Carlo error: the spread over pools divided by the square root of
     the number of disjoint pools the sample holds.
     """
-    law = replica.spectrum(params["kappa"], d=params["d"], p=params["p"], problem=params.get("problem", "dp"), model=model,
-                           options={"memories": SPECTRUM_MEMORIES})
     n = int(params["pooled"])
+    law = replica.spectrum(params["kappa"], d=params["d"], p=params["p"], problem=params.get("problem", "dp"),
+                           model=model, options={"memories": max(SPECTRUM_MEMORIES, 4 * n)})
     ks = law.ks_distances(n)
     return SimpleNamespace(ks=float(ks.mean()), stderr=float(ks.std(ddof=1) / math.sqrt(max(1, law.memories // n))))
 
@@ -273,7 +273,8 @@ def page_block(table) -> list[str]:
              "at a bracket's or a bound's ends), so its sampling noise can neither check nor refute it.  Settings: "
              "every model at its defaults, except "
              + "; ".join(f"`{q}` model `{m}` with `options={o!r}`" for (q, m), o in OPTIONS.items())
-             + f"; the finite-d spectrum models with {SPECTRUM_MEMORIES} sampled memories.  The spectrum's "
+             + f"; the finite-d spectrum models with {SPECTRUM_MEMORIES} sampled memories (at least 4 per pooled "
+             "one).  The spectrum's "
              "measurement is the KS distance of the pooled memories to the d -> infinity law: for "
              "`quarter_circle` it is the error itself (checked when its interval lies below the tolerance); a "
              "finite-d model predicts that distance for as many pooled memories, and is judged as against a point "

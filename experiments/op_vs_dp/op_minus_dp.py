@@ -241,6 +241,20 @@ def _dp_theory(d: int, kappa: float) -> float:
     return float(replica.capacity(d, kappa).p_c)
 
 
+def _dp_stderr(d: int) -> float:
+    import replica
+
+    return float(replica.capacity(d).stderr)
+
+
+def _model_stderr(d: int) -> float:
+    """The model's standard error as the scoreboard counts it: Monte Carlo and the calibration of gamma."""
+    from replica.optimal.shared_outputs import shared_outputs_capacity
+
+    r = shared_outputs_capacity(d)
+    return math.hypot(r.stderr, r.model_stderr)
+
+
 def _model(d: int, kappa: float):
     """The shared-outputs model's p_c (None where it is not made for: kappa < 1)."""
     from replica.optimal.shared_outputs import shared_outputs_capacity
@@ -452,8 +466,9 @@ def absolute_lines() -> list[str]:
             continue
         model, theory = _model(d, 1.0), _dp_theory(d, 1.0)
         cells = []
-        for value in (model, theory):
-            error, verdict = point_verdict(value, pt["kind"], pt["measured"], pt["low"], pt["high"], TOLERANCE)
+        for value, stderr in ((model, _model_stderr(d)), (theory, _dp_stderr(d))):
+            error, verdict = point_verdict(value, pt["kind"], pt["measured"], pt["low"], pt["high"], TOLERANCE,
+                                           theory_stderr=stderr)
             cells += [f"{value:.1f}", _pct(error, 2), f"**{verdict}**" if verdict == "off" else verdict]
         out.append(f"| {d} | {pt['experiment']} | {_pc(pt)} | " + " | ".join(cells) + " |")
     return out

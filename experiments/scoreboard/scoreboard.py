@@ -103,13 +103,14 @@ def theory_value(quantity: str, model: str, params: dict) -> float | None:
 
 
 def theory_stderr(result) -> float:
-    """The Monte-Carlo standard error of a theory result: 0 where it has none (an exact or tabulated
+    """The standard error of a theory result: its Monte-Carlo ``stderr`` combined in quadrature with the
+    ``model_stderr`` of a calibrated constant where it has one; 0 where it has none (an exact or tabulated
     value), ``inf`` where it reports a non-finite one (its estimate failed: the verdict is ``unchecked``)."""
-    value = getattr(result, "stderr", None)
-    if value is None:
-        return 0.0
-    value = float(value)
-    return value if math.isfinite(value) and value >= 0.0 else math.inf
+    parts = [getattr(result, name, None) for name in ("stderr", "model_stderr")]
+    parts = [float(v) for v in parts if v is not None]
+    if not all(math.isfinite(v) and v >= 0.0 for v in parts):
+        return math.inf
+    return math.hypot(*parts) if parts else 0.0
 
 
 def evaluate(point: dict, only=None) -> list[dict]:

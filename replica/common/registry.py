@@ -105,19 +105,24 @@ def _needs_rectangular(params):
     return None if not _square(params) else "d_out different from d"
 
 
-def _few_outputs_domain(params):
-    if _square(params) or int(params["d_out"]) >= int(params["d"]):
-        return "fewer outputs than inputs (d_out < d)"
-    if int(params["d_out"]) > 256:
-        return "d_out <= 256"
+def _plain_storage(params, made: str):
+    """Why ``params`` are not full rank, zero margin, top-1, one answer per fact, gaussian (``None``: they are)."""
     for name, default in (("kappa", 1.0), ("margin", 0.0), ("top_k", 1)):
         if not _close(params.get(name, default), default):
-            return f"{name} = {default} (the hull model is made at full rank, zero margin, top-1 recall)"
+            return f"{name} = {default} ({made} at full rank, zero margin, top-1 recall)"
     if params.get("outputs") is not None:
         return "one answer per fact (outputs=None)"
     if params.get("ensemble", "gaussian") != "gaussian":
         return "gaussian embeddings"
     return None
+
+
+def _few_outputs_domain(params):
+    if _square(params) or int(params["d_out"]) >= int(params["d"]):
+        return "fewer outputs than inputs (d_out < d)"
+    if int(params["d_out"]) > 256:
+        return "d_out <= 256"
+    return _plain_storage(params, "the hull model is made")
 
 
 def _few_outputs_made_for(params) -> bool:
@@ -129,14 +134,7 @@ def _shared_outputs_domain(params):
         return "a square memory (d_out = d)"
     if params.get("problem", "dp") != "op":
         return "problem='op' (shared outputs; the DP's capacity is the finite_size model)"
-    for name, default in (("kappa", 1.0), ("margin", 0.0), ("top_k", 1)):
-        if not _close(params.get(name, default), default):
-            return f"{name} = {default} (the shared-outputs term is calibrated at full rank, zero margin, top-1 recall)"
-    if params.get("outputs") is not None:
-        return "one answer per fact (outputs=None)"
-    if params.get("ensemble", "gaussian") != "gaussian":
-        return "gaussian embeddings"
-    return None
+    return _plain_storage(params, "the shared-outputs term is calibrated")
 
 
 def _shared_outputs_made_for(params) -> bool:

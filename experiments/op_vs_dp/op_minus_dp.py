@@ -43,6 +43,7 @@ Usage::
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
@@ -235,33 +236,27 @@ def pairs() -> list[dict]:
     return rows
 
 
-def _dp_theory(d: int, kappa: float) -> float:
+@functools.lru_cache(maxsize=None)
+def _dp_result(d: int, kappa: float):
     import replica
 
-    return float(replica.capacity(d, kappa).p_c)
+    return replica.capacity(d, kappa, model="finite_size")
 
 
-def _dp_stderr(d: int) -> float:
-    import replica
-
-    return float(replica.capacity(d).stderr)
-
-
-def _model_stderr(d: int) -> float:
-    """The model's standard error as the scoreboard counts it: Monte Carlo and the calibration of gamma."""
+@functools.lru_cache(maxsize=None)
+def _model_result(d: int):
     from replica.optimal.shared_outputs import shared_outputs_capacity
 
-    r = shared_outputs_capacity(d)
-    return math.hypot(r.stderr, r.model_stderr)
+    return shared_outputs_capacity(d)
+
+
+def _dp_theory(d: int, kappa: float) -> float:
+    return float(_dp_result(d, kappa).p_c)
 
 
 def _model(d: int, kappa: float):
     """The shared-outputs model's p_c (None where it is not made for: kappa < 1)."""
-    from replica.optimal.shared_outputs import shared_outputs_capacity
-
-    if kappa != 1.0:
-        return None
-    return float(shared_outputs_capacity(d).p_c)
+    return None if kappa != 1.0 else float(_model_result(d).p_c)
 
 
 def _row(source, words, d, kappa, op, dp, curve_op, curve_dp) -> dict:
@@ -457,6 +452,7 @@ TOLERANCE = 0.02   # the tolerance proposed for the model (that of finite_size)
 
 def absolute_lines() -> list[str]:
     """Every OP point at full rank (the scoreboard's rule) against the model's p_c and the finite-size theory's."""
+    from experiments.scoreboard.scoreboard import theory_stderr
     from replica.common.validity import point_verdict
 
     out = [f"| d | experiment | measured OP p_c | shared_outputs | error | verdict ({100 * TOLERANCE:g} %) | "
@@ -466,7 +462,8 @@ def absolute_lines() -> list[str]:
             continue
         model, theory = _model(d, 1.0), _dp_theory(d, 1.0)
         cells = []
-        for value, stderr in ((model, _model_stderr(d)), (theory, _dp_stderr(d))):
+        for value, result in ((model, _model_result(d)), (theory, _dp_result(d, 1.0))):
+            stderr = theory_stderr(result)   # the scoreboard's: Monte Carlo and a calibrated constant's error
             error, verdict = point_verdict(value, pt["kind"], pt["measured"], pt["low"], pt["high"], TOLERANCE,
                                            theory_stderr=stderr)
             cells += [f"{value:.1f}", _pct(error, 2), f"**{verdict}**" if verdict == "off" else verdict]

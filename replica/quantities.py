@@ -38,7 +38,7 @@ from .common.checks import check_choice, check_int
 from .common.deprecation import accepts_old_calls
 from .common.validity import MESSAGE_LIMIT, choose_model, warn_if_off, with_validity
 from .common.validity import validity as _validity
-from .optimal import finite_size  # noqa: F401 - registers the unit of the loads p / p_c
+from .optimal import finite_size  # also registers the unit of the loads p / p_c
 from .optimal.capacity_equation import TOLERANCE_FIELDS, old_tolerance_keywords, settings_dict
 
 __all__ = ["capacity", "hebbian_capacity", "max_margin", "accuracy", "spectrum", "validity"]
@@ -422,7 +422,7 @@ def spectrum(kappa=1.0, *, d=None, p=None, problem="dp", model=None, options=Non
         return impl(kappa)
     law = impl(d, p, kappa, problem=problem, **settings)
     record = _validity("spectrum", model=chosen.name, d=d, kappa=kappa, problem=problem)
-    at_capacity = _spectrum_capacity(d, kappa)
+    at_capacity = float(finite_size.capacity(d, kappa).p_c)
     if record.verdict != "unchecked" and abs(np.log(law.p / at_capacity)) > SPECTRUM_LOAD_RANGE:
         # every measurement of the spectrum is at the capacity: a record there says nothing about other loads
         message = f"unchecked: measured only at capacity (p near {at_capacity:.0f}); nearest: {record.message}"
@@ -431,9 +431,3 @@ def spectrum(kappa=1.0, *, d=None, p=None, problem="dp", model=None, options=Non
 
 
 SPECTRUM_LOAD_RANGE = 0.1   # |ln(p / p_c)| within which a finite-d spectrum takes the record of its measurements
-
-
-def _spectrum_capacity(d, kappa) -> float:
-    from .optimal.finite_size import capacity as finite_size_capacity
-
-    return float(finite_size_capacity(d, kappa).p_c)

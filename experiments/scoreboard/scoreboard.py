@@ -270,8 +270,10 @@ def page_block(table) -> list[str]:
              "whole interval (or bracket) lies within the tolerance of the theory; `off` when the theory lies "
              "outside the interval and the error exceeds the tolerance; `unchecked` otherwise (an interval wider "
              "than the tolerance, or a one-sided bound the theory respects).  A sampled model's own Monte-Carlo "
-             "error widens the measured interval (its 95 % interval, in quadrature about a point estimate, outwards "
-             "at a bracket's or a bound's ends), so its sampling noise can neither check nor refute it.  Settings: "
+             "error (with that of a calibrated constant, where the model has one) widens the measured interval: "
+             "its 95 % interval, in quadrature about a point estimate, outwards at a bracket's ends; against a "
+             "bound the theory moves towards it by as much.  So the model's own error can neither check nor "
+             "refute it.  Settings: "
              "every model at its defaults, except "
              + "; ".join(f"`{q}` model `{m}` with `options={o!r}`" for (q, m), o in OPTIONS.items())
              + f"; the finite-d spectrum models with {SPECTRUM_MEMORIES} sampled memories (at least 4 per pooled "
